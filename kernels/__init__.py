@@ -1,0 +1,1 @@
+"""The C kernels of `benchbot demo`, shipped inside the package as benchbot.kernels."""
