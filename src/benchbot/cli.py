@@ -1,0 +1,198 @@
+"""The command line: argparse, wiring, exit codes. The only module that prints to the user.
+
+Exit status (spec/interfaces.md): 0 when the comparison ran, whatever the verdicts;
+1 when it could not run (one line on stderr naming what is at fault); 2 for usage
+errors; 3 when ``--fail-on`` names an outcome that occurred.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from benchbot import __version__, results
+from benchbot.errors import BenchbotError, UsageError
+from benchbot.model import OUTCOMES
+from benchbot.progress import TerminalReporter
+from benchbot.report import render_results
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_VERDICT = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would print and exit itself
+        raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _outcomes(text: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in items if x not in OUTCOMES]
+    if bad:
+        raise argparse.ArgumentTypeError(
+            f"unknown outcome {bad[0]!r}; choose from {', '.join(OUTCOMES)}"
+        )
+    return items
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="benchbot",
+        description="Tells whether a change made code faster or slower, or says it cannot tell.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"benchbot {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def outputs(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", type=Path, metavar="FILE", help="write the results file here")
+        p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the markdown report here")
+        p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
+        p.add_argument("--fail-on", type=_outcomes, default=(), metavar="OUTCOMES",
+                       help="exit 3 when any of these outcomes occurs, e.g. slower,inconclusive")
+        p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    c = sub.add_parser("compare", help="compare two revisions of a git repository",
+                       formatter_class=fmt)
+    c.add_argument("--base", required=True, help="the reference revision (branch, tag, SHA)")
+    c.add_argument("--head", required=True, help="the candidate revision")
+    c.add_argument("--repo", type=Path, default=Path("."), help="the git repository")
+    c.add_argument("--config", type=Path, default=None,
+                   help="config file (default: .github/benchbot.yml or benchbot.yml at the base revision)")
+    c.add_argument("--runs", type=int, default=None, help="pairs per phase (overrides the config)")
+    c.add_argument("--only", type=_names, default=None, metavar="A,B", help="only these workloads")
+    c.add_argument("--parity", type=float, default=None, help="differences below this fraction are level")
+    c.add_argument("--no-confirm", dest="confirm", action="store_const", const=False, default=None,
+                   help="skip the confirmation of standouts (Bonferroni instead)")
+    c.add_argument("--no-aa", dest="aa", action="store_const", const=False, default=None,
+                   help="skip the A/A check (not recommended)")
+    c.add_argument("--seed", type=int, default=None, help="order and bootstrap seed (default: random, recorded)")
+    outputs(c)
+
+    d = sub.add_parser("demo", help="compare two builds of the bundled C kernels", formatter_class=fmt)
+    d.add_argument("--runs", type=int, default=None, help="pairs per phase (default: the demo's own)")
+    d.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                   help="make the demo repository here and keep it")
+    d.add_argument("--seed", type=int, default=None, help="order and bootstrap seed")
+    outputs(d)
+
+    r = sub.add_parser("report", help="render a results file again", formatter_class=fmt)
+    r.add_argument("file", type=Path)
+    r.add_argument("--format", choices=("markdown", "html"), default="markdown")
+    r.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
+
+    m = sub.add_parser("merge", help="combine results files of shards of one comparison",
+                       formatter_class=fmt)
+    m.add_argument("files", type=Path, nargs="+")
+    m.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
+
+    sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=fmt)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run benchbot with ``argv``; return the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    previous = _sigterm_as_interrupt()
+    try:
+        args = _parser().parse_args(argv)
+        return _dispatch(args, out, err)
+    except BenchbotError as exc:
+        lines = str(exc).splitlines() or [type(exc).__name__]
+        err.write(f"benchbot: error: {lines[0]}\n")
+        for line in lines[1:]:
+            err.write(f"  {line}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.write("benchbot: interrupted; worktrees removed, no results file written\n")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _sigterm_as_interrupt() -> Any:
+    """Let SIGTERM (a cancelled CI job) unwind like Ctrl-C, so cleanup runs."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        return signal.getsignal(signal.SIGTERM)
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.command == "compare":
+        from benchbot import engine
+
+        request = engine.Request(
+            repo=args.repo, base=args.base, head=args.head, config_path=args.config,
+            runs=args.runs, only=args.only, parity=args.parity, confirm=args.confirm,
+            aa=args.aa, seed=args.seed,
+        )
+        doc = engine.compare(request, reporter=_reporter(args, err))
+        return _emit(doc, args, out, err)
+    if args.command == "demo":
+        from benchbot import demo
+
+        doc = demo.run(runs=args.runs, keep=args.keep, seed=args.seed, reporter=_reporter(args, err))
+        return _emit(doc, args, out, err)
+    if args.command == "report":
+        doc = results.load(args.file)
+        _write(render_results(doc, args.format), args.output, out)
+        return EXIT_OK
+    if args.command == "merge":
+        merged = results.merge([results.load(f) for f in args.files])
+        if args.output:
+            results.save(args.output, merged)
+        else:
+            out.write(results.dumps(merged))
+        return EXIT_OK
+    if args.command == "doctor":
+        from benchbot import doctor
+
+        findings = doctor.inspect()
+        out.write(doctor.format_findings(findings))
+        return EXIT_OK
+    raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
+
+
+def _reporter(args: argparse.Namespace, err: TextIO) -> TerminalReporter | None:
+    return None if args.quiet else TerminalReporter(err)
+
+
+def _emit(doc: dict[str, Any], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.json:
+        results.save(args.json, doc)
+        err.write(f"benchbot: results written to {args.json}\n")
+    markdown = render_results(doc, "markdown")
+    if args.markdown:
+        results.write_atomic(args.markdown, markdown)
+    if args.html:
+        results.write_atomic(args.html, render_results(doc, "html"))
+    out.write(markdown)
+    hit = [o for o in args.fail_on if doc["summary"][o]]
+    if hit:
+        counts = ", ".join(f"{doc['summary'][o]} {o}" for o in hit)
+        err.write(f"benchbot: --fail-on: {counts}\n")
+        return EXIT_VERDICT
+    return EXIT_OK
+
+
+def _write(text: str, path: Path | None, out: TextIO) -> None:
+    if path is None:
+        out.write(text)
+    else:
+        results.write_atomic(path, text)

@@ -1,0 +1,86 @@
+"""``benchbot doctor``: inspects this machine as a benchmark runner and says what to fix."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from benchbot import machine
+
+Level = Literal["ok", "warn", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing checked: how it stands and, if it matters, what to do."""
+
+    level: Level
+    what: str
+    fix: str | None = None
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def inspect() -> list[Finding]:
+    """Check the things that make timings on this machine noisy or wrong."""
+    found: list[Finding] = []
+    cores = machine.usable_cores()
+    found.append(Finding("ok" if cores >= 2 else "warn", f"{cores} usable CPU cores ({machine.cpu_model()})",
+                         None if cores >= 2 else "give the runner at least 2 cores: one for benchbot, one for the workload"))
+    load = machine.load_average()
+    busy = load[0] > machine.LOAD_WARNING
+    found.append(Finding("warn" if busy else "ok", f"1-minute load average {load[0]:.2f}",
+                         "stop other work on this machine, or give it a dedicated runner" if busy else None))
+    gov = machine.governor()
+    if gov is None:
+        found.append(Finding("info", "CPU frequency governor not exposed (a VM or container?)"))
+    else:
+        good = gov == "performance"
+        found.append(Finding("ok" if good else "warn", f"CPU frequency governor: {gov}",
+                             None if good else "sudo cpupower frequency-set -g performance"))
+    no_turbo = _read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    boost = _read("/sys/devices/system/cpu/cpufreq/boost")
+    if no_turbo == "0" or boost == "1":
+        found.append(Finding("warn", "turbo boost is on: the clock depends on temperature and load",
+                             "echo 1 | sudo tee /sys/devices/system/cpu/intel_pstate/no_turbo"))
+    smt = _read("/sys/devices/system/cpu/smt/active")
+    if smt == "1":
+        found.append(Finding("info", "SMT (hyper-threading) is on: a sibling thread can slow a workload",
+                             "pin workloads (pin: in benchbot.yml) to cores whose siblings are idle"))
+    isolated = _read("/sys/devices/system/cpu/isolated")
+    found.append(Finding("ok" if isolated else "info",
+                         f"isolated CPUs: {isolated}" if isolated else "no isolated CPUs",
+                         None if isolated else "optional: boot with isolcpus=N and pin workloads there"))
+    aslr = _read("/proc/sys/kernel/randomize_va_space")
+    if aslr and aslr != "0":
+        found.append(Finding("info", "address space layout randomisation is on: layout varies per process, "
+                             "which interleaved pairs average out"))
+    for tool in ("git", "cc"):
+        have = shutil.which(tool) is not None
+        found.append(Finding("ok" if have else "warn", f"{tool} {'found' if have else 'not found'}",
+                             None if have else f"install {tool}"))
+    if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("RUNNER_ENVIRONMENT") == "github-hosted":
+        found.append(Finding("warn", "a GitHub-hosted runner: shared VMs make timings noisy",
+                             "use a dedicated self-hosted runner, one runner per machine"))
+    return found
+
+
+def format_findings(findings: list[Finding]) -> str:
+    """Format findings as lines for a terminal."""
+    marks = {"ok": "ok  ", "warn": "WARN", "info": "info"}
+    lines = []
+    for f in findings:
+        lines.append(f"[{marks[f.level]}] {f.what}")
+        if f.fix:
+            lines.append(f"       fix: {f.fix}")
+    warns = sum(f.level == "warn" for f in findings)
+    lines.append(f"{warns} warning(s)" if warns else "this machine looks fit for benchmarking")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,145 @@
+"""Worktrees and builds, through one run() helper that wraps failures.
+
+The user's working tree, index and branches are never touched: both revisions are
+checked out detached into a temporary directory with ``git worktree add``, and the
+worktrees are removed afterwards, also on error or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchbot.errors import BuildError, GitError
+
+LOG_TAIL_LINES = 40
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    """Run one git command in ``repo`` and return its stdout, stripped.
+
+    Raises GitError with git's own message when ``check`` is true and git fails.
+    """
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH") from exc
+    except NotADirectoryError as exc:
+        raise GitError(f"{repo}: not a directory") from exc
+    if check and proc.returncode != 0:
+        message = proc.stderr.strip().splitlines()
+        detail = message[-1] if message else f"exit {proc.returncode}"
+        raise GitError(f"git {' '.join(args)} (in {repo}): {detail}")
+    return proc.stdout.strip()
+
+
+def toplevel(repo: Path) -> Path:
+    """Return the root of the git repository that contains ``repo``."""
+    if not repo.exists():
+        raise GitError(f"{repo}: no such directory")
+    return Path(git(repo, "rev-parse", "--show-toplevel"))
+
+
+def resolve(repo: Path, rev: str) -> str:
+    """Return the full commit SHA that ``rev`` names, or raise GitError naming it."""
+    if rev.startswith("-"):
+        raise GitError(f"revision {rev!r} is not a revision name")
+    out = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    if not out:
+        raise GitError(f"revision {rev!r} does not name a commit in {repo}")
+    return out
+
+
+def merge_base(repo: Path, a: str, b: str) -> str:
+    """Return the merge-base of two commits."""
+    return git(repo, "merge-base", a, b)
+
+
+def show_file(repo: Path, sha: str, path: str) -> str | None:
+    """Return the text of ``path`` at commit ``sha``, or None when it is not there."""
+    proc = subprocess.run(
+        ["git", "show", f"{sha}:{path}"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Checkout:
+    """One revision checked out in its own worktree."""
+
+    side: str
+    sha: str
+    path: Path
+
+
+@contextlib.contextmanager
+def worktrees(repo: Path, revisions: Mapping[str, str]) -> Iterator[dict[str, Checkout]]:
+    """Check out each ``side -> sha`` detached in a temporary directory; remove them after.
+
+    Removal happens on every way out (error, KeyboardInterrupt, SystemExit), and a
+    failed removal is followed by ``git worktree prune`` so no stale entry is left.
+    """
+    root = Path(tempfile.mkdtemp(prefix="benchbot-"))
+    made: list[Path] = []
+    try:
+        checkouts: dict[str, Checkout] = {}
+        for side, sha in revisions.items():
+            path = root / side
+            git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
+            made.append(path)
+            checkouts[side] = Checkout(side=side, sha=sha, path=path)
+        yield checkouts
+    finally:
+        for path in made:
+            git(repo, "worktree", "remove", "--force", str(path), check=False)
+        shutil.rmtree(root, ignore_errors=True)
+        git(repo, "worktree", "prune", check=False)
+
+
+def build(
+    command: str | Sequence[str] | None,
+    checkout: Checkout,
+    *,
+    env: Mapping[str, str],
+    log_dir: Path,
+) -> Path | None:
+    """Run the build command in a worktree; return the log's path.
+
+    A string is run by ``/bin/sh -c`` (it comes from the repository's own config at
+    the base revision, never from a commenter); a list is an argv. A failure raises
+    BuildError naming the side and carrying the log's tail.
+    """
+    if command is None:
+        return None
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    shown = command if isinstance(command, str) else " ".join(command)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / f"build-{checkout.side}.log"
+    with open(log_path, "wb") as log:
+        try:
+            proc = subprocess.run(
+                argv, cwd=checkout.path, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, check=False,
+            )
+            returncode = proc.returncode
+        except OSError as exc:
+            log.write(f"{exc}\n".encode())
+            returncode = 127
+    if returncode != 0:
+        text = log_path.read_text(errors="replace").splitlines()
+        tail = "\n".join(text[-LOG_TAIL_LINES:])
+        raise BuildError(f"{checkout.side} ({checkout.sha[:12]})", shown, returncode, tail)
+    return log_path

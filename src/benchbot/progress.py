@@ -1,0 +1,72 @@
+"""Progress on stderr while measuring: a bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+from benchbot.engine import Reporter
+
+PHASE_NAMES = {"aa": "A/A check (base vs base)", "ab": "A/B (base vs head)", "confirm": "confirmation"}
+LINE_INTERVAL_S = 5.0  # plain lines: at most one every this many seconds
+BAR_WIDTH = 24
+
+
+def eta(elapsed_s: float, done: int, planned: int) -> str:
+    """Estimate the time left in a phase from the rate so far, as 1m05s."""
+    if done <= 0 or planned <= done:
+        return "0s"
+    left = elapsed_s / done * (planned - done)
+    minutes, seconds = divmod(int(round(left)), 60)
+    return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
+
+
+class TerminalReporter(Reporter):
+    """Writes progress to a stream: a redrawn bar on a TTY, throttled lines elsewhere (CI logs)."""
+
+    def __init__(self, stream: TextIO, *, tty: bool | None = None) -> None:
+        self._stream = stream
+        self._tty = stream.isatty() if tty is None else tty
+        self._start = time.monotonic()
+        self._last_line = 0.0
+        self._phase = ""
+        self._drawn = False
+
+    def phase(self, name: str, workloads: int, runs: int) -> None:
+        self._end_bar()
+        self._phase = name
+        self._start = time.monotonic()
+        self._last_line = 0.0
+        self._stream.write(
+            f"benchbot: {PHASE_NAMES.get(name, name)}: {workloads} workloads, {runs} runs\n"
+        )
+        self._stream.flush()
+
+    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
+        now = time.monotonic()
+        left = eta(now - self._start, done, planned)
+        if self._tty:
+            filled = int(BAR_WIDTH * done / max(planned, 1))
+            bar = "█" * filled + "░" * (BAR_WIDTH - filled)
+            self._stream.write(
+                f"\r  {bar} {done}/{planned} runs · {workload:<20.20} · ETA {left}  "
+            )
+            self._drawn = True
+            if done >= planned:
+                self._end_bar()
+        elif done >= planned or now - self._last_line >= LINE_INTERVAL_S or done == 1:
+            self._last_line = now
+            self._stream.write(
+                f"benchbot: {phase}: run {done} of {planned} ({workload}), ETA {left}\n"
+            )
+        self._stream.flush()
+
+    def note(self, message: str) -> None:
+        self._end_bar()
+        self._stream.write(f"benchbot: {message}\n")
+        self._stream.flush()
+
+    def _end_bar(self) -> None:
+        if self._drawn:
+            self._stream.write("\n")
+            self._drawn = False

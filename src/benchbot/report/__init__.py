@@ -1,0 +1,22 @@
+"""Reports: results -> view model -> markdown or HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchbot.report.render import Format, render
+from benchbot.report.view import CommandStyle, build_view
+
+__all__ = ["render_results", "build_view", "render"]
+
+
+def render_results(
+    doc: Mapping[str, Any],
+    fmt: Format = "markdown",
+    *,
+    run_url: str | None = None,
+    command_style: CommandStyle = "cli",
+) -> str:
+    """Render a results document in one step."""
+    return render(build_view(doc, run_url=run_url, command_style=command_style), fmt)

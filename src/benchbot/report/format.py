@@ -1,0 +1,76 @@
+"""Small formatting filters for numbers with units; templates use these and nothing else."""
+
+from __future__ import annotations
+
+import math
+
+_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+
+
+def duration(ns: float | None) -> str:
+    """Format nanoseconds with a unit and three significant figures: 85.3 ms, 412 µs."""
+    if ns is None or not math.isfinite(ns):
+        return "–"
+    for scale, unit in _UNITS:
+        if abs(ns) >= scale or unit == "ns":
+            value = ns / scale
+            if abs(value) >= 100:
+                return f"{value:.0f} {unit}"
+            if abs(value) >= 10:
+                return f"{value:.1f} {unit}"
+            return f"{value:.2f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def number(value: float | None) -> str:
+    """Format a unitless reported figure (a throughput) with four significant figures."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def ratio(value: float | None) -> str:
+    """Format a ratio as 1.043×."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:.3f}×"
+
+
+def change(value: float | None) -> str:
+    """Format a ratio as a signed percentage change: +4.3%, −8.0%."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    pct = (value - 1) * 100
+    text = f"{pct:+.1f}%"
+    return text.replace("-", "−")
+
+
+def percent(value: float | None) -> str:
+    """Format a fraction as a percentage: 0.021 -> 2.1%."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value * 100:.1f}%"
+
+
+def tolerance(value: float | None) -> str:
+    """Format a tolerance as ±2.0%."""
+    return "–" if value is None else f"±{percent(value)}"
+
+
+def interval(ci: list[float] | tuple[float, float] | None) -> str:
+    """Format a ratio interval as a change interval: −0.4% … +0.6%."""
+    if not ci:
+        return "–"
+    return f"{change(ci[0])} … {change(ci[1])}"
+
+
+def load(values: list[float] | None) -> str:
+    """Format load averages as 0.52 / 0.61 / 0.70."""
+    if not values:
+        return "–"
+    return " / ".join(f"{v:.2f}" for v in values)
+
+
+def short_sha(sha: str | None) -> str:
+    """The first 7 characters of a commit SHA, as GitHub shows them."""
+    return (sha or "")[:7]

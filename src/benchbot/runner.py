@@ -1,0 +1,328 @@
+"""Spawns fresh processes, interleaves arms, and times them.
+
+Every run is a fresh process started from an argv (never a shell), timed with a
+monotonic nanosecond clock from spawn to reap; CPU time and peak memory come from the
+child's rusage (``os.wait4``). Output goes to a temporary file that is read afterwards.
+
+Rounds are the outer loop: every workload gets one pair per round, so slow drift of the
+machine reaches every workload and both arms alike (spec/verdict.md, Terms).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from benchbot.config import WorkloadConfig
+from benchbot.model import ArmSamples, RunRecord
+
+OUTPUT_LIMIT = 1 << 20  # read at most 1 MiB of a run's output
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawRun:
+    """What one process did: its timings and the text it wrote."""
+
+    wall_ns: int
+    cpu_ns: int
+    maxrss_kib: int
+    returncode: int
+    timed_out: bool
+    stdout: str
+    stderr: str
+
+
+class Spawner(Protocol):
+    """Starts one fresh process and waits for it: the seam tests replace."""
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_s: float,
+        pin: Sequence[int] | None,
+    ) -> RawRun: ...
+
+
+class ProcessSpawner:
+    """The real spawner: subprocess without a shell, timed spawn-to-reap, rusage from wait4."""
+
+    def __init__(self, scratch: Path) -> None:
+        self._out = scratch / "stdout"
+        self._err = scratch / "stderr"
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout_s: float,
+        pin: Sequence[int] | None,
+    ) -> RawRun:
+        """Run ``argv`` once in a new session; kill its process group at the timeout."""
+        with open(self._out, "w+b") as out, open(self._err, "w+b") as err:
+            previous = _pin_self(pin)
+            timed_out = threading.Event()
+            try:
+                start = time.monotonic_ns()
+                try:
+                    proc = subprocess.Popen(
+                        list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                        stdout=out, stderr=err, close_fds=True, start_new_session=True,
+                    )
+                except OSError as exc:
+                    return RawRun(
+                        wall_ns=0, cpu_ns=0, maxrss_kib=0, returncode=127, timed_out=False,
+                        stdout="", stderr=f"could not start {argv[0]!r}: {exc.strerror}",
+                    )
+            finally:
+                _restore_pin(previous)
+            timer = threading.Timer(timeout_s, _kill_group, (proc.pid, timed_out))
+            timer.start()
+            try:
+                _, status, usage = _wait4(proc.pid)
+                end = time.monotonic_ns()
+            finally:
+                timer.cancel()
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            stdout = out.read(OUTPUT_LIMIT).decode(errors="replace")
+            stderr = err.read(OUTPUT_LIMIT).decode(errors="replace")
+        cpu_ns = round((usage.ru_utime + usage.ru_stime) * 1e9)
+        return RawRun(
+            wall_ns=end - start, cpu_ns=cpu_ns, maxrss_kib=int(usage.ru_maxrss),
+            returncode=proc.returncode, timed_out=timed_out.is_set(),
+            stdout=stdout, stderr=stderr,
+        )
+
+
+def _wait4(pid: int) -> tuple[int, int, os.struct_rusage]:  # type: ignore[name-defined]
+    while True:
+        try:
+            return os.wait4(pid, 0)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries for us
+            continue
+
+
+def _kill_group(pid: int, flag: threading.Event) -> None:
+    flag.set()
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _pin_self(pin: Sequence[int] | None) -> set[int] | None:
+    """Pin this process so that the child inherits the CPU set; return the old set."""
+    if not pin or not hasattr(os, "sched_setaffinity"):
+        return None
+    previous = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(pin))
+    return previous
+
+
+def _restore_pin(previous: set[int] | None) -> None:
+    if previous is not None:
+        os.sched_setaffinity(0, previous)
+
+
+# --- one workload, one arm ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """Where one arm's build of one workload is run from."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+
+
+def target(workload: WorkloadConfig, root: Path) -> Target:
+    """Resolve a workload's argv and cwd inside one worktree.
+
+    A relative program path with a slash is taken relative to the run's cwd, as a
+    shell would; a bare name is looked up on PATH.
+    """
+    cwd = (root / workload.cwd) if workload.cwd else root
+    program = workload.run[0]
+    if "/" in program and not os.path.isabs(program):
+        program = str(cwd / program)
+    return Target(argv=(program, *workload.run[1:]), cwd=cwd)
+
+
+def record(raw: RawRun, workload: WorkloadConfig) -> RunRecord:
+    """Turn a raw run into a RunRecord: read the reported metric and the expected output."""
+    error = None
+    if raw.timed_out:
+        error = f"timed out after {workload.timeout_s:g} s"
+    elif raw.returncode != 0:
+        tail = raw.stderr.strip().splitlines()[-3:]
+        error = f"exited with status {raw.returncode}" + (f": {' | '.join(tail)}" if tail else "")
+    value = None
+    expect = None
+    if error is None and workload.metric == "reported" and workload.pattern:
+        found = _search(workload.pattern, raw)
+        if found is None:
+            error = f"output did not match pattern {workload.pattern!r}"
+        else:
+            try:
+                number = float(found)
+            except ValueError:
+                error = f"pattern {workload.pattern!r} captured {found!r}, not a number"
+            else:
+                value = round(number) if workload.better == "lower" else number
+    if error is None and workload.expect:
+        expect = _search(workload.expect, raw)
+        if expect is None:
+            error = f"output did not match expect {workload.expect!r}"
+    return RunRecord(
+        wall_ns=raw.wall_ns, cpu_ns=raw.cpu_ns, maxrss_kib=raw.maxrss_kib,
+        returncode=raw.returncode, timed_out=raw.timed_out,
+        value_ns=value, expect=expect, error=error,  # type: ignore[arg-type]
+    )
+
+
+def _search(pattern: str, raw: RawRun) -> str | None:
+    regex = re.compile(pattern, re.MULTILINE)
+    for text in (raw.stdout, raw.stderr):
+        match = regex.search(text)
+        if match:
+            return match.group(1)
+    return None
+
+
+# --- a phase: interleaved pairs of two arms over all workloads ---------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class PhaseResult:
+    """One workload's runs in one phase: the two arms, and why it stopped, if it did."""
+
+    reference: ArmSamples = field(default_factory=ArmSamples)
+    candidate: ArmSamples = field(default_factory=ArmSamples)
+    orders: list[str] = field(default_factory=list)  # "RC" or "CR" per pair
+    failure: str | None = None  # reason code: run_failed | no_metric | expect_mismatch
+    failure_text: str | None = None
+    expected: str | None = None  # the first `expect` capture, which all must equal
+
+
+Progress = Callable[[str, int, int], None]  # (workload, runs done, runs planned) for the phase
+
+
+def run_phase(
+    workloads: Sequence[WorkloadConfig],
+    reference: Mapping[str, Target],
+    candidate: Mapping[str, Target],
+    *,
+    spawner: Spawner,
+    env: Mapping[str, str],
+    seed: int,
+    warm: set[tuple[str, str]],
+    arm_keys: tuple[str, str],
+    progress: Progress | None = None,
+    expected: Mapping[str, str] | None = None,
+) -> dict[str, PhaseResult]:
+    """Measure every workload's reference against its candidate in interleaved pairs.
+
+    Warm-ups (per workload's ``warmup``, per arm) are made first and discarded; the
+    first execution of a build (keyed by ``arm_keys`` and workload in ``warm``) is
+    always discarded, even with ``warmup: 0``. A workload whose run fails stops being
+    run; the others go on.
+    """
+    rng = random.Random(seed)
+    results = {w.name: PhaseResult() for w in workloads}
+    if expected:
+        for name, value in expected.items():
+            if name in results:
+                results[name].expected = value
+    planned = sum(2 * (w.runs + w.warmup) for w in workloads)
+    done = 0
+
+    def tick(name: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(name, done, planned)
+
+    for w in workloads:
+        arms = ((arm_keys[0], reference[w.name]), (arm_keys[1], candidate[w.name]))
+        for _ in range(w.warmup):
+            for key, tgt in arms:
+                _spawn(spawner, tgt, w, env)
+                warm.add((key, w.name))
+                tick(w.name)
+        for key, tgt in arms:
+            if (key, w.name) not in warm:
+                _spawn(spawner, tgt, w, env)  # a fresh build's first execution
+                warm.add((key, w.name))
+
+    for index in range(max((w.runs for w in workloads), default=0)):
+        for w in workloads:
+            result = results[w.name]
+            if index >= w.runs or result.failure:
+                continue
+            first_is_ref = _reference_first(w.order, index, rng)
+            result.orders.append("RC" if first_is_ref else "CR")
+            sides = [(result.reference, reference[w.name]), (result.candidate, candidate[w.name])]
+            if not first_is_ref:
+                sides.reverse()
+            for made, (samples, tgt) in enumerate(sides, start=1):
+                run = record(_spawn(spawner, tgt, w, env), w)
+                tick(w.name)
+                if not _accept(result, samples, run):
+                    planned -= 2 * (w.runs - index) - made  # keep the ETA honest
+                    break
+    return results
+
+
+def _reference_first(order: str, index: int, rng: random.Random) -> bool:
+    if order == "random":
+        return rng.random() < 0.5
+    return index % 2 == 0
+
+
+def _spawn(spawner: Spawner, tgt: Target, w: WorkloadConfig, env: Mapping[str, str]) -> RawRun:
+    merged = {**env, **dict(w.env)}
+    return spawner.spawn(tgt.argv, cwd=tgt.cwd, env=merged, timeout_s=w.timeout_s, pin=w.pin)
+
+
+def _accept(result: PhaseResult, samples: ArmSamples, run: RunRecord) -> bool:
+    """Append a run; on a failure mark the workload and return False."""
+    if run.error is not None:
+        if run.timed_out or run.returncode != 0:
+            code = "run_failed"
+        elif run.error.startswith("output did not match expect"):
+            code = "expect_mismatch"
+        else:
+            code = "no_metric"
+        result.failure, result.failure_text = code, run.error
+        return False
+    if run.expect is not None:
+        if result.expected is None:
+            result.expected = run.expect
+        elif run.expect != result.expected:
+            result.failure = "expect_mismatch"
+            result.failure_text = (
+                f"expected output differs between runs: {_clip(result.expected)!r} "
+                f"then {_clip(run.expect)!r}"
+            )
+            return False
+    samples.add(run)
+    return True
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,229 @@
+"""The engine with real processes and real git worktrees on a temporary repository."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchbot import cli, engine
+from tests.conftest import MakeRepo, git
+
+# Programs that log their own starts: each appends "<arm> <argv1>" to $LOG.
+LOGGER = '#!/bin/sh\necho "{arm} $1" >> "$LOG"\n'
+
+
+def _config(log: Path, **extra: str) -> str:
+    lines = [
+        "version: 1",
+        "defaults:",
+        "  runs: 10",
+        f"  env: {{LOG: '{log}'}}",
+    ]
+    lines += [f"  {k}: {v}" for k, v in extra.items()]
+    lines += [
+        "workloads:",
+        "  - name: one",
+        "    run: ['./prog.sh', 'one']",
+        "  - name: two",
+        "    run: ./prog.sh two",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _log(log: Path) -> list[tuple[str, str]]:
+    return [tuple(line.split()) for line in log.read_text().splitlines()]  # type: ignore[misc]
+
+
+def test_alternation_and_warmups_happen_as_configured(make_repo: MakeRepo, tmp_path: Path) -> None:
+    log = tmp_path / "starts.log"
+    repo = make_repo(
+        {"benchbot.yml": _config(log, warmup="2"), "prog.sh": LOGGER.format(arm="base")},
+        {"prog.sh": LOGGER.format(arm="head")},
+    )
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False))
+    starts = _log(log)
+    one = [arm for arm, name in starts if name == "one"]
+    # 2 warm-ups per arm first (discarded), then 10 pairs alternating AB, BA, AB, ...
+    assert one[:4] == ["base", "head", "base", "head"]
+    pairs = [tuple(one[i:i + 2]) for i in range(4, len(one), 2)]
+    assert pairs == [("base", "head"), ("head", "base")] * 5
+    # rounds are the outer loop: workloads take turns pair by pair
+    measured = [name for _, name in starts[8:]]
+    assert measured[:8] == ["one", "one", "two", "two", "one", "one", "two", "two"]
+    bench = {b["name"]: b for b in doc["benchmarks"]}
+    assert len(bench["one"]["arms"]["base"]["samples_ns"]) == 10
+    assert bench["one"]["phases"]["ab"]["order"] == "ABBA" * 5
+    assert doc["aa"]["status"] == "skipped"
+
+
+def test_first_execution_is_discarded_even_without_warmup(make_repo: MakeRepo, tmp_path: Path) -> None:
+    log = tmp_path / "starts.log"
+    repo = make_repo({"benchbot.yml": _config(log, warmup="0"), "prog.sh": LOGGER.format(arm="base")},
+                     {"prog.sh": LOGGER.format(arm="head")})
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", confirm=False))
+    one = [arm for arm, name in _log(log) if name == "one"]
+    # A/A: one discarded first run of base, 10 pairs of base; A/B: one discarded first run of head
+    assert len(one) == 1 + 20 + 1 + 20
+    bench = {b["name"]: b for b in doc["benchmarks"]}
+    assert len(bench["one"]["phases"]["aa"]["arms"]["base_again"]["samples_ns"]) == 10
+
+
+def test_random_order_is_reproducible_from_the_seed(make_repo: MakeRepo, tmp_path: Path) -> None:
+    log = tmp_path / "starts.log"
+    repo = make_repo({"benchbot.yml": _config(log, order="random"), "prog.sh": LOGGER.format(arm="base")},
+                     {"prog.sh": LOGGER.format(arm="head")})
+    req = engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False, seed=7)
+    orders = [engine.compare(req)["benchmarks"][0]["phases"]["ab"]["order"] for _ in range(2)]
+    assert orders[0] == orders[1]
+    assert set(orders[0][i:i + 2] for i in range(0, 20, 2)) == {"AB", "BA"}
+
+
+def test_failing_workload_is_invalid_while_others_are_judged(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
+    config = """version: 1
+defaults: {runs: 10}
+workloads:
+  - name: good
+    run: [sleep, "0.002"]
+  - name: crashes
+    run: ./crash.sh
+"""
+    crash = '#!/bin/sh\nif [ -f head-marker ]; then echo "boom: bad input" >&2; exit 3; fi\n'
+    repo = make_repo({"benchbot.yml": config, "crash.sh": crash}, {"head-marker": "x\n"})
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    validate(doc)
+    bench = {b["name"]: b for b in doc["benchmarks"]}
+    assert bench["crashes"]["verdict"]["outcome"] == "invalid"
+    assert "exited with status 3" in bench["crashes"]["verdict"]["reason"]
+    assert "boom: bad input" in bench["crashes"]["verdict"]["reason"]
+    assert bench["good"]["verdict"]["outcome"] != "invalid"
+    assert len(bench["good"]["arms"]["head"]["samples_ns"]) >= 10
+
+
+def test_mismatched_expect_is_invalid(make_repo: MakeRepo, validate) -> None:
+    config = """version: 1
+defaults: {runs: 10}
+workloads:
+  - name: answer
+    run: ./answer.sh
+    expect: 'checksum=(\\S+)'
+"""
+    repo = make_repo({"benchbot.yml": config, "answer.sh": "#!/bin/sh\necho checksum=42\n"},
+                     {"answer.sh": "#!/bin/sh\necho checksum=43\n"})
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    validate(doc)
+    verdict = doc["benchmarks"][0]["verdict"]
+    assert verdict["outcome"] == "invalid"
+    assert "'42'" in verdict["reason"] and "'43'" in verdict["reason"]
+
+
+def test_timeout_is_invalid(make_repo: MakeRepo) -> None:
+    config = """version: 1
+defaults: {runs: 10, timeout: 200ms}
+workloads:
+  - name: hangs
+    run: ./hang.sh
+"""
+    hang = '#!/bin/sh\nif [ -f head-marker ]; then exec sleep 30; fi\n'
+    repo = make_repo({"benchbot.yml": config, "hang.sh": hang}, {"head-marker": "x\n"})
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    verdict = doc["benchmarks"][0]["verdict"]
+    assert verdict["outcome"] == "invalid"
+    assert "timed out after 0.2 s" in verdict["reason"]
+
+
+def test_worktrees_are_gone_and_user_tree_untouched(make_repo: MakeRepo, tmp_path: Path) -> None:
+    log = tmp_path / "starts.log"
+    repo = make_repo({"benchbot.yml": _config(log), "prog.sh": LOGGER.format(arm="base")},
+                     {"prog.sh": LOGGER.format(arm="head")})
+    (repo / "untracked.txt").write_text("mine\n")
+    (repo / "prog.sh").write_text(LOGGER.format(arm="dirty"))  # an uncommitted edit
+    status_before = git(repo, "status", "--porcelain")
+    branches_before = git(repo, "branch", "-a")
+    engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False))
+    assert git(repo, "worktree", "list").count("\n") == 0  # only the main worktree
+    assert git(repo, "status", "--porcelain") == status_before
+    assert git(repo, "branch", "-a") == branches_before
+    assert "dirty" not in log.read_text()
+
+
+def test_worktrees_are_removed_when_the_build_fails(make_repo: MakeRepo, capsys) -> None:
+    config = "version: 1\nbuild: ./build.sh\nworkloads:\n  - {name: x, run: [true]}\n"
+    repo = make_repo({"benchbot.yml": config, "build.sh": "#!/bin/sh\necho compiling\n"},
+                     {"build.sh": "#!/bin/sh\necho 'error: missing semicolon' >&2\nexit 2\n"})
+    err = io.StringIO()
+    code = cli.main(["compare", "--repo", str(repo), "--base", "base", "--head", "HEAD"], out=io.StringIO(), err=err)
+    assert code == 1
+    assert "build of head" in err.getvalue()
+    assert "error: missing semicolon" in err.getvalue()
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+def test_bad_config_exits_1_naming_the_line(make_repo: MakeRepo, tmp_path: Path) -> None:
+    config = "version: 1\nworkloads:\n  - name: x\n    run: [true]\n    rusn: 20\n"
+    repo = make_repo({"benchbot.yml": config})
+    err = io.StringIO()
+    code = cli.main(["compare", "--repo", str(repo), "--base", "base", "--head", "HEAD"], out=io.StringIO(), err=err)
+    assert code == 1
+    line = err.getvalue().splitlines()[0]
+    assert "benchbot.yml:5" in line and "rusn" in line
+
+
+def test_unknown_revision_exits_1_naming_it(make_repo: MakeRepo) -> None:
+    repo = make_repo({"benchbot.yml": "version: 1\nworkloads: [{name: x, run: [true]}]\n"})
+    err = io.StringIO()
+    code = cli.main(["compare", "--repo", str(repo), "--base", "nope", "--head", "HEAD"], out=io.StringIO(), err=err)
+    assert code == 1
+    assert "'nope'" in err.getvalue()
+
+
+def test_config_is_read_from_the_base_revision(make_repo: MakeRepo, tmp_path: Path) -> None:
+    base_cfg = "version: 1\ndefaults: {runs: 10}\nworkloads:\n  - {name: fromhead, run: [true]}\n"
+    head_cfg = base_cfg.replace("fromhead", "sneaky")
+    repo = make_repo({"benchbot.yml": base_cfg}, {"benchbot.yml": head_cfg})
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False))
+    assert [b["name"] for b in doc["benchmarks"]] == ["fromhead"]
+
+
+PLANTED = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
+    n = n * WORK / 100;
+    volatile unsigned long long acc = 0;
+    unsigned long long x = 88172645463325252ULL;
+    for (long i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; acc += x; }
+    printf("done=1 acc=%llu\n", (unsigned long long)acc % 1000);
+    return 0;
+}
+"""
+
+
+def test_planted_30_percent_is_slower_end_to_end(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
+    config = r"""version: 1
+build: cc -O2 -DWORK=$(cat work.txt) -o prog prog.c
+defaults: {runs: 15}
+workloads:
+  - name: planted
+    run: ['./prog', '3000000']
+    expect: 'done=(\d)'
+"""
+    repo = make_repo({"benchbot.yml": config, "prog.c": PLANTED, "work.txt": "100\n"}, {"work.txt": "130\n"})
+    out, err = io.StringIO(), io.StringIO()
+    results = tmp_path / "out" / "results.json"
+    code = cli.main(["compare", "--repo", str(repo), "--base", "base", "--head", "HEAD", "--json", str(results),
+                     "--html", str(tmp_path / "report.html"), "--fail-on", "slower"], out=out, err=err)
+    assert code == 3, err.getvalue()
+    doc = json.loads(results.read_text())
+    validate(doc)
+    verdict = doc["benchmarks"][0]["verdict"]
+    assert verdict["outcome"] == "slower", verdict
+    assert 1.15 < verdict["ratio"] < 1.5
+    assert doc["benchmarks"][0]["confirmation"]["verdict"]["outcome"] == "slower"
+    assert doc["summary"]["conclusion"] == "failure"
+    assert "slower" in out.getvalue() and "`planted`" in out.getvalue()
+    assert "<table>" in (tmp_path / "report.html").read_text()
