@@ -106,11 +106,21 @@ def settle_command(name: str, runs: int, style: CommandStyle, base: str, head: s
     return f"benchbot compare --base {base} --head {head} --runs {runs} --only {name}"
 
 
-def _verdict_words(v: Mapping[str, Any]) -> str:
+def _verdict_words(bench: Mapping[str, Any]) -> str:
+    v = bench["verdict"]
     outcome = v["outcome"]
-    if outcome in ("slower", "faster"):
-        return f"{WORDS[outcome]} {fmt.change(v.get('ratio'))}"
-    return WORDS[outcome]
+    if outcome not in ("slower", "faster"):
+        return WORDS[outcome]
+    if bench.get("better") == "higher":  # judged as time (1/throughput); say it as throughput
+        return f"{WORDS[outcome]} ({fmt.change(1 / v['ratio'])} throughput)"
+    return f"{WORDS[outcome]} {fmt.change(v.get('ratio'))}"
+
+
+def _sentence(text: str | None) -> str | None:
+    """End a reason with a full stop, so that the next sentence can follow it."""
+    if not text:
+        return None
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def _aa_cell(bench: Mapping[str, Any]) -> str:
@@ -131,7 +141,7 @@ def _row(bench: Mapping[str, Any], note: int | None, style: CommandStyle, base: 
         name=bench["name"],
         outcome=v["outcome"],
         icon=ICONS[v["outcome"]],
-        verdict=_verdict_words(v),
+        verdict=_verdict_words(bench),
         base=_value(bench, "base"),
         head=_value(bench, "head"),
         ratio=fmt.ratio(v.get("ratio")),
@@ -140,7 +150,7 @@ def _row(bench: Mapping[str, Any], note: int | None, style: CommandStyle, base: 
         tolerance=fmt.tolerance(v.get("tolerance")),
         spread=fmt.percent(v.get("spread")),
         aa=_aa_cell(bench),
-        why=v.get("reason"),
+        why=_sentence(v.get("reason")),
         settle=settle,
         note=note,
         base_samples=_samples(bench, "base"),
