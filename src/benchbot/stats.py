@@ -1,0 +1,474 @@
+"""The verdict rule: paired samples -> figures -> outcome, as spec/verdict.md states it.
+
+Pure numpy: no I/O, no printing, and no exception for thin data. A comparison that
+cannot be judged comes back as a ``Verdict`` whose outcome is ``inconclusive`` or
+``invalid``, with a reason code and one short sentence saying why.
+
+Choices the spec leaves open, made here:
+
+- Pairs are matched by index; samples of unequal length are cut to the shorter one.
+- For ``better: higher`` (a throughput) each value v is judged as 1/v, so that a ratio
+  below 1 still means "candidate faster". The floor is a time, so it does not apply.
+- The floor is checked against the median of *both* arms: a candidate that reads below
+  it has most likely had its work deleted by the optimiser (verdict.md, last fact).
+- ``ci_half`` is the interval's larger half-width h around ln(ratio), reported as the
+  fraction exp(h) - 1, so that ``1 + ci_half`` is a ratio like ``1 + parity`` and
+  "ratio leaves its tolerance" still implies "the interval excludes 1".
+- Every comparison with a tolerance is made on the log scale (ln r > ln(1 + t) for
+  "leaves upward", ln r < -ln(1 + t) for "downward"). That is the spec's rule; written
+  this way, swapping the arms mirrors every decision exactly, not up to rounding.
+- Half of the bootstrap resamples are the mirror images of the other half (position j
+  of the sorted per-pair log ratios read as n - 1 - j), so the resamples of swapped
+  arms are exactly the negated resamples; B is rounded up to an even number for that.
+  Each resample is still a uniform draw of n pairs with replacement.
+- Timing modes: an inconclusive result whose paired ratio left its tolerance while the
+  best runs did not is ``best_disagree``; it is ``timing_modes`` when the single-run
+  spread (IQR / median of the noisier arm) is more than ``TIMING_MODES_FACTOR`` (2)
+  times the tolerance: single runs vary far more than the estimate does, which is what
+  runs split between a fast and a slow mode look like. Where the best runs moved and the
+  ratio did not, the term that held the ratio back is named, as more runs resolve it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from benchbot.model import REASON_CODES, Rule, Verdict
+
+FloatArray = npt.NDArray[np.float64]
+IndexArray = npt.NDArray[np.intp]
+
+# An inconclusive best_disagree becomes timing_modes when spread > factor * tolerance.
+TIMING_MODES_FACTOR = 2.0
+# verdict.md, "Suggested run count": never suggest more than this.
+MAX_SUGGESTED_RUNS = 1000
+
+
+def compare(x: npt.ArrayLike, y: npt.ArrayLike, *, rule: Rule, aa_noise: float = 0.0) -> Verdict:
+    """Judge candidate y against reference x, paired by index (spec/verdict.md)."""
+    return compare_many([x], [y], rules=[rule], aa_noise=[aa_noise])[0]
+
+
+def compare_many(
+    xs: Sequence[npt.ArrayLike],
+    ys: Sequence[npt.ArrayLike],
+    *,
+    rules: Rule | Sequence[Rule],
+    aa_noise: float | Sequence[float] = 0.0,
+) -> list[Verdict]:
+    """Judge many comparisons at once: the same verdicts as ``compare`` on each, but fast.
+
+    Comparisons with the same number of pairs, resamples and seed share one bootstrap
+    index matrix, so each costs a gather of 2 x B values. A single rule or A/A noise
+    applies to every comparison. Sequences of different lengths are a programming
+    error (ValueError), not thin data.
+    """
+    count = len(xs)
+    rule_list = [rules] * count if isinstance(rules, Rule) else list(rules)
+    aa_list = (
+        [float(aa_noise)] * count
+        if isinstance(aa_noise, (int, float))
+        else [float(a) for a in aa_noise]
+    )
+    if not len(ys) == len(rule_list) == len(aa_list) == count:
+        raise ValueError("compare_many needs as many ys, rules and aa_noise as xs")
+
+    verdicts: list[Verdict | None] = [None] * count
+    groups: dict[tuple[int, int, int], list[tuple[int, FloatArray, FloatArray]]] = {}
+    for i, (x, y, rule) in enumerate(zip(xs, ys, rule_list, strict=True)):
+        judged = _judged_samples(x, y, rule)
+        if isinstance(judged, Verdict):
+            verdicts[i] = judged
+            continue
+        key = (judged[0].size, _resample_count(rule.bootstrap), rule.seed)
+        groups.setdefault(key, []).append((i, judged[0], judged[1]))
+
+    for (_, resamples, seed), members in groups.items():
+        levels = np.array([_lower_level(rule_list[i]) for i, _, _ in members])
+        figures = _group_figures(
+            np.stack([m[1] for m in members]),
+            np.stack([m[2] for m in members]),
+            levels,
+            resamples=resamples,
+            seed=seed,
+        )
+        for (i, _, _), fig in zip(members, figures, strict=True):
+            verdicts[i] = _decide(fig, rule_list[i], aa_list[i])
+    return [v for v in verdicts if v is not None]
+
+
+def invalid(reason_code: str, reason: str, *, n: int = 0) -> Verdict:
+    """A verdict of ``invalid``: the workload was not compared at all."""
+    if reason_code not in REASON_CODES:
+        raise ValueError(f"unknown reason code {reason_code!r}")
+    return Verdict(outcome="invalid", reason=reason, reason_code=reason_code, n=n)
+
+
+def aa_noise_of(aa_verdict: Verdict | None) -> float:
+    """The A/A noise an A/B comparison must clear: max(r, 1/r) - 1 of the A/A ratio r."""
+    if aa_verdict is None or aa_verdict.ratio is None:
+        return 0.0
+    r = aa_verdict.ratio
+    return max(r, 1.0 / r) - 1.0
+
+
+def suggested_runs(n: int, ci_half: float, ratio: float, parity: float) -> int:
+    """How many pairs would likely settle an interval this wide (verdict.md).
+
+    With h = ln(1 + ci_half) and target = max(|ln ratio|, ln(1 + parity)) / 2, the
+    half-width shrinks as 1/sqrt(n): n' = ceil(n (h / target)^2), clamped to
+    [n + 10, 1000] (to n + 10 where n is already above 990).
+    """
+    low = n + 10
+    return min(max(_runs_for(n, ci_half, ratio, parity), low), max(MAX_SUGGESTED_RUNS, low))
+
+
+def confirm(first: Verdict, second: Verdict) -> Verdict:
+    """The first verdict if an independent re-run gives the same outcome, else inconclusive."""
+    if second.outcome == first.outcome:
+        return first
+    return replace(
+        first,
+        outcome="inconclusive",
+        reason_code="not_confirmed",
+        reason=_not_confirmed_reason(second),
+        suggested_runs=None,
+    )
+
+
+def confirm_pooled(first: Verdict, second: Verdict, pooled: Verdict) -> Verdict:
+    """The verdict to report after confirmation: figures of both phases, outcome of the rule.
+
+    ``pooled`` judges both phases' samples together; its figures are kept. The outcome
+    and reason come from ``confirm(first, second)``: the first phase's outcome if the
+    confirmation agrees, else ``inconclusive`` (not_confirmed). Where the pooled data
+    reach that same outcome on their own, ``pooled`` is returned unchanged.
+    """
+    decided = confirm(first, second)
+    if pooled.outcome == decided.outcome:
+        return pooled
+    return replace(
+        pooled,
+        outcome=decided.outcome,
+        reason=decided.reason,
+        reason_code=decided.reason_code,
+        suggested_runs=pooled.suggested_runs if decided.outcome == "inconclusive" else None,
+    )
+
+
+def force_aa_failed(verdict: Verdict, aa_verdict: Verdict) -> Verdict:
+    """An A/B verdict overruled because the A/A check called base different from itself.
+
+    An ``invalid`` verdict stays as it is: it says more (the workload was not compared).
+    """
+    if verdict.outcome == "invalid":
+        return verdict
+    read = aa_verdict.outcome if aa_verdict.ratio is None else _signed_pct(aa_verdict.ratio)
+    return replace(
+        verdict,
+        outcome="inconclusive",
+        reason_code="aa_failed",
+        reason=f"A/A check read base against itself as {read}",
+        suggested_runs=None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Figures:
+    """One comparison's figures before the rule is applied; logs are of ratios y/x."""
+
+    n: int
+    log_ratio: float
+    log_lo: float
+    log_hi: float
+    log_best: float
+    best_ratio: float
+    median_ratio: float
+    spread: float
+    median_x: float
+    median_y: float
+    min_x: float
+
+
+def _judged_samples(
+    x: npt.ArrayLike, y: npt.ArrayLike, rule: Rule
+) -> tuple[FloatArray, FloatArray] | Verdict:
+    """The values the rule judges (times; throughputs inverted), or why there are none."""
+    xa = np.asarray(x, dtype=np.float64).ravel()
+    ya = np.asarray(y, dtype=np.float64).ravel()
+    n = min(xa.size, ya.size)
+    xa, ya = xa[:n], ya[:n]
+    if n == 0:
+        return Verdict(
+            outcome="inconclusive",
+            reason_code="few_runs",
+            reason=_few_runs_reason(rule, 0),
+            suggested_runs=rule.min_runs,
+        )
+    if not (np.isfinite(xa).all() and np.isfinite(ya).all()):
+        return invalid("run_failed", "a run gave no finite value", n=n)
+    if (xa <= 0).any() or (ya <= 0).any():
+        return invalid(
+            "too_fast", "a reported value of 0: too fast to measure, or the result is unused", n=n
+        )
+    if rule.better == "higher":
+        return 1.0 / xa, 1.0 / ya
+    return xa, ya
+
+
+def _resample_count(bootstrap: int) -> int:
+    """B rounded up to an even number (half the resamples mirror the other half)."""
+    return max(2, bootstrap + bootstrap % 2)
+
+
+def _lower_level(rule: Rule) -> float:
+    """The lower percentile of the two-sided interval at level 1 - alpha/k."""
+    return min(max(rule.alpha / (2 * max(rule.comparisons, 1)), 0.0), 0.5)
+
+
+@functools.lru_cache(maxsize=16)
+def _median_positions(n: int, resamples: int, seed: int) -> tuple[IndexArray, IndexArray]:
+    """For each resample, the positions of its two middle order statistics (equal for odd n).
+
+    Resampling positions of the *sorted* per-pair log ratios d: because sorting commutes
+    with a monotone lookup, the median of d[idx] is the mean of d at the two middle
+    order statistics of idx. One partition of the index matrix therefore serves every
+    comparison with the same n, B and seed.
+    """
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples // 2, n))
+    k_lo, k_hi = (n - 1) // 2, n // 2
+    part = np.partition(idx, sorted({k_lo, k_hi}), axis=1)
+    lo, hi = part[:, k_lo], part[:, k_hi]
+    # The mirror image of a resample (j -> n - 1 - j) swaps which middle is lower.
+    lo_all = np.concatenate([lo, n - 1 - hi]).astype(np.intp)
+    hi_all = np.concatenate([hi, n - 1 - lo]).astype(np.intp)
+    lo_all.setflags(write=False)
+    hi_all.setflags(write=False)
+    return lo_all, hi_all
+
+
+def _group_figures(
+    xv: FloatArray, yv: FloatArray, levels: FloatArray, *, resamples: int, seed: int
+) -> list[_Figures]:
+    """The figures of W comparisons of n pairs each: xv, yv have shape (W, n)."""
+    n = xv.shape[1]
+    lx, ly = np.log(xv), np.log(yv)
+    d = np.sort(ly - lx, axis=1)
+    log_ratio = (d[:, (n - 1) // 2] + d[:, n // 2]) * 0.5
+    lo_pos, hi_pos = _median_positions(n, resamples, seed)
+    boot = np.sort((d[:, lo_pos] + d[:, hi_pos]) * 0.5, axis=1)
+    log_lo, log_hi = _percentiles(boot, levels)
+    log_best = ly.min(axis=1) - lx.min(axis=1)
+    min_x, min_y = xv.min(axis=1), yv.min(axis=1)
+    med_x, med_y = np.median(xv, axis=1), np.median(yv, axis=1)
+    spread = np.maximum(_relative_iqr(xv, med_x), _relative_iqr(yv, med_y))
+    return [
+        _Figures(
+            n=n,
+            log_ratio=float(log_ratio[r]),
+            log_lo=float(log_lo[r]),
+            log_hi=float(log_hi[r]),
+            log_best=float(log_best[r]),
+            best_ratio=float(min_y[r] / min_x[r]),
+            median_ratio=float(med_y[r] / med_x[r]),
+            spread=float(spread[r]),
+            median_x=float(med_x[r]),
+            median_y=float(med_y[r]),
+            min_x=float(min_x[r]),
+        )
+        for r in range(xv.shape[0])
+    ]
+
+
+def _percentiles(boot: FloatArray, levels: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Row-wise percentiles q and 1 - q of sorted rows, interpolated linearly like numpy.
+
+    The upper one is read at the mirrored position with the same weights, so that
+    negated rows give exactly negated, swapped percentiles.
+    """
+    b = boot.shape[1]
+    pos = (b - 1) * levels
+    i = np.floor(pos).astype(np.intp)
+    f = pos - i
+    i1 = np.minimum(i + 1, b - 1)
+    rows = np.arange(boot.shape[0])
+    lo = (1.0 - f) * boot[rows, i] + f * boot[rows, i1]
+    hi = f * boot[rows, b - 1 - i1] + (1.0 - f) * boot[rows, b - 1 - i]
+    return lo, hi
+
+
+def _relative_iqr(values: FloatArray, median: FloatArray) -> FloatArray:
+    """(q3 - q1) / median of each row, with numpy's default quantiles."""
+    q1, q3 = np.quantile(values, [0.25, 0.75], axis=1)
+    result: FloatArray = (q3 - q1) / median
+    return result
+
+
+def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
+    """Apply the rule of verdict.md ("Outcomes") to one comparison's figures."""
+    floor = 0.0 if rule.better == "higher" else rule.floor_ns
+    for arm, median in (("reference", fig.median_x), ("candidate", fig.median_y)):
+        if median < floor:
+            return invalid(
+                "too_fast",
+                f"the {arm}'s median {_duration(median)} is below the {_duration(floor)} "
+                "floor: too fast to measure",
+                n=fig.n,
+            )
+    m = fig.log_ratio
+    ci_half = math.expm1(max(abs(fig.log_hi - m), abs(m - fig.log_lo)))
+    floor_med, floor_best = floor / fig.median_x, floor / fig.min_x
+    noise = max(ci_half, aa_noise, floor_med)
+    verdict = Verdict(
+        outcome="inconclusive",
+        n=fig.n,
+        ratio=math.exp(m),
+        ci=(math.exp(fig.log_lo), math.exp(fig.log_hi)),
+        best_ratio=fig.best_ratio,
+        median_ratio=fig.median_ratio,
+        spread=fig.spread,
+        ci_half=ci_half,
+        aa_noise=aa_noise,
+        floor_med=floor_med,
+        floor_best=floor_best,
+        noise=noise,
+        tolerance=max(rule.parity, noise),
+        best_tolerance=max(rule.parity, floor_best),
+    )
+    if fig.n < rule.min_runs:
+        runs = min(_runs_for(fig.n, ci_half, math.exp(m), rule.parity), MAX_SUGGESTED_RUNS)
+        return replace(
+            verdict,
+            reason_code="few_runs",
+            reason=_few_runs_reason(rule, fig.n),
+            suggested_runs=max(rule.min_runs, runs),
+        )
+    return _judge(verdict, fig, rule)
+
+
+def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
+    """The outcome of a verdict whose figures are all known; decisions on the log scale."""
+    assert verdict.tolerance is not None and verdict.best_tolerance is not None
+    assert verdict.noise is not None and verdict.ci_half is not None
+    assert verdict.floor_med is not None
+    parity, m = rule.parity, fig.log_ratio
+    t_log, bt_log = math.log1p(verdict.tolerance), math.log1p(verdict.best_tolerance)
+    p_log = math.log1p(parity)
+    if m > t_log and fig.log_best > bt_log:
+        return replace(verdict, outcome="slower")
+    if m < -t_log and fig.log_best < -bt_log:
+        return replace(verdict, outcome="faster")
+    if verdict.noise <= parity and fig.log_lo >= -p_log and fig.log_hi <= p_log:
+        if fig.log_lo > 0 or fig.log_hi < 0:
+            return replace(
+                verdict,
+                outcome="level",
+                reason_code="below_parity",
+                reason=f"real, but below the {_setting_pct(parity)} that matters",
+            )
+        return replace(verdict, outcome="level")
+    if abs(m) > t_log:  # the ratio left its tolerance; the best runs did not follow
+        return _best_disagree(verdict)
+    held_back = verdict.noise > parity  # else the interval merely pokes out of the band
+    if held_back and verdict.floor_med >= max(verdict.ci_half, verdict.aa_noise):
+        return replace(
+            verdict,
+            reason_code="floor",
+            reason=f"the {_duration(rule.floor_ns)} floor of process timing is "
+            f"{_pct(verdict.floor_med)} of this workload's median: more runs will not help, "
+            "a metric the program reports itself would",
+        )
+    if held_back and verdict.aa_noise >= verdict.ci_half:
+        return replace(
+            verdict,
+            reason_code="aa_noise",
+            reason=f"the A/A check's own error of {_pct(verdict.aa_noise)} is larger than "
+            "parity: more runs will not help",
+        )
+    return _too_few_for_spread(verdict, rule)
+
+
+def _best_disagree(verdict: Verdict) -> Verdict:
+    """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes)."""
+    assert verdict.ratio is not None and verdict.best_ratio is not None
+    assert verdict.spread is not None and verdict.tolerance is not None
+    moved = (
+        f"the runs read {_signed_pct(verdict.ratio)} but the best runs "
+        f"{_signed_pct(verdict.best_ratio)}"
+    )
+    if verdict.spread > TIMING_MODES_FACTOR * verdict.tolerance:
+        return replace(
+            verdict,
+            reason_code="timing_modes",
+            reason=f"timing modes: single runs vary by {_pct(verdict.spread)} and {moved}",
+        )
+    return replace(
+        verdict,
+        reason_code="best_disagree",
+        reason=f"{moved}: a real difference moves both",
+    )
+
+
+def _too_few_for_spread(verdict: Verdict, rule: Rule) -> Verdict:
+    """Inconclusive: the interval is too wide for this spread; more runs would settle it."""
+    assert verdict.ci_half is not None and verdict.ratio is not None and verdict.ci is not None
+    runs = suggested_runs(verdict.n, verdict.ci_half, verdict.ratio, rule.parity)
+    parity = _setting_pct(rule.parity)
+    if verdict.ci_half > rule.parity:
+        wide = f"the interval ±{_pct(verdict.ci_half)} is wider than the {parity} parity"
+    else:
+        lo, hi = verdict.ci
+        wide = f"the interval {_signed_pct(lo)}..{_signed_pct(hi)} reaches past the {parity} parity"
+    return replace(
+        verdict,
+        reason_code="spread",
+        reason=f"{wide}: about {runs} runs would settle it",
+        suggested_runs=runs,
+    )
+
+
+def _runs_for(n: int, ci_half: float, ratio: float, parity: float) -> int:
+    """ceil(n (h / target)^2) of verdict.md, unclamped (MAX_SUGGESTED_RUNS if no target)."""
+    target = max(abs(math.log(ratio)), math.log1p(parity)) / 2
+    if target <= 0:
+        return MAX_SUGGESTED_RUNS
+    return math.ceil(n * (math.log1p(ci_half) / target) ** 2)
+
+
+def _few_runs_reason(rule: Rule, n: int) -> str:
+    return f"needs at least {rule.min_runs} runs a side (got {n})"
+
+
+def _not_confirmed_reason(second: Verdict) -> str:
+    read = second.outcome if second.ratio is None else _signed_pct(second.ratio)
+    return f"not confirmed by an independent re-run (it read {read})"
+
+
+def _pct(fraction: float) -> str:
+    """A measured fraction as a percentage: 0.031 -> '3.1%'."""
+    return f"{fraction * 100:.1f}%"
+
+
+def _setting_pct(fraction: float) -> str:
+    """A configured fraction as a percentage without noise digits: 0.02 -> '2%'."""
+    return f"{fraction * 100:g}%"
+
+
+def _signed_pct(ratio: float) -> str:
+    """A ratio as a signed change: 1.263 -> '+26.3%'."""
+    return f"{(ratio - 1) * 100:+.1f}%"
+
+
+def _duration(ns: float) -> str:
+    """A time in the largest unit that keeps it above 1: 25000 -> '25 µs'."""
+    for unit, size in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= size:
+            return f"{ns / size:.3g} {unit}"
+    return f"{ns:.3g} ns"
