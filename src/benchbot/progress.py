@@ -17,7 +17,7 @@ def eta(elapsed_s: float, done: int, planned: int) -> str:
     if done <= 0 or planned <= done:
         return "0s"
     left = elapsed_s / done * (planned - done)
-    minutes, seconds = divmod(int(round(left)), 60)
+    minutes, seconds = divmod(round(left), 60)
     return f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
 
 

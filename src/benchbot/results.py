@@ -124,7 +124,7 @@ def benchmark_dict(r: WorkloadResult) -> dict[str, Any]:
 
 def summarize(benchmarks: Sequence[Mapping[str, Any]], fail_on: Sequence[str], aborted: bool) -> dict[str, Any]:
     """Counts per outcome, the geometric mean ratio, and the check's conclusion."""
-    counts = {o: 0 for o in OUTCOMES}
+    counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     logs = []
     for b in benchmarks:
         v = b["verdict"]

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from benchbot import cli, engine
 from tests.conftest import MakeRepo, git

@@ -8,7 +8,7 @@ from typing import Any
 from benchbot.report.render import Format, render
 from benchbot.report.view import CommandStyle, build_view
 
-__all__ = ["render_results", "build_view", "render"]
+__all__ = ["build_view", "render", "render_results"]
 
 
 def render_results(
