@@ -94,6 +94,11 @@ class ProcessSpawner:
             try:
                 _, status, usage = _wait4(proc.pid)
                 end = time.monotonic_ns()
+            except BaseException:  # Ctrl-C or SIGTERM: take the child down with us
+                _kill_group(proc.pid, timed_out)
+                os.waitpid(proc.pid, 0)
+                proc.returncode = -signal.SIGKILL
+                raise
             finally:
                 timer.cancel()
             proc.returncode = os.waitstatus_to_exitcode(status)

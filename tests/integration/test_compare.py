@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 from pathlib import Path
 
 from benchbot import cli, engine
@@ -224,3 +225,48 @@ workloads:
     assert doc["summary"]["conclusion"] == "failure"
     assert "slower" in out.getvalue() and "`planted`" in out.getvalue()
     assert "<table>" in (tmp_path / "report.html").read_text()
+
+
+def test_cancellation_removes_worktrees_and_writes_no_results(make_repo: MakeRepo, tmp_path: Path) -> None:
+    import os
+    import signal
+    import sys
+    import time
+
+    started = tmp_path / "started"
+    config = f"""version: 1
+defaults: {{runs: 10}}
+workloads:
+  - name: slow
+    run: ['./slow.sh']
+    env: {{MARK: '{started}'}}
+"""
+    slow = '#!/bin/sh\ntouch "$MARK"\nexec sleep 31.4159\n'
+    repo = make_repo({"benchbot.yml": config, "slow.sh": slow})
+    results = tmp_path / "results.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchbot", "compare", "--repo", str(repo), "--base", "base",
+         "--head", "HEAD", "--json", str(results)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the workload never started"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert not results.exists()
+    assert git(repo, "worktree", "list").count("\n") == 0
+    # the workload's own process was killed too
+    time.sleep(0.2)
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and "31.4159" in _cmdline(pid)]
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
