@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 _UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+NBSP = "\u00a0"  # keeps a number and its unit on one line in narrow table cells
 
 
 def duration(ns: float | None) -> str:
@@ -15,10 +16,10 @@ def duration(ns: float | None) -> str:
         if abs(ns) >= scale or unit == "ns":
             value = ns / scale
             if abs(value) >= 100:
-                return f"{value:.0f} {unit}"
+                return f"{value:.0f}{NBSP}{unit}"
             if abs(value) >= 10:
-                return f"{value:.1f} {unit}"
-            return f"{value:.2f} {unit}"
+                return f"{value:.1f}{NBSP}{unit}"
+            return f"{value:.2f}{NBSP}{unit}"
     raise AssertionError("unreachable")
 
 
