@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,21 @@ def snapshot() -> dict[str, Any]:
     }
 
 
+def own_peak_rss_kib() -> int:
+    """This process's peak resident set size.
+
+    Note: a child started with vfork/posix_spawn (or fork) reports in its rusage
+    ``max(its own peak, the parent's peak at exec)``, because Linux records the old
+    address space's high-water mark at exec. A workload's ``maxrss_kib`` at or below this
+    figure is therefore only an upper bound; the results file records it as
+    ``environment.maxrss_floor_kib``.
+    """
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
 def finish(env: dict[str, Any]) -> dict[str, Any]:
-    """Add the load after measuring and the warnings a reader should see."""
-    env = {**env, "load_after": load_average()}
+    """Add the load after measuring, the memory floor, and the warnings a reader should see."""
+    env = {**env, "load_after": load_average(), "maxrss_floor_kib": own_peak_rss_kib()}
     env["warnings"] = warnings(env)
     return env
 
