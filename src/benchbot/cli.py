@@ -8,6 +8,7 @@ errors; 3 when ``--fail-on`` names an outcome that occurred.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -96,6 +97,15 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
 
     sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=fmt)
+    sub.add_parser(
+        "github", help="the GitHub Action's entry point (reads the Actions environment)",
+        formatter_class=fmt,
+        description="Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_TOKEN, "
+        "GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY "
+        "and GITHUB_OUTPUT, and the action's inputs as BENCHBOT_CONFIG, BENCHBOT_RUNS, "
+        "BENCHBOT_FAIL_ON, BENCHBOT_COMMENT, BENCHBOT_CHECK_NAME, BENCHBOT_WORKING_DIRECTORY, "
+        "BENCHBOT_RESULTS_DIR, BENCHBOT_BOT_LOGIN, BENCHBOT_ARTIFACT (see action.yml).",
+    )
     return parser
 
 
@@ -166,6 +176,10 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         findings = doctor.inspect()
         out.write(doctor.format_findings(findings))
         return EXIT_OK
+    if args.command == "github":
+        from benchbot.github import action
+
+        return action.main(os.environ, err=err)
     raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
 
 

@@ -46,6 +46,7 @@ class Request:
     seed: int | None = None
     repository: str | None = None
     resolve_merge_base: bool = True  # False: take `base` as given (the caller resolved it)
+    config: Config | None = None  # already read (benchbot github reads it at the base revision)
 
 
 class Reporter:
@@ -75,6 +76,8 @@ class _Workload:
 
 def load_request_config(request: Request, repo: Path, base_sha: str) -> Config:
     """Read the config: --config if given, else from the base revision (never the head)."""
+    if request.config is not None:
+        return request.config
     if request.config_path is not None:
         return load_config(request.config_path)
     for path in DEFAULT_PATHS:

@@ -35,7 +35,11 @@ class ResultsError(BenchbotError):
 
 
 class GithubError(BenchbotError):
-    """A call to the GitHub API failed; the message names the call."""
+    """A call to the GitHub API failed; the message names the call, ``status`` is its HTTP status."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class UsageError(BenchbotError):

@@ -1,0 +1,259 @@
+"""The GitHub Actions environment and the event payload, read into typed dataclasses.
+
+``Settings.from_env`` reads the ``GITHUB_*`` variables Actions sets and the
+``BENCHBOT_*`` ones the composite action sets from its inputs (an empty value means
+"not given", as an unset action input arrives empty). ``parse_event`` turns the
+webhook payload in ``GITHUB_EVENT_PATH`` into an ``Event``. Nothing here calls the API
+or git; URLs inside the payload are never followed (API calls are built from
+``GITHUB_API_URL`` and the repository's name).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchbot.errors import UsageError
+from benchbot.model import OUTCOMES, Outcome
+
+PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened")
+DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_SERVER_URL = "https://github.com"
+DEFAULT_ARTIFACT = "benchbot-results"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Everything ``benchbot github`` takes from its environment."""
+
+    event_name: str
+    event_path: Path
+    repository: str
+    token: str
+    api_url: str = DEFAULT_API_URL
+    server_url: str = DEFAULT_SERVER_URL
+    run_id: str | None = None
+    run_attempt: str | None = None
+    workspace: Path = Path(".")
+    step_summary: Path | None = None
+    output: Path | None = None
+    results_dir: Path = Path("benchbot-results")
+    # The action's inputs (BENCHBOT_*); None: take the config's value.
+    config_path: str | None = None
+    runs: int | None = None
+    fail_on: tuple[Outcome, ...] | None = None
+    comment: bool | None = None
+    check_name: str | None = None
+    bot_login: str | None = None
+    artifact: str = DEFAULT_ARTIFACT
+    throttle: bool = True
+
+    @property
+    def run_url(self) -> str | None:
+        """The workflow run's page, linked from the comment and the check."""
+        if not self.run_id:
+            return None
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read the settings; a missing or malformed variable is a UsageError naming it."""
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        def need(name: str) -> str:
+            value = get(name)
+            if value is None:
+                raise UsageError(
+                    f"{name} is not set: `benchbot github` runs inside a GitHub Actions job "
+                    "(use `benchbot compare` elsewhere)"
+                )
+            return value
+
+        workspace = Path(get("GITHUB_WORKSPACE") or ".")
+        workdir = get("BENCHBOT_WORKING_DIRECTORY")
+        temp = get("RUNNER_TEMP")
+        return cls(
+            event_name=need("GITHUB_EVENT_NAME"),
+            event_path=Path(need("GITHUB_EVENT_PATH")),
+            repository=need("GITHUB_REPOSITORY"),
+            token=need("GITHUB_TOKEN"),
+            api_url=(get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+            server_url=(get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
+            run_id=get("GITHUB_RUN_ID"),
+            run_attempt=get("GITHUB_RUN_ATTEMPT"),
+            workspace=workspace / workdir if workdir else workspace,
+            step_summary=_path(get("GITHUB_STEP_SUMMARY")),
+            output=_path(get("GITHUB_OUTPUT")),
+            results_dir=Path(
+                get("BENCHBOT_RESULTS_DIR")
+                or (Path(temp) / "benchbot-results" if temp else workspace / "benchbot-results")
+            ),
+            config_path=get("BENCHBOT_CONFIG"),
+            runs=_int(get("BENCHBOT_RUNS"), "BENCHBOT_RUNS (input runs)"),
+            fail_on=_outcomes(get("BENCHBOT_FAIL_ON")),
+            comment=_switch(get("BENCHBOT_COMMENT"), "BENCHBOT_COMMENT (input comment)"),
+            check_name=get("BENCHBOT_CHECK_NAME"),
+            bot_login=get("BENCHBOT_BOT_LOGIN"),
+            artifact=get("BENCHBOT_ARTIFACT") or DEFAULT_ARTIFACT,
+            throttle=_switch(get("BENCHBOT_GITHUB_THROTTLE"), "BENCHBOT_GITHUB_THROTTLE")
+            is not False,
+        )
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _int(value: str | None, name: str) -> int | None:
+    if value is None:
+        return None
+    if not value.isdecimal() or not value.isascii():
+        raise UsageError(f"{name}: must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _switch(value: str | None, name: str) -> bool | None:
+    if value is None:
+        return None
+    low = value.lower()
+    if low in ("on", "true", "yes", "1"):
+        return True
+    if low in ("off", "false", "no", "0"):
+        return False
+    raise UsageError(f"{name}: must be on or off, got {value!r}")
+
+
+def _outcomes(value: str | None) -> tuple[Outcome, ...] | None:
+    if value is None:
+        return None
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    bad = [x for x in items if x not in OUTCOMES]
+    if bad:
+        raise UsageError(
+            f"BENCHBOT_FAIL_ON (input fail-on): unknown outcome {bad[0]!r}; "
+            f"choose from {', '.join(OUTCOMES)}"
+        )
+    return tuple(x for x in OUTCOMES if x in items)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Side:
+    """One side of a pull request: branch, commit and the repository it lives in."""
+
+    ref: str
+    sha: str
+    repo: str | None  # owner/name; None when the fork was deleted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comment:
+    """The comment that triggered an ``issue_comment`` event."""
+
+    id: int
+    body: str
+    author: str
+    author_type: str  # User, Bot, Organization
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """What happened: the parts of the payload benchbot acts on."""
+
+    name: str  # pull_request, issue_comment, ...
+    action: str | None
+    repository: str | None  # owner/name from the payload
+    number: int | None  # pull request (or issue) number
+    is_pull_request: bool  # for issue_comment: the issue is a pull request
+    base: Side | None = None  # pull_request events only; issue_comment asks the API
+    head: Side | None = None
+    labels: tuple[str, ...] = ()
+    comment: Comment | None = None
+    sender: str | None = None
+
+    @property
+    def is_fork(self) -> bool:
+        """Whether the head lives in another repository than the base (a fork)."""
+        if self.head is None or self.base is None:
+            return False
+        return is_fork(self.head.repo, self.base.repo or self.repository)
+
+
+def is_fork(head_repo: str | None, base_repo: str | None) -> bool:
+    """A head in a different (or deleted) repository than the base is a fork."""
+    return head_repo is None or base_repo is None or head_repo.lower() != base_repo.lower()
+
+
+def load_event(settings: Settings) -> Event:
+    """Read and parse the payload file Actions wrote for this job."""
+    where = settings.event_path
+    try:
+        payload = json.loads(settings.event_path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"GITHUB_EVENT_PATH {where}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"GITHUB_EVENT_PATH {where}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(payload, dict):
+        raise UsageError(f"GITHUB_EVENT_PATH {where}: not an event payload")
+    return parse_event(settings.event_name, payload)
+
+
+def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
+    """Turn a webhook payload into an Event; unknown shapes give an Event benchbot ignores."""
+    repo = _get(payload, "repository", "full_name")
+    sender = _get(payload, "sender", "login")
+    action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    if name == "pull_request" and isinstance(payload.get("pull_request"), dict):
+        pr = payload["pull_request"]
+        return Event(
+            name=name, action=action, repository=repo, number=_number(pr.get("number")),
+            is_pull_request=True, base=_side(pr.get("base")), head=_side(pr.get("head")),
+            labels=_labels(pr.get("labels")), sender=sender,
+        )
+    if name == "issue_comment" and isinstance(payload.get("issue"), dict):
+        issue = payload["issue"]
+        raw = payload.get("comment")
+        comment = None
+        if isinstance(raw, Mapping) and isinstance(raw.get("id"), int):
+            comment = Comment(
+                id=raw["id"], body=str(raw.get("body") or ""),
+                author=str(_get(raw, "user", "login") or ""),
+                author_type=str(_get(raw, "user", "type") or "User"),
+            )
+        return Event(
+            name=name, action=action, repository=repo, number=_number(issue.get("number")),
+            is_pull_request=isinstance(issue.get("pull_request"), dict),
+            labels=_labels(issue.get("labels")), comment=comment, sender=sender,
+        )
+    return Event(name=name, action=action, repository=repo, number=None, is_pull_request=False,
+                 sender=sender)
+
+
+def _get(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _number(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _side(data: Any) -> Side | None:
+    if not isinstance(data, Mapping) or not isinstance(data.get("sha"), str):
+        return None
+    repo = _get(data, "repo", "full_name")
+    return Side(ref=str(data.get("ref") or ""), sha=data["sha"], repo=repo)
+
+
+def _labels(data: Any) -> tuple[str, ...]:
+    if not isinstance(data, list):
+        return ()
+    return tuple(str(x["name"]) for x in data if isinstance(x, Mapping) and "name" in x)

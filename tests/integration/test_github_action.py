@@ -1,0 +1,462 @@
+"""End to end: `benchbot github` as a subprocess, in a realistic Actions environment,
+against the fake GitHub server (tests/fakegithub), on a real git repository.
+
+Each test writes an event file (a real webhook payload from @octokit/webhooks-examples,
+pointed at the test repository's commits), runs ``python -m benchbot github`` with the
+``GITHUB_*`` variables Actions sets, and asserts on what the server holds afterwards.
+The workloads are `sleep` scripts with 10 runs, so a comparison takes a second or two.
+The cases that show the process boundary (two runs, /bench, faults, injection) run as a
+subprocess; the others call ``action.main`` in-process with the same environment.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchbot.github import action
+from benchbot.github.publish import MARKER
+from tests.conftest import git
+from tests.fakegithub import FakeGitHub, load_payload
+
+OWNER, REPO = "Codertocat", "Hello-World"
+BOT = "github-actions[bot]"
+CONFIG = """\
+version: 1
+aa: off
+confirm: off
+defaults:
+  runs: 10
+  warmup: 1
+workloads:
+  - name: nap
+    run: ["./nap.sh"]
+"""
+FAST = "#!/bin/sh\nsleep 0.002\n"
+SLOW = "#!/bin/sh\nsleep 0.02\n"
+
+
+@dataclass
+class Workspace:
+    """A clone as actions/checkout leaves it, with the base and head commits."""
+
+    path: Path
+    base_sha: str
+    head_sha: str
+
+
+@dataclass
+class Run:
+    """One `benchbot github` process and the files it wrote."""
+
+    returncode: int
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+    results_dir: Path
+
+
+def make_workspace(root: Path, *, head_script: str = SLOW, config: str = CONFIG) -> Workspace:
+    repo = root / "workspace"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "benchbot.yml").write_text(config)
+    nap = repo / "nap.sh"
+    nap.write_text(FAST)
+    nap.chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature")
+    nap.write_text(head_script)
+    git(repo, "commit", "-q", "-am", "head")
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    return Workspace(repo, base, head)
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """Read GITHUB_OUTPUT's `name<<DELIM` blocks."""
+    out: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        name, _, delim = line.partition("<<")
+        value = []
+        for inner in lines:
+            if inner == delim:
+                break
+            value.append(inner)
+        out[name] = "\n".join(value)
+    return out
+
+
+class Env:
+    """Builds the Actions environment and runs `benchbot github` against the fake."""
+
+    def __init__(self, tmp: Path, fake: FakeGitHub, ws: Workspace) -> None:
+        self.tmp, self.fake, self.ws = tmp, fake, ws
+        self.count = 0
+
+    def pull_request_event(self, action_name: str = "opened", *, number: int = 2,
+                           fork: str | None = None, labels: tuple[str, ...] = ()) -> dict[str, Any]:
+        payload = load_payload("pull_request.opened")
+        payload["action"] = action_name
+        payload["number"] = number
+        pr = payload["pull_request"]
+        pr["number"] = number
+        pr["base"].update(ref="main", sha=self.ws.base_sha)
+        pr["head"].update(ref="feature", sha=self.ws.head_sha)
+        pr["labels"] = [{"name": n} for n in labels]
+        if fork:
+            pr["head"]["repo"]["full_name"] = fork
+            pr["head"]["repo"]["fork"] = True
+        if number not in self.fake.pulls:
+            self.fake.add_pull_from_event(payload)
+        return payload
+
+    def comment_event(self, body: str, *, login: str = "alice", number: int = 2,
+                      user_type: str = "User", action_name: str = "created",
+                      on_pull: bool = True) -> dict[str, Any]:
+        payload = load_payload("issue_comment.created.pr" if on_pull else "issue_comment.created")
+        payload["action"] = action_name
+        if number not in self.fake.issues:
+            if on_pull:
+                self.fake.add_pull(number, head_sha=self.ws.head_sha, base_sha=self.ws.base_sha,
+                                   head_ref="feature", base_ref="main")
+            else:
+                self.fake.add_issue(number)
+        stored = self.fake.add_comment(number, body, login, user_type)
+        payload["issue"]["number"] = number
+        payload["comment"].update(id=stored["id"], body=body)
+        payload["comment"]["user"].update(login=login, type=user_type)
+        return payload
+
+    def environ(self, name: str, payload: dict[str, Any], **extra: str) -> dict[str, str]:
+        self.count += 1
+        run_dir = self.tmp / f"run{self.count}"
+        run_dir.mkdir()
+        event_path = run_dir / "event.json"
+        event_path.write_text(json.dumps(payload))
+        (run_dir / "summary.md").touch()
+        (run_dir / "output.txt").touch()
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GITHUB_", "BENCHBOT_", "RUNNER_"))}
+        env.update({
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": f"{OWNER}/{REPO}",
+            "GITHUB_API_URL": self.fake.url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_TOKEN": self.fake.token,
+            "GITHUB_RUN_ID": str(1000 + self.count),
+            "GITHUB_WORKSPACE": str(self.ws.path),
+            "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),
+            "GITHUB_OUTPUT": str(run_dir / "output.txt"),
+            "BENCHBOT_RESULTS_DIR": str(run_dir / "results"),
+            "BENCHBOT_GITHUB_THROTTLE": "off",
+            **extra,
+        })
+        return env
+
+    def run(self, name: str, payload: dict[str, Any], **extra: str) -> Run:
+        env = self.environ(name, payload, **extra)
+        proc = subprocess.run([sys.executable, "-m", "benchbot", "github"], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        return self._collect(proc.returncode, proc.stderr, env)
+
+    def run_in_process(self, name: str, payload: dict[str, Any], **extra: str) -> Run:
+        """The same through action.main, for the cases that measure nothing (faster)."""
+        env = self.environ(name, payload, **extra)
+        err = io.StringIO()
+        try:
+            code = action.main(env, err=err)
+        except Exception as exc:
+            err.write(f"benchbot: error: {exc}\n")
+            code = getattr(exc, "exit_code", 99)
+        return self._collect(code, err.getvalue(), env)
+
+    @staticmethod
+    def _collect(code: int, stderr: str, env: dict[str, str]) -> Run:
+        return Run(
+            returncode=code, stderr=stderr,
+            outputs=parse_outputs(Path(env["GITHUB_OUTPUT"]).read_text()),
+            summary=Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
+            results_dir=Path(env["BENCHBOT_RESULTS_DIR"]),
+        )
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub(owner=OWNER, repo=REPO, owner_type="User", default_branch="main") as server:
+        server.permissions.update({"alice": "write", "maria": "maintain", "bob": "read"})
+        yield server
+        assert server.validation_errors == []
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake: FakeGitHub) -> Env:
+    return Env(tmp_path, fake, make_workspace(tmp_path))
+
+
+def sticky(fake: FakeGitHub, number: int = 2) -> list[dict[str, Any]]:
+    return [c for c in fake.comments_on(number)
+            if MARKER in c["body"] and c["user"]["login"] == BOT]
+
+
+def reactions(fake: FakeGitHub, comment_id: int) -> list[str]:
+    return [r["content"] for r in fake.reactions if r["comment_id"] == comment_id]
+
+
+# --------------------------------------------------------------------------- pull_request
+
+
+def test_two_runs_keep_one_sticky_comment_and_complete_the_check(
+        tmp_path: Path, fake: FakeGitHub, validate: Callable[[Any], None]) -> None:
+    config = CONFIG.replace("confirm: off", "confirm: on")
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=config))
+    payload = env.pull_request_event("opened")
+    first = env.run("pull_request", payload)
+    assert first.returncode == 0, first.stderr
+    # the planted 10x slowdown fails the check (fail_on: slower by default)
+    assert first.outputs["conclusion"] == "failure" and first.outputs["slower"] == "1"
+    assert {"results", "report", "faster", "level", "inconclusive", "invalid"} <= set(first.outputs)
+    validate(first.outputs["results"])
+    assert Path(first.outputs["report"]).read_text() in first.summary
+    (only,) = sticky(fake)
+    assert "### benchbot" in only["body"] and "slower" in only["body"]
+    assert "/bench" in only["body"] and "actions/runs/1001" in only["body"]
+    (check,) = fake.check_runs.values()
+    assert (check["name"], check["status"], check["conclusion"]) == ("benchbot", "completed", "failure")
+    assert check["head_sha"] == env.ws.head_sha and "slower" in check["output"]["summary"]
+    # the comment said what was being measured before the report replaced it
+    edits = [r.body["body"] for r in fake.requests_matching("PATCH", r"/issues/comments/\d+$")]
+    assert any("measuring" in e and env.ws.head_sha[:12] in e for e in edits)
+
+    second = env.run("pull_request", env.pull_request_event("synchronize"))
+    assert second.returncode == 0, second.stderr
+    (again,) = sticky(fake)
+    assert again["id"] == only["id"] and "actions/runs/1002" in again["body"]
+    assert len(fake.comments_on(2)) == 1
+    assert len(fake.requests_matching("POST", r"/issues/2/comments$")) == 1
+    assert [c["conclusion"] for c in fake.check_runs.values()] == ["failure", "failure"]
+    doc = json.loads(Path(second.outputs["results"]).read_text())
+    assert doc["base"] == {"ref": "main", "sha": env.ws.base_sha}
+    assert doc["head"] == {"ref": "feature", "sha": env.ws.head_sha}
+
+
+def test_other_comments_with_the_marker_are_never_edited(env: Env, fake: FakeGitHub) -> None:
+    payload = env.pull_request_event("opened")
+    forged = fake.add_comment(2, f"{MARKER}\nnot benchbot's", "mallory")
+    mine_unmarked = fake.add_comment(2, "an unrelated bot comment", BOT, "Bot")
+    run = env.run_in_process("pull_request", payload, BENCHBOT_FAIL_ON="inconclusive")
+    assert run.returncode == 0, run.stderr
+    assert fake.comments[forged["id"]]["body"] == f"{MARKER}\nnot benchbot's"
+    assert fake.comments[mine_unmarked["id"]]["body"] == "an unrelated bot comment"
+    assert len(sticky(fake)) == 1
+    # fail-on slower is replaced by the input: a clear slowdown alone is success now
+    assert run.outputs["conclusion"] == "success"
+    assert next(iter(fake.check_runs.values()))["conclusion"] == "success"
+
+
+def test_fork_pull_request_is_not_run(env: Env, fake: FakeGitHub) -> None:
+    run = env.run_in_process("pull_request", env.pull_request_event(fork="mallory/Hello-World"))
+    assert run.returncode == 0, run.stderr
+    assert "fork" in run.stderr and "::notice" in run.stderr
+    assert run.outputs == {"conclusion": "skipped"} and "/bench" in run.summary
+    assert fake.requests == [] and not run.results_dir.exists()
+
+
+def test_fork_pull_request_with_the_configured_label_runs(tmp_path: Path, fake: FakeGitHub) -> None:
+    ws = make_workspace(tmp_path, config=CONFIG + "github:\n  fork_label: safe-to-bench\n")
+    env = Env(tmp_path, fake, ws)
+    payload = env.pull_request_event(fork="mallory/Hello-World", labels=("safe-to-bench",))
+    run = env.run_in_process("pull_request", payload)
+    assert run.returncode == 0, run.stderr
+    assert run.outputs["conclusion"] == "failure" and len(sticky(fake)) == 1
+
+
+def test_checks_forbidden_falls_back_to_a_commit_status(env: Env, fake: FakeGitHub) -> None:
+    fake.checks_forbidden = True
+    run = env.run_in_process("pull_request", env.pull_request_event(), BENCHBOT_CHECK_NAME="perf")
+    assert run.returncode == 0, run.stderr
+    assert fake.check_runs == {}
+    states = [(s["context"], s["state"], s["sha"]) for s in fake.statuses]
+    assert states == [("perf", "pending", env.ws.head_sha), ("perf", "failure", env.ws.head_sha)]
+    assert "slower" in fake.statuses[-1]["description"]
+    assert len(sticky(fake)) == 1
+
+
+def test_publishing_failure_still_leaves_results_and_summary(env: Env, fake: FakeGitHub) -> None:
+    fake.read_only = True  # every write answers 403, like a fork's token
+    run = env.run_in_process("pull_request", env.pull_request_event())
+    assert run.returncode == 1
+    assert "results file and the job summary hold everything measured" in run.stderr
+    assert "POST /repos/Codertocat/Hello-World/issues/2/comments failed: 403" in run.stderr
+    assert (run.results_dir / "results.json").is_file() and (run.results_dir / "report.md").is_file()
+    assert "slower" in run.summary and run.outputs["conclusion"] == "failure"
+    assert fake.comments == {}
+
+
+def test_server_errors_and_rate_limits_are_survived(env: Env, fake: FakeGitHub) -> None:
+    payload = env.comment_event("/bench runs=10 confirm=off")
+    fake.fail_next("GET", r"/collaborators/alice/permission$", 502)
+    fake.fail_rate_limited("POST", r"/reactions$", reset_in=0)
+    fake.fail_secondary_rate_limit("POST", r"/check-runs$", retry_after=1)
+    fake.fail_next("PATCH", r"/check-runs/\d+$", 503)
+    fake.fail_next("GET", r"/issues/2/comments$", 500)
+    # a lost answer to a comment creation: stored, but the client saw a 502
+    fake.fail_next("POST", r"/issues/2/comments$", 502, apply=True)
+    run = env.run("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    assert len(sticky(fake)) == 1  # looked for it instead of posting twice
+    assert "slower" in sticky(fake)[0]["body"]
+    injected = [r for r in fake.requests if r.injected]
+    assert len(injected) == 6
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "rocket"]
+    assert next(iter(fake.check_runs.values()))["conclusion"] == "failure"
+
+
+def test_a_broken_config_at_the_base_fails_the_check(tmp_path: Path, fake: FakeGitHub) -> None:
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config="version: 1\nworkloadz: []\n"))
+    run = env.run_in_process("pull_request", env.pull_request_event())
+    assert run.returncode == 1 and "workloadz: unknown key" in run.stderr
+    (check,) = fake.check_runs.values()
+    assert check["conclusion"] == "failure" and "workloadz" in check["output"]["summary"]
+    (body,) = [c["body"] for c in sticky(fake)]
+    assert "could not run" in body and "workloadz" in body
+    assert "could not run" in run.summary and run.outputs == {"conclusion": "failure"}
+
+
+# --------------------------------------------------------------------------- /bench
+
+
+def test_a_build_failure_after_bench_is_reported_everywhere(tmp_path: Path,
+                                                            fake: FakeGitHub) -> None:
+    ws = make_workspace(tmp_path, config=CONFIG + "build: echo broken >&2; exit 3\n")
+    env = Env(tmp_path, fake, ws)
+    payload = env.comment_event("/bench")
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 1 and "build of base" in run.stderr
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+    (check,) = fake.check_runs.values()
+    assert check["conclusion"] == "failure" and "broken" in check["output"]["summary"]
+    (body,) = [c["body"] for c in sticky(fake)]
+    assert "could not run" in body and "broken" in body
+
+
+def test_bench_from_a_writer_runs_and_reacts(env: Env, fake: FakeGitHub) -> None:
+    payload = env.comment_event("/bench runs=12 only=nap", login="maria")
+    run = env.run("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "rocket"]
+    doc = json.loads(Path(run.outputs["results"]).read_text())
+    assert doc["settings"]["runs"] == 12
+    (body,) = [c["body"] for c in sticky(fake)]
+    assert "slower" in body
+    edits = [r.body["body"] for r in fake.requests_matching("PATCH", r"/issues/comments/\d+$")]
+    assert any("Requested by @maria: `/bench runs=12 only=nap`" in e for e in edits)
+    assert [r.status for r in fake.requests_matching("GET", r"/collaborators/maria/permission$")] == [200]
+
+
+def test_bench_from_a_reader_is_refused(env: Env, fake: FakeGitHub) -> None:
+    payload = env.comment_event("/bench", login="bob")
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    replies = [c for c in fake.comments_on(2) if c["user"]["login"] == BOT]
+    assert len(replies) == 1 and "@bob" in replies[0]["body"] and "write access" in replies[0]["body"]
+    assert fake.check_runs == {} and fake.reactions == [] and not run.results_dir.exists()
+
+
+def test_bench_from_someone_unknown_to_the_repository_is_refused(env: Env, fake: FakeGitHub) -> None:
+    fake.default_permission = None  # the API answers 404 for them
+    run = env.run_in_process("issue_comment", env.comment_event("/bench", login="ghost"))
+    assert run.returncode == 0, run.stderr
+    (reply,) = [c for c in fake.comments_on(2) if c["user"]["login"] == BOT]
+    assert "@ghost" in reply["body"] and "`none`" in reply["body"]
+    assert fake.check_runs == {}
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("/bench runs=5", "runs=5"),
+    ("/bench runs=10 colour=blue", "unknown option `colour`"),
+    ("/bench only=nope", "no workload named 'nope'"),
+])
+def test_bad_bench_options_are_refused_with_a_reply(env: Env, fake: FakeGitHub, body: str,
+                                                    problem: str) -> None:
+    payload = env.comment_event(body)
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    replies = [c for c in fake.comments_on(2) if c["user"]["login"] == BOT]
+    assert len(replies) == 1 and problem in replies[0]["body"]
+    assert "nothing was run" in replies[0]["body"]
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+    assert fake.check_runs == {} and not run.results_dir.exists()
+
+
+def test_bench_help_answers_with_the_syntax(env: Env, fake: FakeGitHub) -> None:
+    run = env.run_in_process("issue_comment", env.comment_event("/bench help"))
+    assert run.returncode == 0, run.stderr
+    (reply,) = [c for c in fake.comments_on(2) if c["user"]["login"] == BOT]
+    assert "runs=N" in reply["body"] and "only=a,b" in reply["body"]
+    assert fake.check_runs == {}
+
+
+@pytest.mark.parametrize("template, as_subprocess", [
+    ("/bench runs=50; touch {path}", True),
+    ("/bench $(touch {path})", True),
+    ("/bench runs=10 `touch {path}`", False),
+    ("/bench only=nap;touch${{IFS}}{path}", False),
+    ("/bench runs=10 && touch {path}", False),
+])
+def test_command_text_never_reaches_a_shell(env: Env, fake: FakeGitHub, tmp_path: Path,
+                                            template: str, as_subprocess: bool) -> None:
+    target = tmp_path / f"pwned_{uuid.uuid4().hex}"
+    payload = env.comment_event(template.format(path=target))
+    run = (env.run if as_subprocess else env.run_in_process)("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    assert not target.exists()
+    (reply,) = [c for c in fake.comments_on(2) if c["user"]["login"] == BOT]
+    assert "nothing was run" in reply["body"]
+    assert fake.check_runs == {}
+
+
+@pytest.mark.parametrize("case", ["plain issue", "edited", "bot", "not a command", "benchmark"])
+def test_comments_that_are_not_commands_are_ignored(env: Env, fake: FakeGitHub, case: str) -> None:
+    kwargs: dict[str, Any] = {
+        "plain issue": {"body": "/bench", "on_pull": False, "number": 5},
+        "edited": {"body": "/bench", "action_name": "edited"},
+        "bot": {"body": "/bench", "login": BOT, "user_type": "Bot"},
+        "not a command": {"body": "please run /bench"},
+        "benchmark": {"body": "/benchmark runs=10"},
+    }[case]
+    body = kwargs.pop("body")
+    run = env.run_in_process("issue_comment", env.comment_event(body, **kwargs))
+    assert run.returncode == 0, run.stderr
+    assert "ignored" in run.stderr
+    assert fake.requests == []
+
+
+def test_fetches_the_pull_request_head_when_missing(tmp_path: Path, fake: FakeGitHub) -> None:
+    ws = make_workspace(tmp_path)
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(ws.path), str(origin)], check=True)
+    git(origin, "update-ref", "refs/pull/2/head", ws.head_sha)
+    git(origin, "branch", "-D", "feature")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{origin}", str(clone)], check=True)
+    env = Env(tmp_path, fake, Workspace(clone, ws.base_sha, ws.head_sha))
+    run = env.run_in_process("issue_comment", env.comment_event("/bench"))
+    assert run.returncode == 0, run.stderr
+    assert git(clone, "cat-file", "-t", ws.head_sha) == "commit"
+    assert len(sticky(fake)) == 1

@@ -1,0 +1,97 @@
+"""The /bench comment parser: table-driven, including hostile and odd input."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchbot.github.command import HELP, BenchCommand, CommandError, is_command, parse
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("/bench", BenchCommand()),
+    ("/bench\n", BenchCommand()),
+    ("  /bench  ", BenchCommand()),
+    ("/bench runs=50", BenchCommand(runs=50)),
+    ("/bench runs=10", BenchCommand(runs=10)),
+    ("/bench runs=1000", BenchCommand(runs=1000)),
+    ("/bench   runs=50    only=sort,sum  ", BenchCommand(runs=50, only=("sort", "sum"))),
+    ("/bench\truns=50\u00a0only=sort", BenchCommand(runs=50, only=("sort",))),  # tab, NBSP
+    ("/bench only=sort,sort", BenchCommand(only=("sort",))),
+    ("/bench only=edit_distance,a.b-c", BenchCommand(only=("edit_distance", "a.b-c"))),
+    ("/bench parity=0.01", BenchCommand(parity=0.01)),
+    ("/bench parity=.5", BenchCommand(parity=0.5)),
+    ("/bench parity=1%", BenchCommand(parity=0.01)),
+    ("/bench confirm=off aa=off", BenchCommand(confirm=False, aa=False)),
+    ("/bench confirm=ON aa=yes", BenchCommand(confirm=True, aa=True)),
+    ("/bench help", BenchCommand(help=True)),
+    ("/bench runs=20\nand some words for the humans; $(rm -rf /)", BenchCommand(runs=20)),
+    ("\n\n/bench runs=30", BenchCommand(runs=30)),
+])
+def test_commands_that_parse(body: str, expected: BenchCommand) -> None:
+    assert is_command(body)
+    assert parse(body) == expected
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("/bench runs=5", "`runs=5`: must be from 10 to 1000"),
+    ("/bench runs=9", "`runs=9`: must be from 10 to 1000"),
+    ("/bench runs=1001", "`runs=1001`: must be from 10 to 1000"),
+    ("/bench runs=-10", "`runs=-10`: must be a whole number"),
+    ("/bench runs=1e2", "`runs=1e2`: must be a whole number"),
+    ("/bench runs=\uff15\uff10", "`runs=\uff15\uff10`: must be a whole number"),  # fullwidth
+    ("/bench runs=", "`runs=`: must be a whole number"),
+    ("/bench runs=50;", "`runs=50;`: must be a whole number"),
+    ("/bench parity=0", "`parity=0`: must be above 0 and below 1"),
+    ("/bench parity=1", "`parity=1`: must be above 0 and below 1"),
+    ("/bench parity=nan", "`parity=nan`: must be a fraction"),
+    ("/bench parity=-0.1", "`parity=-0.1`: must be a fraction"),
+    ("/bench confirm=maybe", "`confirm=maybe`: must be on or off"),
+    ("/bench only=", "`only=`: must be workload names"),
+    ("/bench only=a,,b", "`only=a,,b`: must be workload names"),
+    ("/bench only=../etc", "`only=../etc`: must be workload names"),
+    ("/bench colour=blue", "unknown option `colour`"),
+    ("/bench RUNS=50", "unknown option `RUNS`"),
+    ("/bench runs=10 runs=20", "`runs` is given twice"),
+    ("/bench please", "`please` is not an option"),
+    ("/bench help runs=10", "`help` is not an option"),
+    ("/bench $(touch /tmp/pwned)", "`$(touch` is not an option"),
+    ("/bench `id`", "`?id?` is not an option"),
+    ("/bench runs=50 && curl evil", "`&&` is not an option"),
+    ("/bench only=sort|sh", "`only=sort|sh`: must be workload names"),
+    ("/bench runs=10\x00", "`runs=10?`: must be a whole number"),
+])
+def test_commands_that_are_refused(body: str, problem: str) -> None:
+    with pytest.raises(CommandError) as exc:
+        parse(body)
+    assert problem in exc.value.problems[0], exc.value.problems
+
+
+def test_every_problem_is_listed() -> None:
+    with pytest.raises(CommandError) as exc:
+        parse("/bench runs=5 colour=blue; touch /tmp/x")
+    assert len(exc.value.problems) == 4  # runs, colour, touch, /tmp/x
+
+
+def test_a_long_hostile_token_is_shortened_in_the_reply() -> None:
+    with pytest.raises(CommandError) as exc:
+        parse("/bench " + "x" * 500)
+    assert len(exc.value.problems[0]) < 120
+
+
+@pytest.mark.parametrize("body", [
+    "", None, "bench", "/benchmark", "/benchmark runs=10", "/bench-it", "please /bench",
+    "> /bench", "`/bench`", "/Bench", "\uff0fbench",  # fullwidth solidus
+])
+def test_not_a_command(body: str | None) -> None:
+    assert not is_command(body)
+
+
+def test_describe_round_trips() -> None:
+    command = parse("/bench runs=50 only=sort,sum parity=0.01 confirm=off aa=on")
+    assert command.describe() == "runs=50 only=sort,sum parity=0.01 confirm=off aa=on"
+    assert parse(f"/bench {command.describe()}") == command
+
+
+def test_help_names_every_option() -> None:
+    for option in ("runs=N", "only=a,b", "parity=", "confirm=off", "aa=off", "/bench help"):
+        assert option in HELP

@@ -1,0 +1,257 @@
+"""Publishing decisions, tested without HTTP through an in-memory API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from benchbot.errors import GithubError
+from benchbot.github.api import CheckRunInfo, CommentInfo
+from benchbot.github.publish import (
+    BENCH_HINT,
+    COMMENT_LIMIT,
+    DEFAULT_BOT_LOGIN,
+    MARKER,
+    Publisher,
+    final_body,
+    find_sticky,
+    fit,
+    headline,
+    status_description,
+)
+
+BOT = DEFAULT_BOT_LOGIN
+
+
+def comment(i: int, body: str, author: str = BOT, kind: str = "Bot") -> CommentInfo:
+    return CommentInfo(id=i, body=body, author=author, author_type=kind)
+
+
+@dataclass
+class MemoryApi:
+    """Holds comments, checks and statuses; ``fail`` maps a method name to errors to raise."""
+
+    comments_: list[CommentInfo] = field(default_factory=list)
+    checks: dict[int, dict[str, object]] = field(default_factory=dict)
+    statuses: list[dict[str, object]] = field(default_factory=list)
+    reactions: list[tuple[int, str]] = field(default_factory=list)
+    fail: dict[str, list[GithubError]] = field(default_factory=dict)
+    app_slug: str | None = "github-actions"
+    user: str | None = None
+    calls: list[str] = field(default_factory=list)
+    lost_create: bool = False  # a create that is stored but answered with a 502
+
+    def _enter(self, name: str) -> None:
+        self.calls.append(name)
+        errors = self.fail.get(name)
+        if errors:
+            raise errors.pop(0)
+
+    def comments(self, number: int) -> list[CommentInfo]:
+        self._enter("comments")
+        return list(self.comments_)
+
+    def create_comment(self, number: int, body: str) -> CommentInfo:
+        self._enter("create_comment")
+        made = comment(1000 + len(self.comments_), body)
+        self.comments_.append(made)
+        if self.lost_create:
+            self.lost_create = False
+            raise GithubError("POST comments failed: 502", status=502)
+        return made
+
+    def edit_comment(self, number: int, comment_id: int, body: str) -> CommentInfo:
+        self._enter("edit_comment")
+        for i, c in enumerate(self.comments_):
+            if c.id == comment_id:
+                self.comments_[i] = comment(c.id, body, c.author, c.author_type)
+                return self.comments_[i]
+        raise GithubError("PATCH failed: 404 Not Found", status=404)
+
+    def react(self, number: int, comment_id: int, content: str) -> None:
+        self._enter("react")
+        self.reactions.append((comment_id, content))
+
+    def authenticated_login(self) -> str | None:
+        self._enter("authenticated_login")
+        return self.user
+
+    def create_check_run(self, *, name: str, head_sha: str, title: str, summary: str,
+                         details_url: str | None = None) -> CheckRunInfo:
+        self._enter("create_check_run")
+        cid = len(self.checks) + 1
+        self.checks[cid] = {"name": name, "status": "in_progress", "summary": summary}
+        return CheckRunInfo(id=cid, app_slug=self.app_slug)
+
+    def update_check_run(self, check_id: int, *, title: str, summary: str,
+                         conclusion: str | None = None, text: str | None = None) -> None:
+        self._enter("update_check_run")
+        self.checks[check_id].update(summary=summary, title=title)
+        if conclusion:
+            self.checks[check_id].update(status="completed", conclusion=conclusion)
+
+    def create_status(self, sha: str, *, state: str, context: str, description: str,
+                      target_url: str | None = None) -> None:
+        self._enter("create_status")
+        self.statuses.append({"state": state, "context": context, "description": description})
+
+
+def publisher(api: MemoryApi, **kw: object) -> Publisher:
+    options: dict[str, object] = {"number": 7, "head_sha": "a" * 40, "check_name": "benchbot",
+                                  "run_url": "https://github.com/o/r/actions/runs/1"}
+    options.update(kw)
+    return Publisher(api, **options)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- sticky selection
+
+
+def test_sticky_needs_the_marker_and_our_identity() -> None:
+    comments = [
+        comment(1, f"{MARKER} forged", author="mallory", kind="User"),
+        comment(2, "a bot comment without the marker"),
+        comment(3, f"{MARKER}\nours"),
+        comment(4, f"{MARKER}\na later duplicate"),
+        comment(5, f"{MARKER}\nanother app's", author="other-app[bot]"),
+    ]
+    assert find_sticky(comments, BOT) == comments[2]
+    assert find_sticky(comments, "GitHub-Actions[bot]") == comments[2]  # logins ignore case
+    assert find_sticky(comments, "other-app[bot]") == comments[4]
+    assert find_sticky(comments[:2], BOT) is None
+
+
+def test_first_show_creates_later_ones_edit() -> None:
+    api = MemoryApi(comments_=[comment(1, f"{MARKER} forged", "mallory", "User")])
+    pub = publisher(api)
+    pub.start_check("measuring", "…")
+    pub.show(f"{MARKER}\nrunning")
+    pub.show(f"{MARKER}\ndone")
+    assert [c.body for c in api.comments_] == [f"{MARKER} forged", f"{MARKER}\ndone"]
+    assert api.calls.count("comments") == 1 and api.calls.count("create_comment") == 1
+    assert pub.failures == []
+
+
+def test_a_second_job_edits_the_existing_sticky_comment() -> None:
+    api = MemoryApi(comments_=[comment(1, "hello", "alice", "User"), comment(2, f"{MARKER}\nold")])
+    pub = publisher(api)
+    pub.start_check("measuring", "…")
+    pub.show(f"{MARKER}\nnew")
+    assert [c.body for c in api.comments_] == ["hello", f"{MARKER}\nnew"]
+    assert "create_comment" not in api.calls
+
+
+def test_a_lost_create_is_found_instead_of_posted_twice() -> None:
+    api = MemoryApi(lost_create=True)
+    pub = publisher(api)
+    pub.show(f"{MARKER}\nrunning")
+    pub.show(f"{MARKER}\ndone")
+    assert [c.body for c in api.comments_] == [f"{MARKER}\ndone"]
+    assert pub.failures == []
+
+
+def test_a_deleted_sticky_comment_is_made_again() -> None:
+    api = MemoryApi(comments_=[comment(2, f"{MARKER}\nold")])
+    pub = publisher(api)
+    pub.show(f"{MARKER}\nfirst")
+    api.comments_.clear()  # someone deleted it meanwhile
+    pub.show(f"{MARKER}\nsecond")
+    assert [c.body for c in api.comments_] == [f"{MARKER}\nsecond"]
+
+
+def test_comment_off_writes_no_comment() -> None:
+    api = MemoryApi()
+    pub = publisher(api, comment=False)
+    pub.show(f"{MARKER}\nx")
+    assert api.calls == []
+
+
+# --------------------------------------------------------------------------- identity
+
+
+@pytest.mark.parametrize("configured, slug, user, expected", [
+    ("my-bot[bot]", "github-actions", "someone", "my-bot[bot]"),
+    (None, "my-app", "someone", "my-app[bot]"),
+    (None, None, "octocat", "octocat"),
+    (None, None, None, BOT),
+])
+def test_identity(configured: str | None, slug: str | None, user: str | None, expected: str) -> None:
+    api = MemoryApi(app_slug=slug, user=user)
+    pub = publisher(api, bot_login=configured)
+    pub.start_check("t", "s")
+    assert pub.identity() == expected
+
+
+def test_identity_when_get_user_is_refused() -> None:
+    api = MemoryApi(app_slug=None, fail={"authenticated_login": [GithubError("GET /user failed: 500", status=500)]})
+    pub = publisher(api)
+    assert pub.identity() == BOT and pub.failures == []
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def test_check_run_goes_in_progress_then_completed() -> None:
+    api = MemoryApi()
+    pub = publisher(api)
+    pub.start_check("measuring", "starting")
+    pub.update_check("measuring", "phase: ab")
+    pub.finish_check("failure", "1 slower", "report", artifact="a", description="d")
+    assert api.checks[1]["conclusion"] == "failure" and api.checks[1]["summary"] == "report"
+    assert api.statuses == []
+
+
+def test_forbidden_check_runs_fall_back_to_a_commit_status() -> None:
+    api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 403", status=403)]})
+    pub = publisher(api)
+    pub.start_check("measuring", "starting")
+    pub.update_check("measuring", "phase: ab")  # nothing to update on a status
+    pub.finish_check("neutral", "1 inconclusive", "report", artifact="a", description="1 inconclusive")
+    assert [(s["state"], s["context"]) for s in api.statuses] == [("pending", "benchbot"), ("success", "benchbot")]
+    assert pub.failures == []
+
+
+def test_other_check_errors_are_failures_not_fallbacks() -> None:
+    api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 500", status=500)]})
+    pub = publisher(api)
+    pub.start_check("measuring", "starting")
+    assert pub.failures == ["POST check-runs failed: 500"] and api.statuses == []
+
+
+def test_failures_are_collected_and_publishing_goes_on() -> None:
+    err = GithubError("POST reactions failed: 403", status=403)
+    api = MemoryApi(fail={"react": [err], "comments": [GithubError("GET failed: 500", status=500)]})
+    pub = publisher(api)
+    pub.react(5, "eyes")
+    pub.show(f"{MARKER}\nx")
+    pub.start_check("t", "s")
+    assert len(pub.failures) == 2 and api.checks[1]["status"] == "in_progress"
+
+
+# --------------------------------------------------------------------------- texts
+
+
+def test_final_body_is_cut_to_the_comment_limit_with_a_pointer() -> None:
+    report = "### benchbot\n\n<details><summary>x</summary>\n\n" + "| row |\n" * 20_000 + "</details>\n"
+    body = final_body(report, artifact="benchbot-results", run_url="https://x/runs/1")
+    assert len(body) <= COMMENT_LIMIT
+    assert body.startswith(MARKER) and "benchbot-results" in body and "https://x/runs/1" in body
+    assert body.endswith(BENCH_HINT) and "\n</details>\n" in body
+    assert "| row" not in body.splitlines()[-5]  # cut at a line end, then the note
+
+
+def test_a_short_report_is_kept_whole() -> None:
+    assert final_body("### r\n", artifact="a", run_url=None) == f"{MARKER}\n### r\n"
+
+
+def test_fit() -> None:
+    assert fit("short", 10, "…") == "short"
+    cut = fit("line one\nline two\nline three\n", 20, "[cut]")
+    assert cut.endswith("[cut]") and len(cut) <= 20 and "line one" in cut
+
+
+def test_headline_and_status_description() -> None:
+    summary = {"slower": 2, "faster": 0, "level": 3, "inconclusive": 1, "invalid": 0}
+    assert headline(summary) == "2 slower · 3 level · 1 inconclusive"
+    assert status_description(summary, "failure") == "2 slower, 3 level, 1 inconclusive (failure)"
+    assert len(status_description({"slower": 10**200}, "failure")) <= 140
