@@ -33,7 +33,7 @@ class AAErrorSpawner:
         return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1, returncode=0, timed_out=False, stdout="", stderr="")
 
 
-CONFIG = "version: 1\ndefaults: {runs: %d}\nworkloads:\n" % RUNS + "".join(
+CONFIG = f"version: 1\ndefaults: {{runs: {RUNS}}}\nworkloads:\n" + "".join(
     f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in ("w1", "w2", "w3", "w4")
 )
 
