@@ -1,0 +1,155 @@
+"""Section 3: what benchbot costs. The time floor, the whole run, and judging.
+
+(a) ``/bin/true`` timed by benchbot's process spawner and by ``hyperfine -N``, in
+alternating blocks within one run; (b) the wall time of a whole ``benchbot compare``
+(A/A, A/B, confirmation) over the summed time of its measured runs, beside hyperfine
+making as many runs; (c) ``stats.compare_many`` on 100 workloads x 1,000 pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchbot.model import Rule
+from benchbot.runner import ProcessSpawner
+from benchbot.stats import compare_many
+from benchmarks.scenarios import Built
+
+TRUE = "/bin/true"
+
+
+def _summary(times_ns: list[float]) -> dict[str, float]:
+    return {"median_us": statistics.median(times_ns) / 1e3, "min_us": min(times_ns) / 1e3,
+            "n": len(times_ns)}  # fmt: skip
+
+
+def _hyperfine_times(hyperfine: str, commands: list[str], runs: int, scratch: Path,
+                     env: dict[str, str] | None = None) -> list[list[float]]:
+    """hyperfine -N's times (ns) of each command, one warm-up each."""
+    export = scratch / "hf.json"
+    subprocess.run(
+        [hyperfine, "-N", "--style", "none", "--warmup", "1", "--runs", str(runs),
+         "--export-json", str(export), *commands],
+        check=True, capture_output=True, env=env,
+    )  # fmt: skip
+    return [[t * 1e9 for t in r["times"]] for r in json.loads(export.read_text())["results"]]
+
+
+def floor(hyperfine: str | None, *, rounds: int, per_block: int) -> dict[str, Any]:
+    """(a) /bin/true: benchbot's spawner against hyperfine -N, blocks alternating."""
+    if hyperfine is None:
+        return {"skipped": "no hyperfine (apt-get install hyperfine; or --no-hyperfine given)"}
+    ours: list[float] = []
+    theirs: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        scratch = Path(tmp)
+        spawner = ProcessSpawner(scratch)
+        env = dict(os.environ)
+
+        def bench() -> None:
+            for i in range(per_block + 1):
+                raw = spawner.spawn([TRUE], cwd=scratch, env=env, timeout_s=10, pin=None)
+                if i:
+                    ours.append(raw.wall_ns)
+
+        def hyper() -> None:
+            theirs.extend(_hyperfine_times(hyperfine, [TRUE], per_block, scratch)[0])
+
+        for r in range(rounds):
+            for step in (bench, hyper) if r % 2 == 0 else (hyper, bench):
+                step()
+    a, b = _summary(ours), _summary(theirs)
+    return {"benchbot": a, "hyperfine": b,
+            "median_ratio": a["median_us"] / b["median_us"],
+            "min_ratio": a["min_us"] / b["min_us"]}  # fmt: skip
+
+
+def _measured(doc_path: Path) -> tuple[float, int]:
+    """Summed wall time (ns) and count of the runs a results file recorded."""
+    doc = json.loads(doc_path.read_text())
+    total, count = 0.0, 0
+    for bench in doc["benchmarks"]:
+        for phase in bench["phases"].values():
+            for arm in phase["arms"].values():
+                total += sum(arm["wall_ns"])
+                count += len(arm["wall_ns"])
+    return total, count
+
+
+def whole_run(built: Built, hyperfine: str | None, *, runs: int, seed: int) -> dict[str, Any]:
+    """(b) ``benchbot compare`` end to end (the CLI, a fresh Python) against its runs."""
+    with tempfile.TemporaryDirectory(prefix="bench-whole-") as tmp:
+        scratch = Path(tmp)
+        out = scratch / "results.json"
+        argv = [sys.executable, "-m", "benchbot", "compare", "--repo", str(built.repo),
+                "--base", "base", "--head", "HEAD", "--runs", str(runs), "--seed", str(seed),
+                "--json", str(out), "--quiet"]  # fmt: skip
+        wall = _timed(argv)
+        measured, count = _measured(out)
+        doc = json.loads(out.read_text())
+        phases = len(doc["benchmarks"][0]["phases"])
+        result: dict[str, Any] = {
+            "runs_measured": count, "wall_s": wall, "measured_s": measured / 1e9,
+            "overhead_factor": wall / (measured / 1e9),
+            "outcome": doc["benchmarks"][0]["verdict"]["outcome"],
+            "parts_s": {
+                "python_start": _timed([sys.executable, "-m", "benchbot", "--version"]),
+                "two_builds": 2 * _timed(["cc", "-O2", "-o", str(scratch / "p"),
+                                          str(built.base_prog.parent / "prog.c")]),
+                "warmups": 2 * phases * measured / 1e9 / count,
+            },
+        }  # fmt: skip
+        if hyperfine is not None:
+            commands = [" ".join(built.argv("base")), " ".join(built.argv("head"))]
+            start = time.monotonic_ns()
+            times = _hyperfine_times(hyperfine, commands, count // 2, scratch)
+            hwall = (time.monotonic_ns() - start) / 1e9
+            hsum = sum(sum(t) for t in times) / 1e9
+            result["hyperfine"] = {"runs_measured": sum(len(t) for t in times),
+                                   "wall_s": hwall, "measured_s": hsum,
+                                   "overhead_factor": hwall / hsum}  # fmt: skip
+    return result
+
+
+def _timed(argv: list[str]) -> float:
+    """Seconds one command takes, start to exit."""
+    start = time.monotonic_ns()
+    subprocess.run(argv, check=True, capture_output=True)
+    return (time.monotonic_ns() - start) / 1e9
+
+
+def judging(workloads: int = 100, pairs: int = 1000, repeats: int = 3) -> dict[str, Any]:
+    """(c) The verdicts of ``workloads`` x ``pairs``: best of ``repeats``, new seed each."""
+    rng = np.random.default_rng(7)
+    state = rng.lognormal(np.log(5e6), 0.1, (workloads, pairs))
+    xs = list(state * rng.lognormal(0.0, 0.02, (workloads, pairs)))
+    ys = list(state * rng.lognormal(0.01, 0.02, (workloads, pairs)))
+    best = float("inf")
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        compare_many(xs, ys, rules=Rule(seed=1000 + repeat))
+        best = min(best, time.perf_counter() - start)
+    return {"workloads": workloads, "pairs": pairs, "best_s": best, "repeats": repeats}
+
+
+def run_overhead(built: Built, hyperfine: str | None, *, quick: bool, seed: int,
+                 runs: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """All of section 3."""
+    log("overhead (a): /bin/true, benchbot's spawner against hyperfine -N")
+    a = floor(hyperfine, rounds=4 if quick else 10, per_block=100 if quick else 200)
+    log("overhead (b): a whole benchbot compare against the time of its runs")
+    b = whole_run(built, hyperfine, runs=runs, seed=seed)
+    log("overhead (c): judging 100 workloads x 1,000 pairs")
+    c = judging()
+    return {"floor": a, "whole_run": b, "judging": c}
