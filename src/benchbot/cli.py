@@ -158,7 +158,9 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from benchbot import demo
 
         doc = demo.run(runs=args.runs, keep=args.keep, seed=args.seed, reporter=_reporter(args, err))
-        return _emit(doc, args, out, err)
+        status = _emit(doc, args, out, err)
+        out.write(f"\n{demo.EXPECTATION}\n")
+        return status
     if args.command == "report":
         doc = results.load(args.file)
         _write(render_results(doc, args.format), args.output, out)

@@ -23,6 +23,12 @@ DEMO_RUNS = 30
 SORT_SOURCE = "kernels/sort.c"
 SORT_BASE = "#define SIZE_PERCENT 100"
 SORT_HEAD = "#define SIZE_PERCENT 104"
+EXPECTATION = (
+    "> What to expect: the head commit changed only `kernels/sort.c` (4% more elements, "
+    "about +4% of work), so `sort` should read slower near 1.04×. Every other kernel is "
+    "unchanged: `level`, or `inconclusive` where its runs vary more than the run count can "
+    "settle (the note says how many runs would), but never `slower` or `faster`."
+)
 KERNEL_FILES = ("*.c", "*.h", "Makefile", "benchbot.yml", "README.md")
 
 
