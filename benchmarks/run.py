@@ -28,6 +28,13 @@ from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# Measure this checkout's benchbot, not whichever one is installed.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+try:
+    import numpy  # noqa: F401
+except ModuleNotFoundError:  # pragma: no cover - a message beats a traceback
+    sys.exit("benchmarks need benchbot's dependencies: run it with the README's venv, "
+             "e.g. .venv/bin/python benchmarks/run.py --quick")
 
 from benchbot import __version__, machine
 from benchmarks import accuracy, overhead, published, report, scenarios
