@@ -52,17 +52,25 @@ class Collected:
     calls: dict[str, Call] = field(default_factory=dict)
     blocks: dict[str, list[int]] = field(default_factory=dict)
     seconds: float = 0.0
+    # benchbot's own entry for the workload (phases with their samples), for re-judging.
+    bench: dict[str, Any] | None = None
 
 
 def benchbot_calls(built: Built, *, runs: int, seed: int) -> dict[str, Call]:
     """Run the real engine (A/A, A/B, confirmation) and read its verdicts."""
+    return benchbot_run(built, runs=runs, seed=seed)[0]
+
+
+def benchbot_run(built: Built, *, runs: int, seed: int,
+                 **request: Any) -> tuple[dict[str, Call], dict[str, Any]]:
+    """The real engine's verdicts, and its entry for the workload (with every sample)."""
     doc = engine.compare(engine.Request(
-        repo=built.repo, base="base", head="HEAD", runs=runs, seed=seed,
+        repo=built.repo, base="base", head="HEAD", runs=runs, seed=seed, **request,
     ))
     bench = doc["benchmarks"][0]
     final = _benchbot_call(bench["verdict"])
     first = _benchbot_call(bench["ab"]["verdict"]) if bench.get("ab") else final
-    return {BENCHBOT: final, BENCHBOT_FIRST: first}
+    return {BENCHBOT: final, BENCHBOT_FIRST: first}, bench
 
 
 def _benchbot_call(v: dict[str, Any]) -> Call:
@@ -113,7 +121,8 @@ def run_rep(built: Built, *, rep: int, runs: int, seed: int, scratch: Path,
     start = time.monotonic()
 
     def bench() -> None:
-        got.calls.update(benchbot_calls(built, runs=runs, seed=seed))
+        calls, got.bench = benchbot_run(built, runs=runs, seed=seed)
+        got.calls.update(calls)
 
     def blocks() -> None:
         got.blocks = collect_blocks(built, spawner, runs)
