@@ -11,7 +11,6 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,17 +20,13 @@ github = pytest.importorskip("github", reason="PyGithub is a test dependency")
 pytest.importorskip("openapi_core", reason="openapi-core is a test dependency")
 
 from tests.fakegithub import FakeGitHub, load_payload  # noqa: E402
-
-SHA = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"
-BASE_SHA = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+from tests.integration.conftest import PULL_BASE_SHA as BASE_SHA  # noqa: E402
+from tests.integration.conftest import PULL_HEAD_SHA as SHA  # noqa: E402
 
 
 @pytest.fixture
-def gh() -> Iterator[FakeGitHub]:
-    with FakeGitHub() as fake:
-        fake.add_pull(7, head_sha=SHA, base_sha=BASE_SHA, head_ref="speedup", user_login="alice")
-        yield fake
-        assert fake.validation_errors == []
+def gh(fake_with_pull: FakeGitHub) -> FakeGitHub:
+    return fake_with_pull
 
 
 def client(fake: FakeGitHub, *, token: str | None = None, per_page: int = 30, lazy: bool = True,

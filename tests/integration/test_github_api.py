@@ -4,25 +4,21 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
 
 import pytest
 
 from benchbot.errors import GithubError
 from benchbot.github.api import GitHubAPI, make_retry
 from tests.fakegithub import FakeGitHub
+from tests.integration.conftest import PULL_BASE_SHA as BASE
+from tests.integration.conftest import PULL_HEAD_SHA as HEAD
 
-HEAD = "1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"
-BASE = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
 REPO = "octo-org/octo-repo"
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    with FakeGitHub() as server:
-        server.add_pull(7, head_sha=HEAD, base_sha=BASE, head_ref="speedup", user_login="alice")
-        yield server
-        assert server.validation_errors == []
+def fake(fake_with_pull: FakeGitHub) -> FakeGitHub:
+    return fake_with_pull
 
 
 def adapter(fake: FakeGitHub, **kw: object) -> GitHubAPI:
