@@ -27,7 +27,15 @@ from benchbot.config import (
 )
 from benchbot.errors import ConfigError
 from benchbot.model import Rule, Verdict
-from benchbot.runner import PhaseResult, ProcessSpawner, Spawner, Target, run_phase, target
+from benchbot.runner import (
+    PhaseResult,
+    ProcessSpawner,
+    Spawner,
+    Target,
+    planned_runs,
+    run_phase,
+    target,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,8 +164,7 @@ def _measure(
     def phase(name: str, items: list[_Workload], ref: dict[str, Target], cand: dict[str, Target],
               keys: tuple[str, str], phase_seed: int, runs: int | None = None) -> None:
         configs = [dataclasses.replace(i.config, runs=runs or i.config.runs) for i in items]
-        planned = sum(2 * (c.runs + c.warmup) for c in configs)
-        reporter.phase(name, len(configs), planned)
+        reporter.phase(name, len(configs), planned_runs(configs))
         expected = {i.config.name: e for i in items if (e := _expected(i)) is not None}
         measured = run_phase(
             configs, ref, cand, spawner=spawner, env=env, seed=phase_seed, warm=warm,
@@ -173,9 +180,8 @@ def _measure(
         for item in state:
             rule = rule_for(item.config, config, seed=seed, comparisons=comparisons)
             item.aa = _judge(item.phases["aa"], item.config, rule)
-    alive = [i for i in state if not _invalid(i.aa)]
-    failed = [i for i in alive if i.aa is not None and i.aa.outcome in ("slower", "faster")]
-    if alive and len(failed) > config.aa.abort_fraction * len(alive):
+    alive, failed, aborted = _aa_outcome(config, state)
+    if aborted:
         for item in alive:
             item.final = _aborted(item.aa, failed=len(failed), total=len(alive))
         return state
@@ -251,15 +257,24 @@ def _judge_pooled(item: _Workload, rule: Rule) -> Verdict:
     return stats.compare(x, y, rule=rule, aa_noise=stats.aa_noise_of(item.aa))
 
 
+def _aa_outcome(
+    config: Config, state: Sequence[_Workload]
+) -> tuple[list[_Workload], list[_Workload], bool]:
+    """The workloads still comparable after the A/A check, those it failed, and whether more
+    than the abort fraction failed (verdict.md, "The A/A check comes first", 3)."""
+    alive = [i for i in state if not _invalid(i.aa)]
+    failed = [i for i in alive if i.aa is not None and i.aa.outcome in ("slower", "faster")]
+    aborted = bool(alive) and len(failed) > config.aa.abort_fraction * len(alive)
+    return alive, failed, aborted
+
+
 def _aa_status(config: Config, state: Sequence[_Workload]) -> dict[str, Any]:
     if not config.aa.enabled:
         return {"status": "skipped", "failed": []}
-    failed = [i.config.name for i in state if i.aa and i.aa.outcome in ("slower", "faster")]
-    alive = [i for i in state if not _invalid(i.aa)]
-    aborted = bool(alive) and len(failed) > config.aa.abort_fraction * len(alive)
+    _, failed, aborted = _aa_outcome(config, state)
     return {
         "status": "failed" if failed else "passed",
-        "failed": failed,
+        "failed": [i.config.name for i in failed],
         "aborted": aborted,
         "abort_fraction": config.aa.abort_fraction,
     }

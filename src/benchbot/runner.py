@@ -301,7 +301,7 @@ def run_phase(
         for name, value in expected.items():
             if name in results:
                 results[name].expected = value
-    planned = sum(2 * (w.runs + w.warmup) for w in workloads)
+    planned = planned_runs(workloads)
     done = 0
 
     def tick(name: str) -> None:
@@ -339,6 +339,11 @@ def run_phase(
                     planned -= 2 * (w.runs - index) - made  # keep the ETA honest
                     break
     return results
+
+
+def planned_runs(workloads: Sequence[WorkloadConfig]) -> int:
+    """How many runs a phase makes: warm-ups and pairs, both arms."""
+    return sum(2 * (w.runs + w.warmup) for w in workloads)
 
 
 def _reference_first(order: str, index: int, rng: random.Random) -> bool:
