@@ -19,7 +19,7 @@ from typing import Any
 from benchbot import engine
 from benchbot.errors import BenchbotError
 
-DEMO_RUNS = 30
+DEMO_RUNS = 50
 SORT_SOURCE = "kernels/sort.c"
 SORT_BASE = "#define SIZE_PERCENT 100"
 SORT_HEAD = "#define SIZE_PERCENT 104"
