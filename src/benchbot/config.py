@@ -31,7 +31,11 @@ from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
 DEFAULT_PATHS = (".github/benchbot.yml", "benchbot.yml")
 
 MIN_RUNS = 10
+MAX_RUNS = 1000
 _RUNS_REFUSED = "fewer than 10 runs a side are refused"
+MAX_TIMEOUT_S = 86_400.0  # a day per run
+MAX_WARMUP = 100
+MAX_CPU = 4095  # highest CPU number a pin may name (Linux's default NR_CPUS is 8192 at most)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 # Floors of process timing (spec/verdict.md, Defaults).
 _FLOOR_WALL_NS = 25_000.0
@@ -50,11 +54,13 @@ SETTING_KEYS = (
 WORKLOAD_KEYS = ("name", "run", *SETTING_KEYS)
 TOP_KEYS = (
     "version", "build", "defaults", "workloads", "aa", "confirm",
-    "alpha", "base", "status", "github", "seed",
+    "alpha", "base", "status", "github", "seed", "sandbox", "pass_env",
 )  # fmt: skip
 AA_KEYS = ("enabled", "runs", "abort_fraction")
 STATUS_KEYS = ("fail_on", "name")
 GITHUB_KEYS = ("forks", "fork_label", "comment")
+SANDBOX_KEYS = ("mode", "read_only", "writable")
+SANDBOX_MODES: tuple[Literal["auto", "on", "off"], ...] = ("auto", "on", "off")
 
 _TRUE_WORDS = frozenset({"on", "yes", "true"})
 _FALSE_WORDS = frozenset({"off", "no", "false"})
@@ -65,6 +71,7 @@ _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _DURATION_PART = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
 _DURATION_RE = re.compile(rf"(?:{_NUMBER}(?:ns|us|µs|μs|ms|s|m|h))+")
 _CPU_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _T = TypeVar("_T", bound=str)
 _FIELDS = {"floor": "floor_ns", "timeout": "timeout_s"}  # file key -> WorkloadConfig field
@@ -90,6 +97,11 @@ class WorkloadConfig:
     pin: tuple[int, ...] | None = None
     better: Better = "lower"
     line: int = 0
+
+    @property
+    def keeps_stdout(self) -> bool:
+        """Whether a run's stdout is kept: only when a pattern must be read from it."""
+        return bool(self.expect or (self.metric == "reported" and self.pattern))
 
     @property
     def effective_floor_ns(self) -> float:
@@ -126,6 +138,15 @@ class GithubConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxConfig:
+    """How the code under test is confined (benchbot.sandbox)."""
+
+    mode: Literal["auto", "on", "off"] = "auto"
+    read_only: tuple[str, ...] = ()  # hidden directories to show again, read-only
+    writable: tuple[str, ...] = ()  # directories besides the worktrees the code may write
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     """A whole benchbot.yml, validated."""
 
@@ -140,6 +161,8 @@ class Config:
     status: StatusConfig = StatusConfig()
     github: GithubConfig = GithubConfig()
     seed: int | None = None
+    sandbox: SandboxConfig = SandboxConfig()
+    pass_env: tuple[str, ...] = ()  # environment variables passed to the build and workloads
 
 
 def find_config(root: Path) -> Path | None:
@@ -163,14 +186,19 @@ def load_config(path: str | os.PathLike[str]) -> Config:
         ) from None
     except OSError as exc:
         raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    return parse_config_bytes(data, path=shown)
+
+
+def parse_config_bytes(data: bytes, path: str = "benchbot.yml") -> Config:
+    """Validate a config file's bytes: UTF-8 text, then ``parse_config``."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ConfigError(
-            f"{shown}:{line}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+            f"{path}:{line}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
         ) from None
-    return parse_config(text, path=shown)
+    return parse_config(text, path=path)
 
 
 def parse_config(text: str, path: str = "benchbot.yml") -> Config:
@@ -228,8 +256,10 @@ def apply_overrides(
             raise ConfigError(f"only: names no workload; known: {', '.join(known)}")
     changes: dict[str, Any] = {}
     if runs is not None:
-        if isinstance(runs, bool) or not isinstance(runs, int) or runs < MIN_RUNS:
-            raise ConfigError(f"runs: must be at least {MIN_RUNS} ({_RUNS_REFUSED}), got {runs!r}")
+        if isinstance(runs, bool) or not isinstance(runs, int) or not MIN_RUNS <= runs <= MAX_RUNS:
+            raise ConfigError(
+                f"runs: must be from {MIN_RUNS} to {MAX_RUNS} ({_RUNS_REFUSED}), got {runs!r}"
+            )
         changes["runs"] = runs
     if parity is not None:
         if not 0 <= parity < 1:
@@ -294,7 +324,7 @@ class _Reader:
         self._scalars = SafeConstructor()
         self._setting_readers: dict[str, Callable[[Node, str], Any]] = {
             "runs": self.runs,
-            "warmup": lambda n, k: self.integer(n, k, minimum=0),
+            "warmup": lambda n, k: self.integer(n, k, minimum=0, maximum=MAX_WARMUP),
             "parity": lambda n, k: self.fraction(n, k, low_open=False, high_open=True),
             "floor": lambda n, k: self.optional(n, k, self.duration),
             "timeout": self.timeout,
@@ -376,12 +406,15 @@ class _Reader:
 
     # --- values -------------------------------------------------------------------
 
-    def integer(self, node: Node, key: str, *, minimum: int, why: str = "") -> int:
+    def integer(self, node: Node, key: str, *, minimum: int, maximum: int | None = None,
+                why: str = "") -> int:
         value = self.scalar(node)
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(node, key, f"must be an integer, got {self.describe(node)}")
         if value < minimum:
             self.fail(node, key, f"must be at least {minimum}{why}, got {value}")
+        if maximum is not None and value > maximum:
+            self.fail(node, key, f"must be at most {maximum}{why}, got {value}")
         return value
 
     def number(self, node: Node, key: str) -> float:
@@ -408,12 +441,14 @@ class _Reader:
             self.fail(node, key, f"must be a string, got {self.describe(node)}")
         if not value.strip():
             self.fail(node, key, "must not be empty")
+        _no_nul(self, node, key, value)
         return value
 
     def text(self, node: Node, key: str) -> str:
         """A scalar as it was written: numbers and words in argv and env are text to the program."""
         if not isinstance(node, ScalarNode) or self.scalar(node) is None:
             self.fail(node, key, f"must be a string, got {self.describe(node)}")
+        _no_nul(self, node, key, str(node.value))
         return str(node.value)
 
     def switch(self, node: Node, key: str) -> bool:
@@ -461,7 +496,10 @@ class _Reader:
     # --- settings -----------------------------------------------------------------
 
     def runs(self, node: Node, key: str) -> int:
-        return self.integer(node, key, minimum=MIN_RUNS, why=f" ({_RUNS_REFUSED})")
+        value = self.integer(node, key, minimum=MIN_RUNS, why=f" ({_RUNS_REFUSED})")
+        if value > MAX_RUNS:
+            self.fail(node, key, f"must be at most {MAX_RUNS} pairs, got {value}")
+        return value
 
     def argv(self, node: Node, key: str) -> tuple[str, ...]:
         if isinstance(node, SequenceNode):
@@ -504,10 +542,11 @@ class _Reader:
         value = self.scalar(node)
         if isinstance(node, SequenceNode):
             cpus = [
-                self.integer(item, f"{key}[{i}]", minimum=0) for i, item in enumerate(node.value)
+                self.integer(item, f"{key}[{i}]", minimum=0, maximum=MAX_CPU)
+                for i, item in enumerate(node.value)
             ]
         elif isinstance(value, int) and not isinstance(value, bool):
-            cpus = [self.integer(node, key, minimum=0)]
+            cpus = [self.integer(node, key, minimum=0, maximum=MAX_CPU)]
         elif isinstance(value, str):
             cpus = []
             for piece in value.split(","):
@@ -524,6 +563,8 @@ class _Reader:
                     self.fail(
                         node, key, f"bad CPU list {value!r}: range {piece.strip()!r} runs backwards"
                     )
+                if high > MAX_CPU:
+                    self.fail(node, key, f"bad CPU list {value!r}: CPU numbers go up to {MAX_CPU}")
                 cpus.extend(range(low, high + 1))
         else:
             self.fail(
@@ -539,6 +580,8 @@ class _Reader:
         seconds = self.duration(node, key)
         if seconds <= 0:
             self.fail(node, key, f"must be longer than 0, got {node.value}")
+        if seconds > MAX_TIMEOUT_S:
+            self.fail(node, key, f"must be at most a day (86400s) per run, got {node.value}")
         return seconds
 
     def settings(self, pairs: _Pairs, key: str) -> dict[str, _Setting]:
@@ -585,7 +628,11 @@ class _Reader:
             "base": lambda n, k: self.choice(n, k, _BASES),
             "status": self.status,
             "github": self.github,
-            "seed": lambda n, k: self.optional(n, k, lambda m, j: self.integer(m, j, minimum=0)),
+            "seed": lambda n, k: self.optional(
+                n, k, lambda m, j: self.integer(m, j, minimum=0, maximum=2**63 - 1)
+            ),
+            "sandbox": self.sandbox,
+            "pass_env": self.pass_env,
         }
         for name, read in readers.items():
             if name in top:
@@ -706,6 +753,51 @@ class _Reader:
                 fields[name] = (self.choice(vnode, sub, OUTCOMES),)
         return StatusConfig(**fields)
 
+    def sandbox(self, node: Node, key: str) -> SandboxConfig:
+        if isinstance(node, ScalarNode):
+            value = self.scalar(node)
+            if value is True or value is False:  # YAML 1.1 reads on/off as booleans
+                return SandboxConfig(mode="on" if value else "off")
+            return SandboxConfig(mode=self.choice(node, key, SANDBOX_MODES))
+        fields: dict[str, Any] = {}
+        for name, (_, vnode) in self.pairs(node, key, SANDBOX_KEYS).items():
+            sub = _join(key, name)
+            if name == "mode":
+                fields[name] = self.sandbox(vnode, sub).mode
+            else:
+                fields[name] = tuple(
+                    self.absolute_path(item, f"{sub}[{i}]")
+                    for i, item in enumerate(self.items(vnode, sub))
+                )
+        return SandboxConfig(**fields)
+
+    def absolute_path(self, node: Node, key: str) -> str:
+        value = self.string(node, key)
+        expanded = os.path.expanduser(value)
+        if not os.path.isabs(expanded):
+            self.fail(node, key, f"must be an absolute path (or start with ~/), got {value!r}")
+        return os.path.normpath(expanded)
+
+    def pass_env(self, node: Node, key: str) -> tuple[str, ...]:
+        from benchbot.sandbox import is_never_passed
+
+        names: list[str] = []
+        for i, item in enumerate(self.items(node, key)):
+            sub = f"{key}[{i}]"
+            name = self.string(item, sub)
+            if not _ENV_NAME.match(name):
+                self.fail(item, sub, f"{name!r} is not an environment variable name")
+            if is_never_passed(name):
+                self.fail(
+                    item,
+                    sub,
+                    f"{name} is never passed to the code under test: tokens, credentials and "
+                    "the runner's and benchbot's own variables stay out of its reach "
+                    "(set a fixed value under env: if the build needs one)",
+                )
+            names.append(name)
+        return tuple(dict.fromkeys(names))
+
     def github(self, node: Node, key: str) -> GithubConfig:
         fields: dict[str, Any] = {}
         for name, (_, vnode) in self.pairs(node, key, GITHUB_KEYS).items():
@@ -715,6 +807,12 @@ class _Reader:
             else:
                 fields[name] = self.switch(vnode, sub)
         return GithubConfig(**fields)
+
+
+def _no_nul(reader: _Reader, node: Node, key: str, value: str) -> None:
+    """Refuse NUL bytes: an argv, environment or path cannot hold one."""
+    if "\0" in value:
+        reader.fail(node, key, "contains a NUL byte (\\0), which no argument, variable or path can hold")
 
 
 def _is_switch(value: object) -> bool:

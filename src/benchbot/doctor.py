@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchbot import machine
+from benchbot import machine, sandbox
 
 Level = Literal["ok", "warn", "info"]
 
@@ -63,6 +63,7 @@ def inspect() -> list[Finding]:
     if aslr and aslr != "0":
         found.append(Finding("info", "address space layout randomisation is on: layout varies per process, "
                              "which interleaved pairs average out"))
+    found.extend(sandbox_findings())
     for tool in ("git", "cc"):
         have = shutil.which(tool) is not None
         found.append(Finding("ok" if have else "warn", f"{tool} {'found' if have else 'not found'}",
@@ -71,6 +72,23 @@ def inspect() -> list[Finding]:
         found.append(Finding("warn", "a GitHub-hosted runner: shared VMs make timings noisy",
                              "use a dedicated self-hosted runner, one runner per machine"))
     return found
+
+
+def sandbox_findings() -> list[Finding]:
+    """Whether the code under test can be sandboxed here (bubblewrap and user namespaces)."""
+    probe = sandbox.probe()
+    out: list[Finding] = []
+    if probe.works:
+        out.append(Finding("ok", f"sandbox: {probe.version or 'bubblewrap'} works here "
+                                 "(the build and the runs get their own PID, mount and network namespaces)"))
+    else:
+        out.append(Finding("warn", f"sandbox: {probe.problem}; with sandbox: auto the code under "
+                                   "test runs unconfined (with a clean environment only)", probe.fix))
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        out.append(Finding("warn", "running as root: inside the sandbox the code under test is "
+                                   "uid 0 too, and can read root's files that are not hidden",
+                           "run the runner as an unprivileged user"))
+    return out
 
 
 def format_findings(findings: list[Finding]) -> str:

@@ -11,19 +11,19 @@ import dataclasses
 import os
 import secrets
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchbot import gitops, machine, results, stats
+from benchbot import gitops, machine, procs, results, sandbox, stats
 from benchbot.config import (
     DEFAULT_PATHS,
     Config,
     WorkloadConfig,
     apply_overrides,
     load_config,
-    parse_config,
+    parse_config_bytes,
 )
 from benchbot.errors import ConfigError
 from benchbot.model import Rule, Verdict
@@ -67,7 +67,11 @@ class Reporter:
         """One more run finished in the phase."""
 
     def note(self, message: str) -> None:
-        """Something worth a line (building, checking out)."""
+        """Something worth a line (the sandbox used, the demo's repository)."""
+
+    def building(self, side: str, sha: str) -> None:
+        """A build begins in one worktree."""
+        self.note(f"building {side} ({sha[:12]})")
 
 
 @dataclass(slots=True)
@@ -89,9 +93,9 @@ def load_request_config(request: Request, repo: Path, base_sha: str) -> Config:
     if request.config_path is not None:
         return load_config(request.config_path)
     for path in DEFAULT_PATHS:
-        text = gitops.show_file(repo, base_sha, path)
-        if text is not None:
-            return parse_config(text, path=path)
+        data = gitops.show_file(repo, base_sha, path)
+        if data is not None:
+            return parse_config_bytes(data, path=path)
     raise ConfigError(
         f"no {' or '.join(DEFAULT_PATHS)} at the base revision {base_sha[:12]}: "
         "commit one there, or pass --config FILE"
@@ -102,9 +106,15 @@ def compare(
     request: Request,
     *,
     reporter: Reporter | None = None,
-    spawner_factory: Callable[[Path], Spawner] = ProcessSpawner,
+    spawner_factory: Callable[[Path], Spawner] | None = None,
+    source_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run the whole comparison and return the results document (results.SCHEMA_VERSION)."""
+    """Run the whole comparison and return the results document (results.SCHEMA_VERSION).
+
+    The code under test (the build and every run) gets the environment of
+    ``sandbox.clean_env`` made from ``source_env`` (default: this process's), and runs in
+    the sandbox the config asks for. ``spawner_factory`` replaces the process layer (tests).
+    """
     reporter = reporter or Reporter()
     repo = gitops.toplevel(request.repo)
     base_sha = gitops.resolve(repo, request.base)
@@ -114,27 +124,93 @@ def compare(
         config, runs=request.runs, only=request.only, parity=request.parity,
         confirm=request.confirm, aa=request.aa,
     )
+    check_pins(config)
     if request.resolve_merge_base and config.base == "merge-base":
         base_sha = gitops.merge_base(repo, base_sha, head_sha)
     seed = request.seed if request.seed is not None else (
         config.seed if config.seed is not None else secrets.randbits(32)
     )
+    source = os.environ if source_env is None else source_env
+    box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
+    env = sandbox.clean_env(source, pass_env=config.pass_env)
+    if not box.active:
+        procs.become_subreaper()  # so that a build's daemons can be found and stopped
+    reporter.note(f"sandbox: {box.description}")
     env_before = machine.snapshot()
-    build_env = dict(os.environ)
     with _scratch() as scratch, gitops.worktrees(repo, {"base": base_sha, "head": head_sha}) as co:
+        confine = _Confinement(box, repo, scratch, co, config)
         for side in ("base", "head"):
-            reporter.note(f"building {side} ({co[side].sha[:12]})")
-            gitops.build(config.build, co[side], env=build_env, log_dir=scratch / "logs")
-        workloads = _measure(
-            config, co, seed=seed, spawner=spawner_factory(scratch), reporter=reporter,
-        )
+            reporter.building(side, co[side].sha)
+            gitops.build(config.build, co[side], env=box.adjust_env(env), log_dir=scratch / "logs",
+                         wrap=confine.build_wrap())
+        spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
+        try:
+            workloads = _measure(
+                config, co, seed=seed, spawner=spawner, reporter=reporter,
+                env=box.adjust_env(env),
+            )
+        finally:
+            _close(spawner)
     environment = machine.finish(env_before)
-    return results.build(
+    doc = results.build(
         config=config, workloads=[_as_result(w) for w in workloads],
         base={"ref": request.base, "sha": base_sha}, head={"ref": request.head, "sha": head_sha},
         seed=seed, environment=environment, repository=request.repository,
         aa_status=_aa_status(config, workloads),
     )
+    doc["sandbox"] = {"kind": box.kind, "description": box.description}
+    return doc
+
+
+class _Confinement:
+    """The sandbox as applied to one comparison: what the build and the worker may write."""
+
+    def __init__(self, box: sandbox.Sandbox, repo: Path, scratch: Path,
+                 co: Mapping[str, gitops.Checkout], config: Config) -> None:
+        self.box, self.scratch, self.config = box, scratch, config
+        self.worktrees = sorted({c.path.parent for c in co.values()})
+        self.git_dir: Path | None = None
+        self.git_config: Path | None = None
+        if box.active:
+            self.git_dir = gitops.common_dir(repo)
+            self.git_config = sandbox.sanitized_git_config(self.git_dir, scratch / "gitconfig")
+
+    def build_wrap(self) -> gitops.Wrap | None:
+        if not self.box.active:
+            return None
+        extra = [Path(p) for p in self.config.sandbox.writable]
+
+        def wrap(argv: list[str], worktree: Path) -> list[str]:
+            return self.box.wrap(argv, cwd=worktree, writable=[worktree, *extra], network=True,
+                                 git_dir=self.git_dir, git_config=self.git_config)
+
+        return wrap
+
+    def spawner(self, env: Mapping[str, str]) -> Spawner:
+        if not self.box.active:
+            return ProcessSpawner(self.scratch)
+        writable = [self.scratch, *self.worktrees, *(Path(p) for p in self.config.sandbox.writable)]
+        return sandbox.WorkerSpawner(self.box, self.scratch, env, writable=writable,
+                                     git_dir=self.git_dir, git_config=self.git_config)
+
+
+def _close(spawner: Spawner) -> None:
+    close = getattr(spawner, "close", None)
+    if callable(close):
+        close()
+
+
+def check_pins(config: Config) -> None:
+    """Refuse a ``pin`` that names a CPU this process may not run on, naming key and line."""
+    usable = machine.usable_cpus()
+    for i, w in enumerate(config.workloads):
+        missing = sorted(set(w.pin or ()) - usable)
+        if missing:
+            have = machine.cpu_list(usable)
+            raise ConfigError(
+                f"{config.path}:{w.line}: workloads[{i}].pin: CPU {missing[0]} is not one this "
+                f"machine lets benchbot use (usable: {have})"
+            )
 
 
 @contextlib.contextmanager
@@ -153,12 +229,11 @@ def rule_for(w: WorkloadConfig, config: Config, *, seed: int, comparisons: int =
 
 def _measure(
     config: Config, co: dict[str, gitops.Checkout], *, seed: int, spawner: Spawner,
-    reporter: Reporter,
+    reporter: Reporter, env: Mapping[str, str],
 ) -> list[_Workload]:
     state = [_Workload(config=w) for w in config.workloads]
     base = {w.name: target(w, co["base"].path) for w in config.workloads}
     head = {w.name: target(w, co["head"].path) for w in config.workloads}
-    env = dict(os.environ)
     warm: set[tuple[str, str]] = set()
 
     def phase(name: str, items: list[_Workload], ref: dict[str, Target], cand: dict[str, Target],

@@ -12,11 +12,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from benchbot import procs
 from benchbot.errors import BuildError, GitError
+from benchbot.spawn import kill_group
 
 LOG_TAIL_LINES = 40
 
@@ -63,15 +66,21 @@ def resolve(repo: Path, rev: str) -> str:
     return out
 
 
+def common_dir(repo: Path) -> Path:
+    """The repository's .git directory (shared by its worktrees)."""
+    return (repo / git(repo, "rev-parse", "--git-common-dir")).resolve()
+
+
 def merge_base(repo: Path, a: str, b: str) -> str:
     """Return the merge-base of two commits."""
     return git(repo, "merge-base", a, b)
 
 
-def show_file(repo: Path, sha: str, path: str) -> str | None:
-    """Return the text of ``path`` at commit ``sha``, or None when it is not there."""
+def show_file(repo: Path, sha: str, path: str) -> bytes | None:
+    """Return the bytes of ``path`` at commit ``sha``, or None when it is not there."""
     proc = subprocess.run(
-        ["git", "show", f"{sha}:{path}"], cwd=repo, capture_output=True, text=True, check=False
+        ["git", "show", f"{sha}:{path}"], cwd=repo, capture_output=True, check=False,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
     )
     return proc.stdout if proc.returncode == 0 else None
 
@@ -109,37 +118,54 @@ def worktrees(repo: Path, revisions: Mapping[str, str]) -> Iterator[dict[str, Ch
         git(repo, "worktree", "prune", check=False)
 
 
+Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to run
+
+
 def build(
     command: str | Sequence[str] | None,
     checkout: Checkout,
     *,
     env: Mapping[str, str],
     log_dir: Path,
+    wrap: Wrap | None = None,
 ) -> Path | None:
     """Run the build command in a worktree; return the log's path.
 
     A string is run by ``/bin/sh -c`` (it comes from the repository's own config at
-    the base revision, never from a commenter); a list is an argv. A failure raises
+    the base revision, never from a commenter); a list is an argv. ``wrap`` puts the
+    command in the sandbox. The build runs in a session of its own; whatever it leaves
+    running is killed when it ends, also on Ctrl-C and SIGTERM. A failure raises
     BuildError naming the side and carrying the log's tail.
     """
     if command is None:
         return None
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     shown = command if isinstance(command, str) else " ".join(command)
+    if wrap is not None:
+        argv = wrap(argv, checkout.path)
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"build-{checkout.side}.log"
-    with open(log_path, "wb") as log:
-        try:
-            proc = subprocess.run(
-                argv, cwd=checkout.path, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, check=False,
-            )
-            returncode = proc.returncode
-        except OSError as exc:
-            log.write(f"{exc}\n".encode())
-            returncode = 127
+    with open(log_path, "wb") as log, procs.swept():
+        returncode = _run_build(argv, checkout.path, env, log)
     if returncode != 0:
         text = log_path.read_text(errors="replace").splitlines()
         tail = "\n".join(text[-LOG_TAIL_LINES:])
         raise BuildError(f"{checkout.side} ({checkout.sha[:12]})", shown, returncode, tail)
     return log_path
+
+
+def _run_build(argv: list[str], cwd: Path, env: Mapping[str, str], log: BinaryIO) -> int:
+    try:
+        proc = subprocess.Popen(
+            argv, cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+    except OSError as exc:
+        log.write(f"{exc}\n".encode())
+        return 127
+    try:
+        return proc.wait()
+    finally:
+        kill_group(proc.pid)
+        if proc.returncode is None:
+            proc.wait()

@@ -54,6 +54,25 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def usable_cpus() -> set[int]:
+    """The CPU numbers this process may run on."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return set(range(os.cpu_count() or 1))
+
+
+def cpu_list(cpus: set[int]) -> str:
+    """A CPU set as Linux writes it: {0, 1, 2, 5} -> "0-2,5"."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][-1] + 1:
+            runs[-1].append(cpu)
+        else:
+            runs.append([cpu])
+    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
 def snapshot() -> dict[str, Any]:
     """Describe the machine now: the part of `environment` taken before measuring."""
     return {

@@ -14,8 +14,16 @@ OUTCOMES: tuple[Outcome, ...] = ("slower", "faster", "level", "inconclusive", "i
 Better = Literal["lower", "higher"]
 Metric = Literal["wall", "reported"]
 Order = Literal["alternate", "random"]
-Arm = Literal["base", "head", "base_again"]
-Phase = Literal["aa", "ab", "confirm"]
+# What a failed run did; the workload's verdict names it (runner.FAILURE_REASONS).
+RunFailure = Literal[
+    "not_started",  # the program could not be started (no such file, not executable)
+    "exit_status",  # it exited with a status other than 0, or was killed by a signal
+    "timeout",  # it ran past the workload's timeout and was killed
+    "no_metric",  # metric: reported, and the pattern matched nothing
+    "bad_metric",  # the pattern matched something that is not a number
+    "expect_missing",  # the `expect` pattern matched nothing
+    "expect_mismatch",  # the `expect` text differed from an earlier run's
+]
 
 # Reason codes: the machine-readable half of Verdict.reason. The words live in the
 # reason text; the code says which term decided, so reports and tests need not parse
@@ -90,9 +98,10 @@ class RunRecord:
     maxrss_kib: int
     returncode: int
     timed_out: bool = False
-    value_ns: int | None = None  # metric: reported (or a throughput, unitless) read from output
+    value_ns: float | None = None  # metric: reported (or a throughput, unitless) read from output
     expect: str | None = None  # the text captured by `expect`
     error: str | None = None  # why this run does not count, in words
+    failure: RunFailure | None = None  # the same as a code
 
 
 @dataclass(slots=True, kw_only=True)
@@ -106,7 +115,7 @@ class ArmSamples:
     wall_ns: list[int] = field(default_factory=list)
     cpu_ns: list[int] = field(default_factory=list)
     maxrss_kib: list[int] = field(default_factory=list)
-    value_ns: list[int] = field(default_factory=list)  # only for metric: reported
+    value_ns: list[float] = field(default_factory=list)  # only for metric: reported
     expect: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 

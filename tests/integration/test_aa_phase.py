@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from benchbot import engine
-from benchbot.runner import RawRun
+from benchbot.runner import RawRun, SpawnRequest
 from tests.conftest import MakeRepo
 
 RUNS = 10
@@ -21,16 +20,15 @@ class AAErrorSpawner:
         self.broken = broken
         self.calls: Counter[str] = Counter()
 
-    def spawn(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-              pin: Sequence[int] | None) -> RawRun:
-        name = argv[1]
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        name = request.argv[1]
         k = self.calls[name]
         self.calls[name] += 1
         measured = k - 2  # one warm-up per arm comes first
         in_aa = 0 <= measured < 2 * RUNS
         slow = name in self.broken and in_aa and measured % 4 in (1, 2)
         wall = 13_000_000 if slow else 10_000_000 + (k % 3) * 1000
-        return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1, returncode=0, timed_out=False, stdout="", stderr="")
+        return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1, returncode=0)
 
 
 CONFIG = f"version: 1\ndefaults: {{runs: {RUNS}}}\nworkloads:\n" + "".join(

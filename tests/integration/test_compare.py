@@ -17,6 +17,8 @@ LOGGER = '#!/bin/sh\necho "{arm} $1" >> "$LOG"\n'
 def _config(log: Path, **extra: str) -> str:
     lines = [
         "version: 1",
+        # The programs log outside the worktrees, which the sandbox must be told.
+        f"sandbox: {{writable: ['{log.parent}']}}",
         "defaults:",
         "  runs: 10",
         f"  env: {{LOG: '{log}'}}",
@@ -243,6 +245,7 @@ def test_cancellation_removes_worktrees_and_writes_no_results(make_repo: MakeRep
 
     started = tmp_path / "started"
     config = f"""version: 1
+sandbox: {{writable: ['{tmp_path}']}}
 defaults: {{runs: 10}}
 workloads:
   - name: slow

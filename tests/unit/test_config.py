@@ -557,7 +557,8 @@ def test_override_switches(two: Config) -> None:
         ({"only": ["sorted"]}, f"only: no workload named 'sorted' in {PATH} (known: sort, sum); did you mean 'sort'?"),
         ({"only": ["sum", "xyz"]}, f"only: no workload named 'xyz' in {PATH} (known: sort, sum)"),
         ({"only": []}, "only: names no workload; known: sort, sum"),
-        ({"runs": 9}, "runs: must be at least 10 (fewer than 10 runs a side are refused), got 9"),
+        ({"runs": 9}, "runs: must be from 10 to 1000 (fewer than 10 runs a side are refused), got 9"),
+        ({"runs": 1001}, "runs: must be from 10 to 1000 (fewer than 10 runs a side are refused), got 1001"),
         ({"parity": 1.0}, "parity: must be at least 0 and below 1 (0.02 is 2%), got 1.0"),
     ],
 )  # fmt: skip

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from benchbot.config import WorkloadConfig
-from benchbot.runner import RawRun, Target, record, run_phase
+from benchbot.runner import RawRun, SpawnRequest, Target, record, request, run_phase
+from benchbot.spawn import find_captures
 
 
 class FakeSpawner:
-    """Answers every spawn from a function of (argv, call index); logs the calls."""
+    """Answers every spawn from a function of (argv, call index); logs the calls. An answer's
+    ``stderr_tail`` is read as the run's whole output, as the real spawner reads its files."""
 
     def __init__(self, answer) -> None:
         self.answer = answer
         self.calls: list[tuple[str, ...]] = []
+        self.requests: list[SpawnRequest] = []
 
-    def spawn(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-              pin: Sequence[int] | None) -> RawRun:
-        self.calls.append(tuple(argv))
-        return self.answer(tuple(argv), len(self.calls))
+    def spawn(self, req: SpawnRequest) -> RawRun:
+        self.calls.append(req.argv)
+        self.requests.append(req)
+        raw = self.answer(req.argv, len(self.calls))
+        return replace(raw, captures=find_captures(req.patterns, raw.stderr_tail, ""))
 
 
 def ok(wall: int = 1_000_000, stdout: str = "") -> RawRun:
-    return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1000, returncode=0, timed_out=False, stdout=stdout, stderr="")
+    return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1000, returncode=0, stderr_tail=stdout)
+
+
+def captured(raw: RawRun, w: WorkloadConfig) -> RawRun:
+    req = request(Target(argv=("p",), cwd=Path(".")), w, {})
+    return replace(raw, captures=find_captures(req.patterns, raw.stderr_tail, ""))
 
 
 def workload(**over) -> WorkloadConfig:
@@ -51,23 +61,39 @@ def test_warmups_then_alternating_pairs() -> None:
 def test_failure_stops_only_that_workload() -> None:
     def answer(argv, i):
         if argv[0] == "B/bad" and i > 8:
-            return RawRun(wall_ns=5, cpu_ns=5, maxrss_kib=1, returncode=2, timed_out=False, stdout="", stderr="oops")
+            return RawRun(wall_ns=5, cpu_ns=5, maxrss_kib=1, returncode=2, stderr_tail="oops")
         return ok()
 
     out = run_phase([workload(name="good"), workload(name="bad")], targets(["good", "bad"], "A"),
                     targets(["good", "bad"], "B"), spawner=FakeSpawner(answer), env={}, seed=1,
                     warm=set(), arm_keys=("A", "B"))
-    assert out["bad"].failure == "run_failed"
+    assert out["bad"].failure == "run_failed" and out["bad"].failure_kind == "exit_status"
     assert "exited with status 2: oops" in (out["bad"].failure_text or "")
     assert len(out["good"].candidate.wall_ns) == 10
 
 
 def test_reported_metric_is_read_from_the_output() -> None:
     w = workload(metric="reported", pattern=r"elapsed_ns=(\d+)")
-    run = record(ok(stdout="x\nelapsed_ns=1234\n"), w)
-    assert run.value_ns == 1234 and run.error is None
-    missing = record(ok(stdout="nothing"), w)
+    run = record(captured(ok(stdout="x\nelapsed_ns=1234\n"), w), w)
+    assert run.value_ns == 1234 and run.error is None and run.failure is None
+    missing = record(captured(ok(stdout="nothing"), w), w)
     assert missing.error and "did not match pattern" in missing.error
+    assert missing.failure == "no_metric"
+    garbled = record(captured(ok(stdout="elapsed_ns=12x"), w), w)
+    assert garbled.failure is None and garbled.value_ns == 12  # the group took the digits
+    both = workload(metric="reported", pattern=r"t=(\S+)", expect=r"sum=(\S+)")
+    run = record(captured(ok(stdout="t=oops sum=7"), both), both)
+    assert run.failure == "bad_metric" and "not a number" in (run.error or "")
+
+
+def test_only_patterns_keep_stdout() -> None:
+    target = Target(argv=("p",), cwd=Path("."))
+    assert request(target, workload(), {}).keep_stdout is False
+    assert request(target, workload(), {}).patterns == ()
+    with_expect = request(target, workload(expect=r"c=(\d)"), {"A": "1"})
+    assert with_expect.keep_stdout and with_expect.patterns == (r"c=(\d)",)
+    merged = request(target, workload(env=(("A", "2"),)), {"A": "1", "B": "3"})
+    assert dict(merged.env) == {"A": "2", "B": "3"}  # the workload's env wins
 
 
 def test_expect_mismatch_across_arms_marks_the_workload() -> None:

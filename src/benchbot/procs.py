@@ -1,0 +1,107 @@
+"""Keeping track of the processes the code under test starts, and of benchbot's own.
+
+A build or a workload may leave processes behind: a background job, a compiler server,
+a daemon that called ``setsid`` to leave its process group. Left running they would add
+noise to every later run, or outlive a cancelled job. Inside the sandbox the PID namespace
+ends them all when it closes; without it, benchbot makes itself a *child subreaper*
+(orphans of its descendants are re-parented to it rather than to init) and kills every
+process that became its descendant during a build (``Sweep``).
+
+``make_undumpable`` stops processes of the same user from reading benchbot's memory and
+``/proc/<pid>/environ`` (Linux's ``PR_SET_DUMPABLE``): the token benchbot holds on GitHub
+stays out of reach of a workload even without the sandbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+from collections.abc import Iterator
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return False
+
+
+def make_undumpable() -> bool:
+    """Forbid ptrace and /proc/<pid>/{environ,mem} to other processes of this user."""
+    return _prctl(_PR_SET_DUMPABLE, 0)
+
+
+def become_subreaper() -> bool:
+    """Adopt the orphans of this process's descendants (so ``Sweep`` can find them)."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid for every process this user may see."""
+    out: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces: split after the last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1:
+            out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Every process below ``pid`` (default: this one) in the process tree."""
+    root = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    for child, parent in _parents().items():
+        children.setdefault(parent, []).append(child)
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+class Sweep:
+    """Kills what a piece of work left running: the processes that became this process's
+    descendants since the sweep began, except those named in ``keep``."""
+
+    def __init__(self) -> None:
+        self._before = descendants()
+
+    def finish(self, keep: set[int] | None = None) -> set[int]:
+        """Kill and reap the leftovers; return their pids."""
+        left = descendants() - self._before - (keep or set())
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        me = os.getpid()
+        for pid in left:
+            with contextlib.suppress(ChildProcessError, OSError):
+                if _parents().get(pid) == me:
+                    os.waitpid(pid, 0)
+        return left
+
+
+@contextlib.contextmanager
+def swept() -> Iterator[Sweep]:
+    """A ``Sweep`` finished on every way out of the block."""
+    sweep = Sweep()
+    try:
+        yield sweep
+    finally:
+        sweep.finish()
