@@ -11,13 +11,13 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
-from benchbot import __version__, results
-from benchbot.errors import BenchbotError, UsageError
+from benchbot import __version__, files, logsafe, results, secret
+from benchbot.errors import BenchbotError, OutputError, UsageError
 from benchbot.model import OUTCOMES
 from benchbot.progress import TerminalReporter
 from benchbot.report import render_results
@@ -97,26 +97,40 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
 
     sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=fmt)
-    sub.add_parser(
+    g = sub.add_parser(
         "github", help="the GitHub Action's entry point (reads the Actions environment)",
         formatter_class=fmt,
         description="Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_TOKEN, "
         "GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY "
         "and GITHUB_OUTPUT, and the action's inputs as BENCHBOT_CONFIG, BENCHBOT_RUNS, "
         "BENCHBOT_FAIL_ON, BENCHBOT_COMMENT, BENCHBOT_CHECK_NAME, BENCHBOT_WORKING_DIRECTORY, "
-        "BENCHBOT_RESULTS_DIR, BENCHBOT_BOT_LOGIN, BENCHBOT_ARTIFACT (see action.yml).",
+        "BENCHBOT_RESULTS_DIR, BENCHBOT_BOT_LOGIN, BENCHBOT_ARTIFACT, BENCHBOT_MODE, BENCHBOT_JOB "
+        "and BENCHBOT_MEASURE_RESULT (see action.yml).",
     )
+    g.add_argument("--mode", choices=("all", "gate", "measure", "publish"), default=None,
+                   help="which part of the job to do (default: BENCHBOT_MODE, else all)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
-    """Run benchbot with ``argv``; return the exit status."""
+    """Run benchbot with ``argv``; return the exit status.
+
+    Called with ``argv`` None (as the ``benchbot`` program), ``benchbot github`` first
+    moves the token out of its environment (``secret.hide_token``), and everything
+    benchbot prints inside a GitHub Actions job passes through ``logsafe.Stream`` so
+    that text from the code under test cannot be read by the runner as a workflow
+    command.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        out, err = logsafe.wrap(out), logsafe.wrap(err)
     previous = _sigterm_as_interrupt()
     try:
         args = _parser().parse_args(argv)
+        if argv is None and args.command == "github":
+            secret.hide_token()  # re-executes this program when the token is in its environment
         return _dispatch(args, out, err)
     except BenchbotError as exc:
         lines = str(exc).splitlines() or [type(exc).__name__]
@@ -167,10 +181,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     if args.command == "merge":
         merged = results.merge([results.load(f) for f in args.files])
-        if args.output:
-            results.save(args.output, merged)
-        else:
-            out.write(results.dumps(merged))
+        _write(results.dumps(merged), args.output, out)
         return EXIT_OK
     if args.command == "doctor":
         from benchbot import doctor
@@ -181,7 +192,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "github":
         from benchbot.github import action
 
-        return action.main(os.environ, err=err)
+        env = {**os.environ, **({"BENCHBOT_MODE": args.mode} if args.mode else {})}
+        return action.main(env, err=err, token=secret.token())
     raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
 
 
@@ -190,15 +202,32 @@ def _reporter(args: argparse.Namespace, err: TextIO) -> TerminalReporter | None:
 
 
 def _emit(doc: dict[str, Any], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.json:
-        results.save(args.json, doc)
+    """Write the files asked for, print the report, and turn --fail-on into the exit status.
+
+    The results file is written first (it is what was measured); the markdown report is
+    printed whatever happened to the files; a file that could not be written is then one
+    line on stderr and exit status 1.
+    """
+    failed: list[OutputError] = []
+
+    def attempt(path: Path | None, render: Callable[[], str]) -> None:
+        if path is None:
+            return
+        try:
+            files.write_text(path, render())
+        except OutputError as exc:
+            failed.append(exc)
+
+    attempt(args.json, lambda: results.dumps(doc))
+    if args.json and not failed:
         err.write(f"benchbot: results written to {args.json}\n")
     markdown = render_results(doc, "markdown")
-    if args.markdown:
-        results.write_atomic(args.markdown, markdown)
-    if args.html:
-        results.write_atomic(args.html, render_results(doc, "html"))
+    attempt(args.markdown, lambda: markdown)
+    attempt(args.html, lambda: render_results(doc, "html"))
     out.write(markdown)
+    out.flush()
+    if failed:
+        raise failed[0]
     hit = [o for o in args.fail_on if doc["summary"][o]]
     if hit:
         counts = ", ".join(f"{doc['summary'][o]} {o}" for o in hit)
@@ -211,4 +240,4 @@ def _write(text: str, path: Path | None, out: TextIO) -> None:
     if path is None:
         out.write(text)
     else:
-        results.write_atomic(path, text)
+        files.write_text(path, text)

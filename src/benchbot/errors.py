@@ -46,3 +46,7 @@ class UsageError(BenchbotError):
     """The command line is wrong."""
 
     exit_code = 2
+
+
+class OutputError(BenchbotError):
+    """A file benchbot was asked to write could not be written; the message names it."""

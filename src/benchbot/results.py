@@ -7,10 +7,9 @@ workload, every figure of the verdict with its reason.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -18,7 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from benchbot import __version__
+import jsonschema
+
+from benchbot import __version__, files
 from benchbot.config import Config, WorkloadConfig
 from benchbot.errors import ResultsError
 from benchbot.model import OUTCOMES, ArmSamples, Verdict
@@ -192,22 +193,8 @@ def dumps(document: Mapping[str, Any]) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a crash leaves the old file or the new, never half."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write ``text`` to ``path`` atomically (see ``benchbot.files``)."""
+    files.write_text(path, text)
 
 
 def save(path: Path, document: Mapping[str, Any]) -> None:
@@ -216,21 +203,57 @@ def save(path: Path, document: Mapping[str, Any]) -> None:
 
 
 def load(path: Path) -> dict[str, Any]:
-    """Read a results file, checking that it is one this version understands."""
+    """Read a results file and check it against the shipped JSON Schema.
+
+    Every problem is a ResultsError of one line naming the file and, for a file that
+    does not match the schema, the place in it (``benchmarks[0].verdict: 'outcome' is a
+    required property``).
+    """
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a directory, not a results file") from None
     except OSError as exc:
-        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not a results file (not UTF-8 text at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+        raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: not a results file (nested too deeply)") from None
     if not isinstance(document, dict) or "schema_version" not in document:
         raise ResultsError(f"{path}: not a benchbot results file (no schema_version)")
     if document["schema_version"] != SCHEMA_VERSION:
         raise ResultsError(
-            f"{path}: schema_version {document['schema_version']} is not supported "
+            f"{path}: schema_version {_clip(repr(document['schema_version']))} is not supported "
             f"(this benchbot reads {SCHEMA_VERSION})"
         )
+    problem = validation_error(document)
+    if problem is not None:
+        raise ResultsError(f"{path}: does not match the results schema: {problem}")
     return document
+
+
+def validation_error(document: Any) -> str | None:
+    """The first place where ``document`` breaks the results schema, in one line, or None."""
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"{where.lstrip('.') or '(top level)'}: {_clip(error.message)}"
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema())
+    return cls(schema())
 
 
 def schema() -> dict[str, Any]:
