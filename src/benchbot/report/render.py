@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 from typing import Literal
 
 import jinja2
 
+from benchbot.report.escape import md_code_span, md_inline
 from benchbot.report.view import ReportView
 
 Format = Literal["markdown", "html"]
@@ -15,13 +17,15 @@ Format = Literal["markdown", "html"]
 
 @cache
 def _environment(autoescape: bool) -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("benchbot", "report/templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=autoescape,
         keep_trailing_newline=True,
         trim_blocks=False,
     )
+    env.filters["code"] = md_code_span
+    return env
 
 
 def render(view: ReportView, fmt: Format = "markdown") -> str:
@@ -33,12 +37,12 @@ def render(view: ReportView, fmt: Format = "markdown") -> str:
 
 
 def _md_safe(view: ReportView) -> ReportView:
-    """Escape characters that would break a markdown table out of free text."""
-    from dataclasses import replace
-
-    def esc(text: str | None) -> str | None:
-        return None if text is None else text.replace("|", "\\|").replace("\n", " ")
-
-    rows = [replace(r, why=esc(r.why)) for r in view.rows]
+    """Escape free text for markdown: it may come from the code under test (a failure's
+    stderr, a branch name, anything in a results file made on the benchmark runner)."""
+    rows = [replace(r, why=md_inline(r.why) if r.why else None) for r in view.rows]
     notes = [r for r in rows if r.note is not None]
-    return replace(view, rows=rows, notes=notes)
+    return replace(
+        view, rows=rows, notes=notes, base=md_inline(view.base), head=md_inline(view.head),
+        environment=[(k, md_inline(v)) for k, v in view.environment],
+        warnings=[md_inline(w) for w in view.warnings],
+    )
