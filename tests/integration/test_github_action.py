@@ -273,7 +273,7 @@ def test_fork_pull_request_is_not_run(env: Env, fake: FakeGitHub) -> None:
     run = env.run_in_process("pull_request", env.pull_request_event(fork="mallory/Hello-World"))
     assert run.returncode == 0, run.stderr
     assert "fork" in run.stderr and "::notice" in run.stderr
-    assert run.outputs == {"conclusion": "skipped"} and "/bench" in run.summary
+    assert run.outputs == {"conclusion": "skipped", "run": "false"} and "/bench" in run.summary
     assert fake.requests == [] and not run.results_dir.exists()
 
 

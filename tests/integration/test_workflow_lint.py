@@ -81,20 +81,49 @@ def test_no_expression_in_a_run_script() -> None:
             assert not re.search(r"\$\{\{", step.get("run", "")), f"{path.name}: {step}"
 
 
+def check_trust_zones(doc: dict) -> None:
+    """The three-job shape of issue "Safe to run on a self-hosted runner": the job that runs
+    pull-request code (measure) holds no write permission; gate and publish hold it and
+    run on GitHub-hosted machines; strangers' comments never queue the runner's job."""
+    triggers = doc[True]  # YAML 1.1 reads the key `on` as a boolean
+    assert triggers["pull_request"]["types"] == ["opened", "synchronize", "reopened", "labeled"]
+    assert triggers["issue_comment"]["types"] == ["created"]
+    assert doc["permissions"] == {}
+    jobs = doc["jobs"]
+    gate, measure, publish = jobs["gate"], jobs["measure"], jobs["publish"]
+    writes = {"contents": "read", "pull-requests": "write", "checks": "write", "issues": "write"}
+    for name, job in (("gate", gate), ("publish", publish)):
+        assert job["runs-on"] == "ubuntu-latest", name
+        assert job["permissions"] == writes, name
+    assert "self-hosted" in measure["runs-on"] and "benchmark" in measure["runs-on"]
+    assert measure["permissions"] == {"contents": "read"}
+    assert measure["needs"] == "gate" and "needs.gate.outputs.run == 'true'" in measure["if"]
+    assert measure["concurrency"]["cancel-in-progress"] is False
+    assert "concurrency" not in doc and "concurrency" not in gate  # the gate never queues
+    assert set(publish["needs"]) == {"gate", "measure"}
+    assert publish["if"].startswith("always()")
+    assert gate["outputs"]["job"] == "${{ steps.gate.outputs.job }}"
+    modes = {}
+    for name, job in jobs.items():
+        step = next(s for s in job["steps"] if s.get("with", {}).get("mode"))
+        modes[name] = step["with"]["mode"]
+        checkout = next(s for s in job["steps"] if "actions/checkout" in s.get("uses", ""))
+        assert checkout["with"]["persist-credentials"] is False, name
+    assert modes == {"gate": "gate", "measure": "measure", "publish": "publish"}
+    assert "needs.gate.outputs.job" in str(jobs["measure"]["steps"])
+    assert "needs.measure.result" in str(jobs["publish"]["steps"])
+
+
 def test_bench_workflow_shape() -> None:
     doc = yaml.safe_load((ROOT / ".github" / "workflows" / "bench.yml").read_text())
-    triggers = doc[True]  # YAML 1.1 reads the key `on` as a boolean
-    assert triggers["pull_request"]["types"] == ["opened", "synchronize", "reopened"]
-    assert triggers["issue_comment"]["types"] == ["created"]
-    assert doc["concurrency"]["cancel-in-progress"] is False
-    (job,) = doc["jobs"].values()
-    assert job["runs-on"] == ["self-hosted", "linux", "benchmark"]
-    assert job["permissions"] == {"contents": "read", "pull-requests": "write",
-                                  "checks": "write", "issues": "write"}
-    assert doc["permissions"] == {}
-    step = next(s for s in job["steps"] if s.get("uses") == "./")
+    check_trust_zones(doc)
+    step = next(s for s in doc["jobs"]["gate"]["steps"] if s.get("uses") == "./")
     assert step["with"]["config"] == "kernels/benchbot.yml"
     assert (ROOT / "kernels" / "benchbot.yml").is_file()
+
+
+def test_the_readme_workflow_has_the_same_trust_zones(tmp_path: Path) -> None:
+    check_trust_zones(yaml.safe_load(_readme_workflow(tmp_path).read_text()))
 
 
 def test_action_inputs_and_outputs() -> None:
@@ -111,6 +140,9 @@ def test_action_inputs_and_outputs() -> None:
     event_py = (ROOT / "src" / "benchbot" / "github" / "event.py").read_text()
     for name in env:
         assert name == "GITHUB_TOKEN" or f'"{name}"' in event_py, name
+    assert doc["inputs"]["mode"]["default"] == "all"
+    run = next(s for s in doc["runs"]["steps"] if s.get("id") == "benchbot")["run"]
+    assert run.startswith("exec ")  # no shell holding the token waits above benchbot
 
 
 def _readme_workflow(tmp_path: Path) -> Path:

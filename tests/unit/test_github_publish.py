@@ -99,7 +99,8 @@ class MemoryApi:
 
 def publisher(api: MemoryApi, **kw: object) -> Publisher:
     options: dict[str, object] = {"number": 7, "head_sha": "a" * 40, "check_name": "benchbot",
-                                  "run_url": "https://github.com/o/r/actions/runs/1"}
+                                  "run_url": "https://github.com/o/r/actions/runs/1",
+                                  "retry_wait_s": 0.0}
     options.update(kw)
     return Publisher(api, **options)  # type: ignore[arg-type]
 
@@ -220,12 +221,31 @@ def test_other_check_errors_are_failures_not_fallbacks() -> None:
 
 def test_failures_are_collected_and_publishing_goes_on() -> None:
     err = GithubError("POST reactions failed: 403", status=403)
-    api = MemoryApi(fail={"react": [err], "comments": [GithubError("GET failed: 500", status=500)]})
+    down = [GithubError("GET failed: 500", status=500) for _ in range(5)]
+    api = MemoryApi(fail={"react": [err], "comments": down})
     pub = publisher(api)
     pub.react(5, "eyes")
-    pub.show(f"{MARKER}\nx")
+    pub.show(f"{MARKER}\nx")  # five 500s in a row: every try fails
     pub.start_check("t", "s")
     assert len(pub.failures) == 2 and api.checks[1]["status"] == "in_progress"
+    assert api.comments_ == []
+
+
+def test_several_server_errors_in_a_row_still_give_one_sticky_comment() -> None:
+    lost = [GithubError("POST comments failed: 502", status=502) for _ in range(3)]
+    api = MemoryApi(fail={"create_comment": lost, "comments": [GithubError("x", status=503)]})
+    pub = publisher(api)
+    pub.show(f"{MARKER}\nrunning")
+    assert [c.body for c in api.comments_] == [f"{MARKER}\nrunning"] and pub.failures == []
+    # each try looked for the comment before creating it
+    assert api.calls.count("comments") == 5 and api.calls.count("create_comment") == 4
+
+
+def test_a_create_stored_but_answered_with_errors_is_never_duplicated() -> None:
+    api = MemoryApi(lost_create=True, fail={"comments": [GithubError("x", status=500)]})
+    pub = publisher(api)
+    pub.show(f"{MARKER}\nrunning")
+    assert [c.body for c in api.comments_] == [f"{MARKER}\nrunning"] and pub.failures == []
 
 
 # --------------------------------------------------------------------------- texts

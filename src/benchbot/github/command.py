@@ -18,9 +18,10 @@ from benchbot.config import MIN_RUNS
 
 PREFIX = "/bench"
 MAX_RUNS = 1000
-OPTIONS = ("runs", "only", "parity", "confirm", "aa")
+OPTIONS = ("runs", "only", "parity", "confirm", "aa", "sha")
 _NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 _INT_RE = re.compile(r"[0-9]+")
+_SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _FRACTION_RE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
 _ON = frozenset({"on", "true", "yes"})
 _OFF = frozenset({"off", "false", "no"})
@@ -36,11 +37,13 @@ HELP = f"""\
 /bench parity=0.01          differences below this fraction (1%) count as level
 /bench confirm=off          skip the confirmation of standouts
 /bench aa=off               skip the A/A check (not recommended)
+/bench sha=1a2b3c4          only if the head is still this commit (needed for forks)
 /bench help                 this text
 ```
 
 Options combine: `/bench runs=100 only=sort`. Only people with write access to the
-repository can run it."""
+repository can run it. On a pull request from a fork, benchbot runs only the commit a
+maintainer names with `sha=` (at least 7 hex digits of the head commit)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +55,7 @@ class BenchCommand:
     parity: float | None = None
     confirm: bool | None = None
     aa: bool | None = None
+    sha: str | None = None  # the head commit the commenter read (a prefix, lower case)
     help: bool = False
 
     def describe(self) -> str:
@@ -67,7 +71,13 @@ class BenchCommand:
             parts.append(f"confirm={'on' if self.confirm else 'off'}")
         if self.aa is not None:
             parts.append(f"aa={'on' if self.aa else 'off'}")
+        if self.sha is not None:
+            parts.append(f"sha={self.sha}")
         return " ".join(parts)
+
+    def matches(self, head_sha: str) -> bool:
+        """Whether ``sha=`` (if given) names ``head_sha``."""
+        return self.sha is None or head_sha.lower().startswith(self.sha)
 
 
 class CommandError(ValueError):
@@ -155,6 +165,12 @@ def _parity(value: str) -> float:
     return number
 
 
+def _sha(value: str) -> str:
+    if not _SHA_RE.fullmatch(value):
+        raise ValueError("must be 7 to 40 hex digits of the head commit, e.g. sha=1a2b3c4")
+    return value.lower()
+
+
 def _switch(value: str) -> bool:
     low = value.lower()
     if low in _ON:
@@ -164,4 +180,7 @@ def _switch(value: str) -> bool:
     raise ValueError("must be on or off")
 
 
-_READERS = {"runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch}
+_READERS = {
+    "runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch,
+    "sha": _sha,
+}

@@ -14,12 +14,15 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from benchbot.errors import UsageError
 from benchbot.model import OUTCOMES, Outcome
 
-PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened")
+PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "labeled")
+Mode = Literal["all", "gate", "measure", "publish"]
+MODES: tuple[Mode, ...] = ("all", "gate", "measure", "publish")
+MEASURE_RESULTS = ("success", "failure", "cancelled", "skipped")
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 DEFAULT_ARTIFACT = "benchbot-results"
@@ -32,7 +35,7 @@ class Settings:
     event_name: str
     event_path: Path
     repository: str
-    token: str
+    token: str | None  # None in the measure mode, which publishes nothing
     api_url: str = DEFAULT_API_URL
     server_url: str = DEFAULT_SERVER_URL
     run_id: str | None = None
@@ -50,6 +53,9 @@ class Settings:
     bot_login: str | None = None
     artifact: str = DEFAULT_ARTIFACT
     throttle: bool = True
+    mode: Mode = "all"
+    job: str | None = None  # the gate's hand-over (JSON), for measure and publish
+    measure_result: str | None = None  # the measure job's result, for publish
 
     @property
     def run_url(self) -> str | None:
@@ -59,8 +65,13 @@ class Settings:
         return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Read the settings; a missing or malformed variable is a UsageError naming it."""
+    def from_env(cls, env: Mapping[str, str], *, token: str | None = None) -> Settings:
+        """Read the settings; a missing or malformed variable is a UsageError naming it.
+
+        ``token`` is the token when benchbot took it out of its environment already
+        (``secret.hide_token``); else GITHUB_TOKEN is read. Every mode but ``measure``
+        needs one.
+        """
 
         def get(name: str) -> str | None:
             value = env.get(name, "").strip()
@@ -78,11 +89,18 @@ class Settings:
         workspace = Path(get("GITHUB_WORKSPACE") or ".")
         workdir = get("BENCHBOT_WORKING_DIRECTORY")
         temp = get("RUNNER_TEMP")
+        mode = _choice(get("BENCHBOT_MODE") or "all", MODES, "BENCHBOT_MODE (input mode)")
+        if token is None:
+            token = get("GITHUB_TOKEN") if mode == "measure" else need("GITHUB_TOKEN")
+        measure_result = get("BENCHBOT_MEASURE_RESULT")
+        if measure_result is not None:
+            measure_result = _choice(measure_result, MEASURE_RESULTS,
+                                     "BENCHBOT_MEASURE_RESULT (input measure-result)")
         return cls(
             event_name=need("GITHUB_EVENT_NAME"),
             event_path=Path(need("GITHUB_EVENT_PATH")),
             repository=need("GITHUB_REPOSITORY"),
-            token=need("GITHUB_TOKEN"),
+            token=token,
             api_url=(get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
             server_url=(get("GITHUB_SERVER_URL") or DEFAULT_SERVER_URL).rstrip("/"),
             run_id=get("GITHUB_RUN_ID"),
@@ -103,7 +121,16 @@ class Settings:
             artifact=get("BENCHBOT_ARTIFACT") or DEFAULT_ARTIFACT,
             throttle=_switch(get("BENCHBOT_GITHUB_THROTTLE"), "BENCHBOT_GITHUB_THROTTLE")
             is not False,
+            mode=mode,
+            job=get("BENCHBOT_JOB"),
+            measure_result=measure_result,
         )
+
+
+def _choice(value: str, choices: tuple[Any, ...], name: str) -> Any:
+    if value not in choices:
+        raise UsageError(f"{name}: must be one of {', '.join(choices)}, got {value[:40]!r}")
+    return value
 
 
 def _path(value: str | None) -> Path | None:
@@ -173,6 +200,7 @@ class Event:
     base: Side | None = None  # pull_request events only; issue_comment asks the API
     head: Side | None = None
     labels: tuple[str, ...] = ()
+    label: str | None = None  # the label a `labeled` event added
     comment: Comment | None = None
     sender: str | None = None
 
@@ -214,6 +242,7 @@ def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
             name=name, action=action, repository=repo, number=_number(pr.get("number")),
             is_pull_request=True, base=_side(pr.get("base")), head=_side(pr.get("head")),
             labels=_labels(pr.get("labels")), sender=sender,
+            label=_get(payload, "label", "name") if action == "labeled" else None,
         )
     if name == "issue_comment" and isinstance(payload.get("issue"), dict):
         issue = payload["issue"]

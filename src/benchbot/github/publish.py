@@ -18,13 +18,15 @@ tests use an in-memory one), so every decision here is tested without HTTP:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from benchbot.errors import GithubError
 from benchbot.github.api import CheckRunInfo, CommentInfo
-from benchbot.github.command import HELP
+from benchbot.github.command import HELP, BenchCommand
+from benchbot.github.job import CheckRef
+from benchbot.report.escape import md_code_block, md_inline
 
 MARKER = "<!-- benchbot:sticky -->"
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
@@ -126,13 +128,21 @@ def running_body(*, base_sha: str, head_sha: str, base_ref: str | None, head_ref
     return "\n".join(lines) + "\n"
 
 
-def error_body(message: str, *, run_url: str | None) -> str:
-    """The sticky comment when the comparison could not run."""
+def error_body(message: str, *, run_url: str | None, title: str = "could not run",
+               measured: str = "Nothing was measured.") -> str:
+    """The sticky comment when the comparison could not run (the message is shown as text:
+    it may hold a build log's tail, which the pull request's code wrote)."""
     link = f" See the [workflow run]({run_url}) for the log." if run_url else ""
-    return (
-        f"{MARKER}\n### benchbot: could not run\n\n```text\n{message.strip()}\n```\n\n"
-        f"Nothing was measured.{link}\n\n{BENCH_HINT}\n"
+    body = (
+        f"{MARKER}\n### benchbot: {title}\n\n{md_code_block(message.strip())}\n\n"
+        f"{measured}{link}\n\n{BENCH_HINT}\n"
     )
+    return fit(body, COMMENT_LIMIT, BENCH_HINT)
+
+
+def error_text(message: str) -> str:
+    """A message that may hold a build log's tail, as markdown that shows it as text."""
+    return md_code_block(message.strip())
 
 
 def help_reply(login: str) -> str:
@@ -143,10 +153,36 @@ def help_reply(login: str) -> str:
 def refusal_reply(login: str, problems: Sequence[str]) -> str:
     """The answer to a ``/bench`` comment with options that were not understood."""
     items = "\n".join(f"- {p}" for p in problems)
+    syntax = f"<details><summary>/bench syntax</summary>\n\n{HELP}\n\n</details>\n"
+    head = f"@{login}, benchbot did not understand that command, so nothing was run:\n\n"
+    room = COMMENT_LIMIT - len(head) - len(syntax) - 4
+    return head + fit(items, room, "- …") + "\n\n" + syntax
+
+
+def fork_needs_sha_reply(login: str, head_sha: str, command: BenchCommand) -> str:
+    """A plain ``/bench`` on a fork's pull request: name the commit and the command to confirm it."""
+    again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
     return (
-        f"@{login}, benchbot did not understand that command, so nothing was run:\n\n{items}\n\n"
-        f"<details><summary>/bench syntax</summary>\n\n{HELP}\n\n</details>\n"
+        f"@{login}, this pull request comes from a fork, so benchbot runs its code on the "
+        "benchmark machine only at a commit a maintainer has read. Its head is now "
+        f"`{head_sha}`. To measure exactly that commit, comment:\n\n```text\n{again}\n```\n\n"
+        "Nothing was run. A later push needs a new `/bench sha=…`."
     )
+
+
+def sha_mismatch_reply(login: str, given: str, head_sha: str, command: BenchCommand) -> str:
+    """``/bench sha=X`` where the pull request's head is no longer X."""
+    again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
+    return (
+        f"@{login}, `sha={given}` does not name this pull request's head, which is now "
+        f"`{head_sha}` (pushed since, or a typo), so nothing was run. Read the new commits; "
+        f"to measure the head as it is now, comment:\n\n```text\n{again}\n```"
+    )
+
+
+def _without_sha(command: BenchCommand) -> str:
+    return BenchCommand(runs=command.runs, only=command.only, parity=command.parity,
+                        confirm=command.confirm, aa=command.aa).describe()
 
 
 def permission_reply(login: str, permission: str) -> str:
@@ -172,20 +208,23 @@ def status_description(summary: Mapping[str, object], conclusion: str) -> str:
 
 
 def _side(ref: str | None, sha: str) -> str:
-    return f"{ref} ({sha[:12]})" if ref else sha[:12]
-
-
-@dataclass(slots=True)
-class _Check:
-    kind: str  # "check", "status" or "none"
-    id: int | None = None
+    return f"{md_inline(ref)} ({sha[:12]})" if ref else sha[:12]
 
 
 class Publisher:
-    """Everything benchbot writes on one pull request during one job."""
+    """Everything benchbot writes on one pull request during one step.
+
+    ``check``, ``comment_id`` and ``identity`` continue what an earlier step (the gate)
+    started; ``state`` hands them on. Creating the sticky comment is tried ``attempts``
+    times, waiting ``retry_wait_s``, doubling, after a server error: each try looks for
+    the comment first, so that a create whose answer was lost is never repeated.
+    """
 
     def __init__(self, api: Api, *, number: int, head_sha: str, check_name: str,
-                 run_url: str | None, comment: bool = True, bot_login: str | None = None) -> None:
+                 run_url: str | None, comment: bool = True, bot_login: str | None = None,
+                 check: CheckRef | None = None, comment_id: int | None = None,
+                 identity: str | None = None, attempts: int = 5,
+                 retry_wait_s: float = 2.0) -> None:
         self.api = api
         self.number = number
         self.head_sha = head_sha
@@ -195,9 +234,15 @@ class Publisher:
         self.failures: list[str] = []
         self._bot_login = bot_login
         self._app_login: str | None = None
-        self._identity: str | None = None
-        self._comment_id: int | None = None
-        self._check = _Check("none")
+        self._identity = identity
+        self._comment_id = comment_id
+        self._check = check or CheckRef()
+        self._attempts = max(1, attempts)
+        self._retry_wait_s = retry_wait_s
+
+    def state(self) -> tuple[CheckRef, int | None, str | None]:
+        """The check, the sticky comment's id and the identity, for the next step."""
+        return self._check, self._comment_id, self.identity()
 
     # --- identity -----------------------------------------------------------------
 
@@ -231,12 +276,12 @@ class Publisher:
             )
         except GithubError as exc:
             if exc.status == 403:  # the token may not write checks: fall back to a status
-                self._check = _Check("status")
+                self._check = CheckRef(kind="status")
                 self._status("pending", title)
             else:
                 self.failures.append(str(exc))
             return
-        self._check = _Check("check", run.id)
+        self._check = CheckRef(kind="check", id=run.id)
         if run.app_slug:
             self._app_login = app_login(run.app_slug)
 
@@ -250,6 +295,8 @@ class Publisher:
     def finish_check(self, conclusion: str, title: str, summary: str, *, artifact: str,
                      description: str) -> None:
         """Complete the check run with a conclusion, or set the final commit status."""
+        if not self.check_started:
+            self.start_check(title, description)
         if self._check.kind == "check" and self._check.id is not None:
             tail = too_long_note("a check's summary", CHECK_SUMMARY_LIMIT, artifact, self.run_url)
             check_id = self._check.id
@@ -283,6 +330,21 @@ class Publisher:
             self.failures.append(str(exc))
 
     def _show(self, body: str) -> None:
+        wait = self._retry_wait_s
+        for attempt in range(1, self._attempts + 1):
+            try:
+                self._show_once(body)
+                return
+            except GithubError as exc:
+                if (exc.status is not None and exc.status < 500) or attempt == self._attempts:
+                    raise
+                # A 5xx or a lost answer: GitHub may have stored a new comment anyway;
+                # the next try looks for it before it creates one, so there is never two.
+                self._comment_id = None
+                time.sleep(wait)
+                wait *= 2
+
+    def _show_once(self, body: str) -> None:
         if self._comment_id is None:
             found = find_sticky(self.api.comments(self.number), self.identity())
             self._comment_id = found.id if found else None
@@ -294,19 +356,7 @@ class Publisher:
                 if exc.status != 404:  # deleted since: make a new one
                     raise
                 self._comment_id = None
-        try:
-            self._comment_id = self.api.create_comment(self.number, body).id
-        except GithubError as exc:
-            if exc.status is not None and exc.status < 500:
-                raise
-            # The answer was lost or a 5xx: GitHub may have stored it anyway. Look first,
-            # so that the sticky comment is never duplicated.
-            found = find_sticky(self.api.comments(self.number), self.identity())
-            if found is not None:
-                self._comment_id = found.id
-                self.api.edit_comment(self.number, found.id, body)
-            else:
-                self._comment_id = self.api.create_comment(self.number, body).id
+        self._comment_id = self.api.create_comment(self.number, body).id
 
     # --- reactions and replies ----------------------------------------------------
 

@@ -1,0 +1,115 @@
+"""What the gate, measure and publish steps share: the log, step outputs and summary,
+the config at the base revision, and the publisher of one job."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from benchbot import engine, gitops
+from benchbot.config import Config, parse_config_bytes
+from benchbot.errors import ConfigError
+from benchbot.github import publish
+from benchbot.github.event import Settings, Side
+from benchbot.github.fetch import ensure_commits
+from benchbot.github.job import Job
+
+
+class Log:
+    """Lines for the job's log. Text in them may come from the code under test, so inside
+    Actions the stream escapes workflow commands (``logsafe``); ``notice`` is benchbot's
+    own command and goes around that."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+
+    def line(self, text: str) -> None:
+        self.err.write(f"benchbot: {text}\n")
+        self.err.flush()
+
+    def notice(self, text: str) -> None:
+        command = getattr(self.err, "command", None)
+        line = f"::notice title=benchbot::{_command_data(text)}"
+        if callable(command):
+            command(line)
+        else:
+            self.err.write(line + "\n")
+        self.err.flush()
+
+
+def _command_data(text: str) -> str:
+    """A workflow command's data, escaped as the runner expects (%, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def append_summary(path: Path | None, text: str) -> None:
+    """Add markdown to the job summary (GITHUB_STEP_SUMMARY)."""
+    if path is None:
+        return
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text if text.endswith("\n") else text + "\n")
+
+
+def write_outputs(path: Path | None, values: Mapping[str, str]) -> None:
+    """Append step outputs in the delimiter form, safe for any value (GITHUB_OUTPUT)."""
+    if path is None:
+        return
+    with open(path, "a", encoding="utf-8") as fh:
+        for name, value in values.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            fh.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def base_refspecs(base: Side) -> list[str]:
+    """Where the base branch's tip can be fetched from."""
+    return [f"+refs/heads/{base.ref}:refs/remotes/origin/{base.ref}"] if base.ref else []
+
+
+def fetch(settings: Settings, wants: Mapping[str, list[str]]) -> Path:
+    """Bring the commits into the workspace's clone; return the repository's root."""
+    ensure_commits(settings.workspace, wants, token=settings.token, server_url=settings.server_url)
+    return gitops.toplevel(settings.workspace)
+
+
+def load_config(settings: Settings, repo: Path, base_sha: str) -> Config:
+    """The config at the base revision, with the action's inputs put over it."""
+    if settings.config_path:
+        path = settings.config_path.removeprefix("./")
+        data = gitops.show_file(repo, base_sha, path)
+        if data is None:
+            raise ConfigError(
+                f"{path}: not found at the base revision {base_sha[:12]}; benchbot reads its "
+                "config from the base branch, so that a pull request cannot change how it is "
+                "judged: commit it there first (the path is relative to the repository root)"
+            )
+        config = parse_config_bytes(data, path=path)
+    else:
+        request = engine.Request(repo=repo, base=base_sha, head=base_sha)
+        config = engine.load_request_config(request, repo, base_sha)
+    status = dataclasses.replace(
+        config.status,
+        fail_on=settings.fail_on if settings.fail_on is not None else config.status.fail_on,
+        name=settings.check_name or config.status.name,
+    )
+    comment = settings.comment if settings.comment is not None else config.github.comment
+    github = dataclasses.replace(config.github, comment=comment)
+    return dataclasses.replace(config, status=status, github=github)
+
+
+def publisher(api: publish.Api, settings: Settings, job: Job) -> publish.Publisher:
+    """The publisher of one job, continuing where the gate left the check and the comment."""
+    return publish.Publisher(
+        api, number=job.number, head_sha=job.head.sha, check_name=job.check_name,
+        run_url=settings.run_url, comment=job.comment, bot_login=settings.bot_login,
+        check=job.check, comment_id=job.comment_id, identity=job.identity,
+        retry_wait_s=2.0 if settings.throttle else 0.05,
+    )
+
+
+def first_line(message: str) -> str:
+    """The first line of a message, for a check's title or a status."""
+    lines = message.strip().splitlines()
+    return lines[0] if lines else "error"

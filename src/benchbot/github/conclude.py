@@ -1,0 +1,159 @@
+"""The publish step: the results go where the gate left its check and comment.
+
+In the three-job workflow this runs on a GitHub-hosted runner with the write token, after
+the measure job, whatever became of it (``if: always()``). The results directory is the
+measure job's artifact and is untrusted: the pull request's code ran on that machine. So
+the results file is checked against the schema, must name the commits the gate pinned,
+and the report is made again here from it (its text escaped), never taken from the
+artifact. Whatever happens, the check is completed with a conclusion and a one-line
+reason, and the sticky comment stops saying "measuring".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchbot import results
+from benchbot.errors import BenchbotError, GithubError
+from benchbot.github import publish
+from benchbot.github.common import Log, append_summary, first_line, write_outputs
+from benchbot.github.event import Settings
+from benchbot.github.job import Job
+from benchbot.github.measure import ERROR, RESULTS
+from benchbot.model import OUTCOMES
+from benchbot.report import render_results
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """The comparison ran: its results document."""
+
+    doc: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class NotMeasured:
+    """The comparison did not finish: why, and the check's conclusion for it."""
+
+    message: str
+    conclusion: str = "failure"  # or "cancelled"
+
+
+Outcome = Measured | NotMeasured
+
+_MEASURE_RESULT_WORDS = {
+    "cancelled": ("measuring was cancelled before it finished: someone cancelled the run, or "
+                  "a newer benchmark queued for the runner replaced this one while it waited"),
+    "failure": "the measure job failed before it wrote any results; its log says why",
+    "skipped": "the measure job did not run",
+    "success": "the measure job finished but left no results file in its artifact",
+}
+
+
+def read_outcome(settings: Settings, job: Job) -> Outcome:
+    """What the measure job left in its artifact (the results directory)."""
+    directory = settings.results_dir
+    if (directory / RESULTS).is_file():
+        try:
+            doc = results.load(directory / RESULTS)
+        except BenchbotError as exc:
+            return NotMeasured(f"the results file from the measure job is not valid: {exc}")
+        for side in ("base", "head"):
+            pinned = getattr(job, side).sha
+            if doc[side]["sha"] != pinned:
+                return NotMeasured(
+                    f"the results file names {side} {str(doc[side]['sha'])[:12]}, but the gate "
+                    f"pinned {pinned[:12]}: not publishing results for other commits"
+                )
+        return Measured(doc)
+    if (directory / ERROR).is_file():
+        return _error_file(directory / ERROR)
+    word = settings.measure_result or "failure"
+    return NotMeasured(_MEASURE_RESULT_WORDS.get(word, _MEASURE_RESULT_WORDS["failure"]),
+                       "cancelled" if word == "cancelled" else "failure")
+
+
+def _error_file(path: Path) -> NotMeasured:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        message = str(data["message"])[:20_000]
+        kind = str(data.get("kind"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return NotMeasured("the measure job failed and its error file cannot be read")
+    return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
+
+
+def run(settings: Settings, job: Job, pub: publish.Publisher, log: Log, outcome: Outcome) -> int:
+    """Publish the outcome; complete the check whatever happens; return the exit status."""
+    try:
+        if isinstance(outcome, Measured):
+            _publish_results(settings, job, pub, log, outcome.doc)
+        else:
+            _publish_failure(settings, job, pub, outcome)
+    except BaseException as exc:
+        finish_anyway(settings, pub, f"publishing failed: {first_line(str(exc) or type(exc).__name__)}")
+        raise
+    return done(pub, log, written=isinstance(outcome, Measured))
+
+
+def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: Log,
+                     doc: dict[str, Any]) -> None:
+    fail_on = job.fail_on
+    summary = results.summarize(doc["benchmarks"], fail_on, bool(doc["aa"].get("aborted")))
+    doc = {**doc, "summary": summary, "status": {"fail_on": list(fail_on), "name": job.check_name}}
+    report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
+    if settings.mode == "publish":
+        append_summary(settings.step_summary, report)
+    conclusion = summary["conclusion"]
+    values = {"conclusion": conclusion, "results": str(settings.results_dir / RESULTS),
+              "report": str(settings.results_dir / "report.md")}
+    values.update({o: str(summary[o]) for o in OUTCOMES})
+    write_outputs(settings.output, values)
+    pub.show(publish.final_body(report, artifact=settings.artifact, run_url=settings.run_url))
+    pub.finish_check(conclusion, f"benchbot: {publish.headline(summary)} ({job.head.sha[:7]})",
+                     report, artifact=settings.artifact,
+                     description=publish.status_description(summary, conclusion))
+    if job.trigger is not None:
+        pub.react(job.trigger, "rocket")
+    log.line(f"published: {publish.headline(summary)}, check {conclusion}")
+
+
+def _publish_failure(settings: Settings, job: Job, pub: publish.Publisher,
+                     outcome: NotMeasured) -> None:
+    message = outcome.message
+    append_summary(settings.step_summary,
+                   f"### benchbot: could not run\n\n{publish.error_text(message)}\n")
+    write_outputs(settings.output, {"conclusion": outcome.conclusion})
+    title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
+    pub.show(publish.error_body(message, run_url=settings.run_url, title=title))
+    if not pub.check_started:
+        pub.start_check(f"benchbot: {title}", first_line(message))
+    pub.finish_check(outcome.conclusion, f"benchbot: {title} ({job.head.sha[:7]})",
+                     publish.error_text(message), artifact=settings.artifact,
+                     description=f"{title}: {first_line(message)}")
+    if job.trigger is not None:
+        pub.react(job.trigger, "confused")
+
+
+def finish_anyway(settings: Settings, pub: publish.Publisher, reason: str) -> None:
+    """The last resort: complete the check and replace "measuring" in the comment."""
+    try:
+        pub.show(publish.error_body(reason, run_url=settings.run_url))
+        pub.finish_check("failure", "benchbot: could not run", publish.error_text(reason),
+                         artifact=settings.artifact, description=reason)
+    except (BenchbotError, OSError):
+        pass
+
+
+def done(pub: publish.Publisher, log: Log, *, written: bool = False) -> int:
+    """Exit status 0, or a GithubError naming the first failed call."""
+    if not pub.failures:
+        return 0
+    for failure in pub.failures:
+        log.line(f"publishing: {failure}")
+    where = " The results file and the job summary hold everything measured." if written else ""
+    raise GithubError(f"{len(pub.failures)} GitHub call(s) failed; first: {pub.failures[0]}.{where}")
+

@@ -1,0 +1,333 @@
+"""The gate: decides whether a comparison runs, pins it, and opens the check and the comment.
+
+It runs where the write token is (a GitHub-hosted runner in the three-job workflow) and
+never builds or runs the pull request's code, so everything a stranger can trigger ends
+here: a comment from someone without write access is answered and nothing is queued on
+the benchmark runner.
+
+- ``pull_request`` (opened, synchronize, reopened) on a branch of the repository runs.
+  From a fork it runs only when the config says ``github: {forks: true}``, or for the
+  one head commit a maintainer approved by adding the ``fork_label`` (a ``labeled``
+  event; a later push is not approved).
+- ``issue_comment`` starting with ``/bench``: the commenter's permission is asked from
+  the API (write, maintain or admin); the command is parsed; on a fork's pull request
+  only ``/bench sha=<head>`` runs, and only while the head is that commit.
+
+The base and head commits are pinned here (the merge-base is resolved here too), so the
+measure step builds exactly what was approved, whatever is pushed meanwhile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Protocol
+
+from benchbot import gitops
+from benchbot.config import Config, apply_overrides
+from benchbot.errors import BenchbotError, ConfigError, GithubError, UsageError
+from benchbot.github import publish
+from benchbot.github.api import PullInfo
+from benchbot.github.command import BenchCommand, CommandError, is_command, parse
+from benchbot.github.common import (
+    Log,
+    append_summary,
+    base_refspecs,
+    fetch,
+    first_line,
+    load_config,
+    publisher,
+    write_outputs,
+)
+from benchbot.github.event import PULL_REQUEST_ACTIONS, Comment, Event, Settings, Side, is_fork
+from benchbot.github.job import Job
+
+ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
+
+
+class GateApi(publish.Api, Protocol):
+    """The calls the gate makes besides publishing (implemented by ``api.GitHubAPI``)."""
+
+    def permission(self, login: str) -> str: ...
+    def pull(self, number: int) -> PullInfo: ...
+
+
+ApiFactory = Callable[[Settings], GateApi]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Opened:
+    """A job the gate approved, and the publisher that opened its check and comment."""
+
+    job: Job
+    publisher: publish.Publisher
+
+
+def run(settings: Settings, event: Event, api_factory: ApiFactory, log: Log) -> Opened | None:
+    """Decide on the event; return the opened job, or None when nothing is to run."""
+    opened: Opened | None = None
+    if event.name == "pull_request":
+        opened = _on_pull_request(settings, event, api_factory, log)
+    elif event.name == "issue_comment":
+        opened = _on_comment(settings, event, api_factory, log)
+    else:
+        log.line(f"ignored: benchbot acts on pull_request and issue_comment, not {event.name}")
+    if opened is None:
+        write_outputs(settings.output, {"run": "false"})
+    return opened
+
+
+# --- pull_request -----------------------------------------------------------------------
+
+
+def _on_pull_request(settings: Settings, event: Event, api_factory: ApiFactory,
+                     log: Log) -> Opened | None:
+    if event.action not in PULL_REQUEST_ACTIONS:
+        log.line(f"ignored: pull_request {event.action} (runs on {', '.join(PULL_REQUEST_ACTIONS)})")
+        return None
+    if event.number is None or event.base is None or event.head is None:
+        raise UsageError(f"GITHUB_EVENT_PATH {settings.event_path}: no pull_request in the payload")
+    if event.action == "labeled" and not event.is_fork:
+        log.line("ignored: a label on a pull request from this repository's own branch")
+        return None
+    number, base, head = event.number, event.base, event.head
+    try:
+        config = _config(settings, number, base, head)
+    except BenchbotError as exc:
+        if not event.is_fork:  # say so on the pull request; a fork's token may not write
+            job = Job(number=number, base=base, head=head, config_sha=base.sha)
+            _report_refusal_as_failure(api_factory(settings), settings, job, str(exc))
+        raise
+    if event.is_fork:
+        why = fork_refusal(config, event)
+        if why is not None:
+            text = (f"pull request #{number} comes from a fork ({head.repo or 'deleted'}): {why}")
+            log.line(f"skipped: {text}")
+            log.notice(text)
+            append_summary(settings.step_summary, f"### benchbot: skipped\n\n{text}\n")
+            write_outputs(settings.output, {"conclusion": "skipped"})
+            return None
+    job = _pin(settings, config, number=number, base=base, head=head, command=BenchCommand())
+    return _open(api_factory(settings), settings, job, log)
+
+
+def fork_refusal(config: Config, event: Event) -> str | None:
+    """Why a fork's pull_request event does not run, or None when it does.
+
+    ``forks: true`` runs every push. ``fork_label`` approves the head commit at the moment
+    the label is added (the ``labeled`` event), or present when the pull request is
+    (re)opened; a push after that is a new commit nobody has read, so it does not run.
+    """
+    if config.github.forks:
+        return None
+    label = config.github.fork_label
+    if label is not None:
+        if event.action == "labeled" and event.label == label:
+            return None
+        if event.action in ("opened", "reopened") and label in event.labels:
+            return None
+        if event.action == "synchronize" and label in event.labels:
+            return (f"the `{label}` label approved an earlier head commit, not this push; "
+                    f"add the label again, or comment `/bench sha={event.head.sha if event.head else ''}`")
+    return ("benchbot does not run a fork's code on this runner by itself. A maintainer who "
+            "has read the change can start it with `/bench`.")
+
+
+# --- issue_comment ----------------------------------------------------------------------
+
+
+def ignored_comment(event: Event, settings: Settings) -> str | None:
+    """Why an issue_comment event is none of benchbot's business, or None when it is."""
+    comment = event.comment
+    if event.action != "created" or comment is None or event.number is None:
+        return f"issue_comment {event.action} (only new comments are read)"
+    if not event.is_pull_request:
+        return f"#{event.number} is an issue, not a pull request"
+    if not is_command(comment.body):
+        return "the comment does not start with /bench"
+    if comment.author_type == "Bot" or comment.author.lower() in _own_logins(settings):
+        return f"a comment by the bot {comment.author}"
+    return None
+
+
+def _on_comment(settings: Settings, event: Event, api_factory: ApiFactory,
+                log: Log) -> Opened | None:
+    reason = ignored_comment(event, settings)
+    if reason is not None:
+        log.line(f"ignored: {reason}")
+        return None
+    comment, number = event.comment, event.number
+    assert comment is not None and number is not None
+    api = api_factory(settings)
+    replies = publish.Publisher(api, number=number, head_sha="", check_name="benchbot",
+                                run_url=settings.run_url, bot_login=settings.bot_login)
+    accepted = _accept(api, replies, comment, number, log)
+    if accepted is None:
+        _done(replies, log)
+        return None
+    command, pull = accepted
+    try:
+        config = _config(settings, number, pull.base, pull.head)
+    except BenchbotError as exc:
+        job = Job(number=number, base=pull.base, head=pull.head, config_sha=pull.base.sha,
+                  trigger=comment.id)
+        _report_refusal_as_failure(api, settings, job, str(exc))
+        raise
+    try:
+        apply_overrides(config, only=command.only)  # names that are not in the config
+    except ConfigError as exc:
+        _refuse(replies, log, comment, [str(exc)])
+        _done(replies, log)
+        return None
+    job = _pin(settings, config, number=number, base=pull.base, head=pull.head, command=command,
+               trigger=comment.id, requested_by=comment.author)
+    return _open(api, settings, job, log)
+
+
+def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: int,
+            log: Log) -> tuple[BenchCommand, PullInfo] | None:
+    """The command and the pull request it is for, or None once a reply has said why not:
+    no write permission, a command not understood, ``help``, a closed pull request, a
+    fork's head not named with ``sha=``, or ``sha=`` naming another commit."""
+    permission = _permission(api, comment.author)
+    if permission not in ALLOWED_PERMISSIONS:
+        log.line(f"refused: /bench from {comment.author}, whose permission is {permission}")
+        replies.reply(publish.permission_reply(comment.author, permission))
+        return None
+    replies.react(comment.id, "eyes")
+    try:
+        command = parse(comment.body)
+    except CommandError as exc:
+        _refuse(replies, log, comment, list(exc.problems))
+        return None
+    if command.help:
+        replies.reply(publish.help_reply(comment.author))
+        return None
+    pull = api.pull(number)
+    head = pull.head.sha
+    if pull.state != "open":
+        _refuse(replies, log, comment, [f"#{number} is {pull.state}; /bench measures open pull requests"])
+        return None
+    fork = is_fork(pull.head.repo, pull.base.repo)
+    if fork and command.sha is None:
+        log.line(f"refused: /bench on the fork pull request #{number} without sha=")
+        replies.reply(publish.fork_needs_sha_reply(comment.author, head, command))
+        replies.react(comment.id, "confused")
+        return None
+    if command.sha is not None and not command.matches(head):
+        log.line(f"refused: /bench sha={command.sha} but the head is {head[:12]}")
+        replies.reply(publish.sha_mismatch_reply(comment.author, command.sha, head, command))
+        replies.react(comment.id, "confused")
+        return None
+    if fork:
+        log.line(f"running the fork pull request #{number} at {head[:12]}: "
+                 f"{comment.author} named it with /bench sha=")
+    return command, pull
+
+
+def _refuse(pub: publish.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:
+    """A /bench that was not understood: reply with the problems, react confused, run nothing."""
+    log.line(f"refused: /bench from {comment.author} was not understood ({len(problems)} problems)")
+    pub.reply(publish.refusal_reply(comment.author, problems))
+    pub.react(comment.id, "confused")
+
+
+def _permission(api: GateApi, login: str) -> str:
+    try:
+        return api.permission(login)
+    except GithubError as exc:
+        if exc.status != 404:  # GitHub answers 404 for a user with no access at all
+            raise
+        return "none"
+
+
+def _own_logins(settings: Settings) -> set[str]:
+    logins = {publish.DEFAULT_BOT_LOGIN}
+    if settings.bot_login:
+        logins.add(settings.bot_login.lower())
+    return logins
+
+
+def _done(pub: publish.Publisher, log: Log) -> None:
+    """Nothing runs; a failed reply still fails the step, naming the call."""
+    if pub.failures:
+        for failure in pub.failures:
+            log.line(f"publishing: {failure}")
+        raise GithubError(f"{len(pub.failures)} GitHub call(s) failed; first: {pub.failures[0]}")
+
+
+# --- pinning and opening ----------------------------------------------------------------
+
+
+def _config(settings: Settings, number: int, base: Side, head: Side) -> Config:
+    """Fetch both commits (the merge-base needs the head) and read the config at the base."""
+    repo = fetch(settings, {base.sha: base_refspecs(base), head.sha: [f"+refs/pull/{number}/head"]})
+    return load_config(settings, repo, base.sha)
+
+
+def _pin(settings: Settings, config: Config, *, number: int, base: Side, head: Side,
+         command: BenchCommand, trigger: int | None = None,
+         requested_by: str | None = None) -> Job:
+    """The job with its commits fixed: the merge-base (or the base tip) and the head."""
+    base_sha = base.sha
+    if config.base == "merge-base":
+        base_sha = gitops.merge_base(gitops.toplevel(settings.workspace), base.sha, head.sha)
+    return Job(
+        number=number, base=dataclasses.replace(base, sha=base_sha), head=head,
+        config_sha=base.sha, config_path=settings.config_path, command=command,
+        trigger=trigger, requested_by=requested_by,
+        check_name=config.status.name, fail_on=config.status.fail_on,
+        comment=config.github.comment,
+    )
+
+
+def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
+    """Create the check (in progress) and the "measuring…" comment; hand the job on."""
+    pub = publisher(api, settings, job)
+    short = job.head.sha[:12]
+    log.line(f"approved: #{job.number}, base {job.base.sha[:12]}, head {short}")
+    try:
+        pub.start_check(f"benchbot: measuring {short}",
+                        f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
+        phase = "waiting for the benchmark runner" if settings.mode == "gate" else "starting"
+        pub.show(running_body(settings, job, phase))
+        check, comment_id, identity = pub.state()
+        job = dataclasses.replace(job, check=check, comment_id=comment_id, identity=identity)
+        write_outputs(settings.output, {
+            "run": "true", "job": job.to_json(), "base-sha": job.base.sha,
+            "head-sha": job.head.sha, "number": str(job.number),
+        })
+    except BaseException as exc:
+        if pub.check_started:
+            pub.finish_check("failure", "benchbot: could not start",
+                             f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
+                             artifact=settings.artifact, description="could not start")
+        raise
+    for failure in pub.failures:
+        log.line(f"publishing: {failure}")
+    return Opened(job=job, publisher=pub)
+
+
+def running_body(settings: Settings, job: Job, phase: str) -> str:
+    """The sticky comment while the job waits or measures."""
+    request = None
+    if job.requested_by:
+        command = f"/bench {job.command.describe()}".strip()
+        request = f"Requested by @{job.requested_by}: `{command}`"
+    return publish.running_body(
+        base_sha=job.base.sha, head_sha=job.head.sha, base_ref=job.base.ref,
+        head_ref=job.head.ref, phase=phase, run_url=settings.run_url, request=request,
+    )
+
+
+def _report_refusal_as_failure(api: publish.Api, settings: Settings, job: Job, message: str) -> None:
+    """The config at the base could not be read: fail a check and say why in the comment."""
+    pub = publisher(api, settings, job)
+    pub.start_check("benchbot: could not run", first_line(message))
+    pub.show(publish.error_body(message, run_url=settings.run_url))
+    pub.finish_check("failure", "benchbot: could not run", publish.error_text(message),
+                     artifact=settings.artifact, description=f"could not run: {first_line(message)}")
+    if job.trigger is not None:
+        pub.react(job.trigger, "confused")
+    append_summary(settings.step_summary, f"### benchbot: could not run\n\n{publish.error_text(message)}\n")
+    write_outputs(settings.output, {"conclusion": "failure"})

@@ -1,0 +1,98 @@
+"""The measure step: builds and measures exactly the commits the gate pinned.
+
+It runs on the benchmark runner, where the pull request's code runs, and publishes
+nothing: in the three-job workflow its job holds no write token (``contents: read``
+only, used for nothing but fetching the two commits). It leaves its outcome in the
+results directory, which the workflow uploads as an artifact for the publish step:
+``results.json`` and ``report.md`` when the comparison ran, else ``error.json`` saying
+why it did not (a build failure, a cancellation, a crash).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from benchbot import engine, files, results
+from benchbot.errors import BenchbotError
+from benchbot.github.common import Log, append_summary, base_refspecs, fetch, load_config
+from benchbot.github.event import Settings
+from benchbot.github.job import Job
+from benchbot.progress import TerminalReporter
+from benchbot.report import render_results
+
+RESULTS = "results.json"
+REPORT = "report.md"
+ERROR = "error.json"
+
+
+def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
+        reporter: engine.Reporter | None = None) -> dict[str, Any]:
+    """Measure the job; write the results directory; return the results document.
+
+    Any failure leaves ``error.json`` (kind and message) before it propagates.
+    """
+    try:
+        doc = _measure(settings, job, log, source_env=source_env, reporter=reporter)
+        write_results(settings, doc)
+    except BenchbotError as exc:
+        write_error(settings.results_dir, "error", str(exc))
+        raise
+    except KeyboardInterrupt:
+        write_error(settings.results_dir, "cancelled", "cancelled before the comparison finished")
+        raise
+    except Exception as exc:
+        write_error(settings.results_dir, "crash", f"{type(exc).__name__}: {exc}",
+                    detail=traceback.format_exc(limit=8))
+        raise
+    return doc
+
+
+def _measure(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
+             reporter: engine.Reporter | None) -> dict[str, Any]:
+    repo = fetch(settings, {
+        job.config_sha: base_refspecs(job.base),
+        job.base.sha: [],
+        job.head.sha: [f"+refs/pull/{job.number}/head"],
+    })
+    if job.config_path:
+        settings = dataclasses.replace(settings, config_path=job.config_path)
+    config = load_config(settings, repo, job.config_sha)
+    log.line(f"measuring #{job.number}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
+    command = job.command
+    doc = engine.compare(
+        engine.Request(
+            repo=repo, base=job.base.sha, head=job.head.sha, config=config,
+            runs=command.runs if command.runs is not None else settings.runs,
+            only=command.only, parity=command.parity, confirm=command.confirm, aa=command.aa,
+            repository=settings.repository, resolve_merge_base=False,
+        ),
+        reporter=reporter or TerminalReporter(log.err, tty=False),
+        source_env=source_env,
+    )
+    doc["base"]["ref"] = job.base.ref or job.base.sha
+    doc["head"]["ref"] = job.head.ref or job.head.sha
+    return doc
+
+
+def write_results(settings: Settings, doc: dict[str, Any]) -> str:
+    """The results file and the report, in the results directory and the job summary."""
+    out = settings.results_dir
+    files.write_text(out / RESULTS, results.dumps(doc))
+    report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
+    files.write_text(out / REPORT, report)
+    append_summary(settings.step_summary, report)
+    return report
+
+
+def write_error(directory: Path, kind: str, message: str, detail: str | None = None) -> None:
+    """Leave why the comparison did not finish, for the publish step (best effort)."""
+    try:
+        files.write_text(directory / ERROR, json.dumps(
+            {"kind": kind, "message": message, "detail": detail}, indent=2) + "\n")
+    except BenchbotError:
+        pass
