@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +75,25 @@ def validate(results_schema: dict[str, Any]) -> Callable[[Any], None]:
         jsonschema.validate(doc, results_schema)
 
     return check
+
+
+@pytest.fixture
+def fake() -> Iterator[Any]:
+    """The fake GitHub server with the webhook examples' repository, Codertocat/Hello-World;
+    alice may write, maria maintain, bob read. Every request and response matched GitHub's
+    OpenAPI description, or the test fails."""
+    from tests.fakegithub import FakeGitHub
+    from tests.ghenv import OWNER, REPO
+
+    with FakeGitHub(owner=OWNER, repo=REPO, owner_type="User", default_branch="main") as server:
+        server.permissions.update({"alice": "write", "maria": "maintain", "bob": "read"})
+        yield server
+        assert server.validation_errors == []
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake: Any) -> Any:
+    """A GitHub Actions job around `benchbot github` on a fresh workspace (tests/ghenv.py)."""
+    from tests.ghenv import Env, make_workspace
+
+    return Env(tmp_path, fake, make_workspace(tmp_path))

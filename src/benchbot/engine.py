@@ -144,13 +144,16 @@ def compare(
             gitops.build(config.build, co[side], env=box.adjust_env(env), log_dir=scratch / "logs",
                          wrap=confine.build_wrap())
         spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
-        try:
+        # Every run's process group is killed after it; a process that left its group
+        # (setsid) is ended with the sandbox, or else swept here when measuring ends.
+        with contextlib.ExitStack() as stack:
+            stack.callback(_close, spawner)
+            if not box.active:
+                stack.enter_context(procs.swept())
             workloads = _measure(
                 config, co, seed=seed, spawner=spawner, reporter=reporter,
                 env=box.adjust_env(env),
             )
-        finally:
-            _close(spawner)
     environment = machine.finish(env_before)
     doc = results.build(
         config=config, workloads=[_as_result(w) for w in workloads],

@@ -51,14 +51,14 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
 
 def toplevel(repo: Path) -> Path:
     """Return the root of the git repository that contains ``repo``."""
-    if not repo.exists():
+    if "\0" in str(repo) or not repo.exists():
         raise GitError(f"{repo}: no such directory")
     return Path(git(repo, "rev-parse", "--show-toplevel"))
 
 
 def resolve(repo: Path, rev: str) -> str:
     """Return the full commit SHA that ``rev`` names, or raise GitError naming it."""
-    if rev.startswith("-"):
+    if rev.startswith("-") or "\0" in rev:
         raise GitError(f"revision {rev!r} is not a revision name")
     out = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
     if not out:

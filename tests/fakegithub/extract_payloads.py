@@ -30,6 +30,7 @@ PICKS: dict[str, tuple[str, str, int]] = {
     "pull_request.opened.json": ("pull_request", "opened", 0),
     "pull_request.synchronize.json": ("pull_request", "synchronize", 0),
     "pull_request.reopened.json": ("pull_request", "reopened", 0),
+    "pull_request.labeled.json": ("pull_request", "labeled", 0),
     "issue_comment.created.json": ("issue_comment", "created", 0),
     "issue_comment.edited.json": ("issue_comment", "edited", 0),
 }

@@ -283,7 +283,8 @@ class FakeGitHub:
 
     Switches: ``checks_forbidden`` (check-run endpoints answer 403 "Resource not
     accessible by integration"), ``statuses_forbidden``, ``read_only`` (every POST/PATCH
-    answers that 403, like the token of a pull_request run from a fork),
+    answers that 403, like the token of a pull_request run from a fork; ``read_token`` is a
+    second token that always gets those answers),
     ``user_endpoint_forbidden`` (GET /user -> 403, as for the Actions token; default
     True), ``app_endpoint_forbidden`` (GET /app -> 403; default True).
     """
@@ -323,6 +324,9 @@ class FakeGitHub:
         self.checks_forbidden = False
         self.statuses_forbidden = False
         self.read_only = False
+        # A second token that may read but not write, like the token of a job whose
+        # permissions are `contents: read` (benchbot's measure job).
+        self.read_token = "ghs_readonly"
         self.user_endpoint_forbidden = True
         self.app_endpoint_forbidden = True
 
@@ -812,7 +816,7 @@ class FakeGitHub:
     ]
 
     def _dispatch(self, method: str, path: str, query: dict[str, list[str]], body: Any,
-                  accept: str) -> _Response:
+                  accept: str, read_only: bool = False) -> _Response:
         for m, rx, name, perm in self._ROUTES:
             match = rx.match(path)
             if match and m == method:
@@ -822,7 +826,7 @@ class FakeGitHub:
                     raise _ApiError(404, "Not Found")
                 args.pop("owner", None)
                 args.pop("repo", None)
-                if method in ("POST", "PATCH") and self.read_only:
+                if method in ("POST", "PATCH") and (self.read_only or read_only):
                     raise _ApiError(403, NOT_ACCESSIBLE,
                                     headers={"X-Accepted-GitHub-Permissions": perm} if perm else None)
                 handler: Callable[..., _Response] = getattr(self, "_h_" + name)
@@ -1144,7 +1148,8 @@ class FakeGitHub:
             try:
                 with self.lock:
                     resp = self._dispatch(method, path, query, body if body is not None else {},
-                                          hl.get("accept", ""))
+                                          hl.get("accept", ""),
+                                          read_only=self._token_of(hl.get("authorization")) == self.read_token)
             except _ApiError as e:
                 resp = e.response
             if fault is not None:  # apply=True: the write happened, the client sees an error
@@ -1175,13 +1180,17 @@ class FakeGitHub:
             self.validation_errors.append(msg)
 
     def _auth_problem(self, auth: str | None) -> str | None:
-        """None if the Authorization header carries our token, else GitHub's 401 message."""
+        """None if the Authorization header carries one of our tokens, else GitHub's 401 message."""
         if not auth:
             return "Requires authentication"
-        scheme, _, tok = auth.partition(" ")
-        if scheme.lower() in ("token", "bearer") and tok.strip() == self.token:
+        if self._token_of(auth) in (self.token, self.read_token):
             return None
         return "Bad credentials"
+
+    @staticmethod
+    def _token_of(auth: str | None) -> str | None:
+        scheme, _, tok = (auth or "").partition(" ")
+        return tok.strip() if scheme.lower() in ("token", "bearer") else None
 
     @staticmethod
     def _media_type(accept: str) -> str:

@@ -69,18 +69,22 @@ def _measure_and_publish(settings: Settings, opened: gate.Opened, log: Log,
     progress = _Progress(log.err, lambda phase: _show_phase(settings, job, pub, phase))
     try:
         doc = measure.run(settings, job, log, source_env=env, reporter=progress)
-    except BenchbotError as exc:
-        conclude.run(settings, job, pub, log, conclude.NotMeasured(str(exc)))
-        raise
-    except KeyboardInterrupt:  # the job was cancelled: do not leave the check in progress
-        conclude.run(settings, job, pub, log, conclude.NotMeasured(
-            "cancelled before the comparison finished", "cancelled"))
-        raise
     except BaseException as exc:
-        conclude.finish_anyway(settings, pub, f"benchbot failed: {type(exc).__name__}: "
-                               f"{first_line(str(exc) or '')}")
+        try:
+            conclude.run(settings, job, pub, log, not_measured(exc))
+        except BenchbotError:
+            pass  # the error that stopped measuring is the one to report
         raise
     return conclude.run(settings, job, pub, log, conclude.Measured(doc))
+
+
+def not_measured(exc: BaseException) -> conclude.NotMeasured:
+    """Why measuring stopped, for the check and the comment."""
+    if isinstance(exc, KeyboardInterrupt):  # the job was cancelled (SIGTERM) or Ctrl-C
+        return conclude.NotMeasured("cancelled before the comparison finished", "cancelled")
+    if isinstance(exc, BenchbotError):
+        return conclude.NotMeasured(str(exc))
+    return conclude.NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
 
 
 def _show_phase(settings: Settings, job: Job, pub: publish.Publisher, phase: str) -> None:

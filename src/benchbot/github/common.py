@@ -11,7 +11,7 @@ from typing import TextIO
 
 from benchbot import engine, gitops
 from benchbot.config import Config, parse_config_bytes
-from benchbot.errors import ConfigError
+from benchbot.errors import ConfigError, OutputError
 from benchbot.github import publish
 from benchbot.github.event import Settings, Side
 from benchbot.github.fetch import ensure_commits
@@ -47,20 +47,26 @@ def _command_data(text: str) -> str:
 
 def append_summary(path: Path | None, text: str) -> None:
     """Add markdown to the job summary (GITHUB_STEP_SUMMARY)."""
-    if path is None:
-        return
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(text if text.endswith("\n") else text + "\n")
+    _append(path, "GITHUB_STEP_SUMMARY", text if text.endswith("\n") else text + "\n")
 
 
 def write_outputs(path: Path | None, values: Mapping[str, str]) -> None:
     """Append step outputs in the delimiter form, safe for any value (GITHUB_OUTPUT)."""
+    blocks = []
+    for name, value in values.items():
+        delimiter = f"ghadelimiter_{uuid.uuid4()}"
+        blocks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    _append(path, "GITHUB_OUTPUT", "".join(blocks))
+
+
+def _append(path: Path | None, variable: str, text: str) -> None:
     if path is None:
         return
-    with open(path, "a", encoding="utf-8") as fh:
-        for name, value in values.items():
-            delimiter = f"ghadelimiter_{uuid.uuid4()}"
-            fh.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise OutputError(f"cannot write {variable} {path}: {exc.strerror or exc}") from None
 
 
 def base_refspecs(base: Side) -> list[str]:

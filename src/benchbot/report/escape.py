@@ -20,7 +20,10 @@ _SPECIAL = re.compile(r"([\\`*<>\[\]|~$&])")
 # Autolinks (https://…, www.…) and cross-references (#12, owner/repo#12) are broken by an
 # invisible word joiner.
 _AUTOLINK = re.compile(r"(://|www\.|#(?=\d))", re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# An underscore makes emphasis only at the edge of a word; inside one (edit_distance) it
+# is left alone, so that names stay readable as plain text.
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 # A word joiner after "@" and "#" keeps GitHub from turning "@someone" into a mention
 # (which notifies) and "#12" into a link, while the text reads the same.
 _JOINER = "\u2060"
@@ -32,6 +35,7 @@ def md_inline(text: str | None) -> str:
         return ""
     flat = " ".join(_CONTROL.sub("", text).split())
     escaped = _SPECIAL.sub(r"\\\1", flat)
+    escaped = _EDGE_UNDERSCORE.sub(r"\\_", escaped)
     escaped = _AUTOLINK.sub(lambda m: m.group(1)[0] + _JOINER + m.group(1)[1:], escaped)
     return escaped.replace("@", "@" + _JOINER)
 
@@ -47,6 +51,8 @@ def md_code_block(text: str, info: str = "text") -> str:
 def md_code_span(text: str) -> str:
     """``text`` as an inline code span that no backtick in it can end."""
     clean = " ".join(_CONTROL.sub("", text).split())
+    if not clean:
+        return "` `"
     longest = max((len(run) for run in re.findall(r"`+", clean)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if clean.startswith("`") or clean.endswith("`") else ""

@@ -1,0 +1,229 @@
+"""A GitHub Actions job around `benchbot github`, for end-to-end tests against the fake server.
+
+``Env`` writes an event file (a real webhook payload from @octokit/webhooks-examples,
+pointed at the test repository's commits), sets the ``GITHUB_*`` variables Actions sets,
+and runs ``python -m benchbot github`` (or ``action.main`` in-process), collecting the
+outputs, the job summary and the results directory.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchbot.github import action
+from benchbot.github.publish import MARKER
+from tests.conftest import git
+from tests.fakegithub import FakeGitHub, load_payload
+
+OWNER, REPO = "Codertocat", "Hello-World"
+BOT = "github-actions[bot]"
+CONFIG = """\
+version: 1
+aa: off
+confirm: off
+defaults:
+  runs: 10
+  warmup: 1
+workloads:
+  - name: nap
+    run: ["./nap.sh"]
+"""
+FAST = "#!/bin/sh\nsleep 0.002\n"
+SLOW = "#!/bin/sh\nsleep 0.02\n"
+
+
+@dataclass
+class Workspace:
+    """A clone as actions/checkout leaves it, with the base and head commits."""
+
+    path: Path
+    base_sha: str
+    head_sha: str
+
+
+@dataclass
+class Run:
+    """One `benchbot github` process and the files it wrote."""
+
+    returncode: int
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+    results_dir: Path
+
+
+def make_workspace(root: Path, *, head_script: str = SLOW, config: str = CONFIG,
+                   files: dict[str, str] | None = None) -> Workspace:
+    """A repository whose base runs nap.sh fast and whose head runs ``head_script``;
+    ``files`` are added to both (a file starting with #! is made executable)."""
+    repo = root / "workspace"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "benchbot.yml").write_text(config)
+    for name, text in (files or {}).items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if text.startswith("#!"):
+            path.chmod(0o755)
+    nap = repo / "nap.sh"
+    nap.write_text(FAST)
+    nap.chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature")
+    nap.write_text(head_script)
+    git(repo, "commit", "-q", "-am", "head")
+    head = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "main")
+    return Workspace(repo, base, head)
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    """Read GITHUB_OUTPUT's `name<<DELIM` blocks."""
+    out: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        name, _, delim = line.partition("<<")
+        value = []
+        for inner in lines:
+            if inner == delim:
+                break
+            value.append(inner)
+        out[name] = "\n".join(value)
+    return out
+
+
+class Env:
+    """Builds the Actions environment and runs `benchbot github` against the fake."""
+
+    def __init__(self, tmp: Path, fake: FakeGitHub, ws: Workspace) -> None:
+        self.tmp, self.fake, self.ws = tmp, fake, ws
+        self.count = 0
+
+    def pull_request_event(self, action_name: str = "opened", *, number: int = 2,
+                           fork: str | None = None, labels: tuple[str, ...] = ()) -> dict[str, Any]:
+        known = ("opened", "synchronize", "reopened", "labeled")
+        payload = load_payload(f"pull_request.{action_name if action_name in known else 'opened'}")
+        payload["action"] = action_name
+        payload["number"] = number
+        pr = payload["pull_request"]
+        pr["number"] = number
+        pr["base"].update(ref="main", sha=self.ws.base_sha)
+        pr["head"].update(ref="feature", sha=self.ws.head_sha)
+        pr["labels"] = [{"name": n} for n in labels]
+        if fork:
+            pr["head"]["repo"]["full_name"] = fork
+            pr["head"]["repo"]["fork"] = True
+        if number not in self.fake.pulls:
+            self.fake.add_pull_from_event(payload)
+        return payload
+
+    def comment_event(self, body: str, *, login: str = "alice", number: int = 2,
+                      user_type: str = "User", action_name: str = "created",
+                      on_pull: bool = True) -> dict[str, Any]:
+        payload = load_payload("issue_comment.created.pr" if on_pull else "issue_comment.created")
+        payload["action"] = action_name
+        if number not in self.fake.issues:
+            if on_pull:
+                self.fake.add_pull(number, head_sha=self.ws.head_sha, base_sha=self.ws.base_sha,
+                                   head_ref="feature", base_ref="main")
+            else:
+                self.fake.add_issue(number)
+        stored = self.fake.add_comment(number, body, login, user_type)
+        payload["issue"]["number"] = number
+        payload["comment"].update(id=stored["id"], body=body)
+        payload["comment"]["user"].update(login=login, type=user_type)
+        return payload
+
+    def environ(self, name: str, payload: dict[str, Any], **extra: str) -> dict[str, str]:
+        self.count += 1
+        run_dir = self.tmp / f"run{self.count}"
+        run_dir.mkdir()
+        event_path = run_dir / "event.json"
+        event_path.write_text(json.dumps(payload))
+        (run_dir / "summary.md").touch()
+        (run_dir / "output.txt").touch()
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("GITHUB_", "BENCHBOT_", "RUNNER_"))}
+        env.update({
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": f"{OWNER}/{REPO}",
+            "GITHUB_API_URL": self.fake.url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_TOKEN": self.fake.token,
+            "GITHUB_RUN_ID": str(1000 + self.count),
+            "GITHUB_WORKSPACE": str(self.ws.path),
+            "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),
+            "GITHUB_OUTPUT": str(run_dir / "output.txt"),
+            "BENCHBOT_RESULTS_DIR": str(run_dir / "results"),
+            "BENCHBOT_GITHUB_THROTTLE": "off",
+            **extra,
+        })
+        if env.pop("_drop_token", None) and "GITHUB_TOKEN" not in extra:
+            del env["GITHUB_TOKEN"]  # the measure job is given no token at all
+        return env
+
+    def run(self, name: str, payload: dict[str, Any], **extra: str) -> Run:
+        env = self.environ(name, payload, **extra)
+        proc = subprocess.run([sys.executable, "-m", "benchbot", "github"], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        return self._collect(proc.returncode, proc.stderr, env)
+
+    def run_split(self, name: str, payload: dict[str, Any], *, measure_token: str | None = None,
+                  **extra: str) -> tuple[Run, Run | None, Run | None]:
+        """The three-job workflow: gate, then (if it approved) measure with no write token,
+        then publish with the measure step's results directory as the artifact."""
+        gate = self.run(name, payload, BENCHBOT_MODE="gate", **extra)
+        if gate.outputs.get("run") != "true":
+            return gate, None, None
+        token = {"GITHUB_TOKEN": measure_token} if measure_token else {}
+        measure = self.run(name, payload, BENCHBOT_MODE="measure", BENCHBOT_JOB=gate.outputs["job"],
+                           _drop_token="1", **token, **extra)
+        publish = self.run(name, payload, BENCHBOT_MODE="publish",
+                           BENCHBOT_JOB=gate.outputs["job"],
+                           BENCHBOT_MEASURE_RESULT="success" if measure.returncode == 0 else "failure",
+                           BENCHBOT_RESULTS_DIR=str(measure.results_dir), **extra)
+        return gate, measure, publish
+
+    def run_in_process(self, name: str, payload: dict[str, Any], **extra: str) -> Run:
+        """The same through action.main, for the cases that measure nothing (faster)."""
+        env = self.environ(name, payload, **extra)
+        err = io.StringIO()
+        try:
+            code = action.main(env, err=err)
+        except Exception as exc:
+            err.write(f"benchbot: error: {exc}\n")
+            code = getattr(exc, "exit_code", 99)
+        return self._collect(code, err.getvalue(), env)
+
+    @staticmethod
+    def _collect(code: int, stderr: str, env: dict[str, str]) -> Run:
+        output = Path(env["GITHUB_OUTPUT"])
+        return Run(
+            returncode=code, stderr=stderr,
+            outputs=parse_outputs(output.read_text()) if output.is_file() else {},
+            summary=Path(env["GITHUB_STEP_SUMMARY"]).read_text(),
+            results_dir=Path(env["BENCHBOT_RESULTS_DIR"]),
+        )
+
+
+
+
+def sticky(fake: FakeGitHub, number: int = 2) -> list[dict[str, Any]]:
+    return [c for c in fake.comments_on(number)
+            if MARKER in c["body"] and c["user"]["login"] == BOT]
+
+
+def reactions(fake: FakeGitHub, comment_id: int) -> list[str]:
+    return [r["content"] for r in fake.reactions if r["comment_id"] == comment_id]
