@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from benchbot import sandbox
 from benchbot.model import Rule
-from benchbot.runner import ProcessSpawner
+from benchbot.spawn import ProcessSpawner, SpawnRequest
 from benchbot.stats import compare_many
 from benchmarks.scenarios import Built
 
@@ -47,32 +48,51 @@ def _hyperfine_times(hyperfine: str, commands: list[str], runs: int, scratch: Pa
 
 
 def floor(hyperfine: str | None, *, rounds: int, per_block: int) -> dict[str, Any]:
-    """(a) /bin/true: benchbot's spawner against hyperfine -N, blocks alternating."""
+    """(a) /bin/true: benchbot's spawner (in its own process, and in the sandbox's worker
+    when bubblewrap works here) against hyperfine -N, in blocks that take turns."""
     if hyperfine is None:
         return {"skipped": "no hyperfine (apt-get install hyperfine; or --no-hyperfine given)"}
-    ours: list[float] = []
-    theirs: list[float] = []
+    times: dict[str, list[float]] = {"benchbot": [], "hyperfine": []}
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         scratch = Path(tmp)
-        spawner = ProcessSpawner(scratch)
-        env = dict(os.environ)
+        env = sandbox.clean_env(os.environ)
+        request = SpawnRequest(argv=(TRUE,), cwd=str(scratch), env=tuple(env.items()), timeout_s=10)
+        spawners: dict[str, Any] = {"benchbot": ProcessSpawner(scratch)}
+        box = sandbox.choose("auto")
+        if box.active:
+            times["benchbot, sandboxed"] = []
+            spawners["benchbot, sandboxed"] = sandbox.WorkerSpawner(box, scratch, env,
+                                                                    writable=[scratch])
 
-        def bench() -> None:
-            for i in range(per_block + 1):
-                raw = spawner.spawn([TRUE], cwd=scratch, env=env, timeout_s=10, pin=None)
-                if i:
-                    ours.append(raw.wall_ns)
+        def ours(name: str) -> Callable[[], None]:
+            def block() -> None:
+                for i in range(per_block + 1):
+                    raw = spawners[name].spawn(request)
+                    if i:
+                        times[name].append(raw.wall_ns)
+            return block
 
         def hyper() -> None:
-            theirs.extend(_hyperfine_times(hyperfine, [TRUE], per_block, scratch)[0])
+            times["hyperfine"].extend(_hyperfine_times(hyperfine, [TRUE], per_block, scratch)[0])
 
-        for r in range(rounds):
-            for step in (bench, hyper) if r % 2 == 0 else (hyper, bench):
-                step()
-    a, b = _summary(ours), _summary(theirs)
-    return {"benchbot": a, "hyperfine": b,
-            "median_ratio": a["median_us"] / b["median_us"],
-            "min_ratio": a["min_us"] / b["min_us"]}  # fmt: skip
+        steps = [ours(n) for n in spawners] + [hyper]
+        try:
+            for r in range(rounds):
+                for step in steps[r % len(steps):] + steps[: r % len(steps)]:
+                    step()
+        finally:
+            for spawner in spawners.values():
+                spawner.close()
+    summary = {name: _summary(t) for name, t in times.items()}
+    h = summary["hyperfine"]
+    result: dict[str, Any] = dict(summary)
+    for name in spawners:
+        result[f"{name}: median_ratio"] = summary[name]["median_us"] / h["median_us"]
+        result[f"{name}: min_ratio"] = summary[name]["min_us"] / h["min_us"]
+    result["median_ratio"] = result["benchbot: median_ratio"]
+    result["min_ratio"] = result["benchbot: min_ratio"]
+    result["sandbox"] = box.description
+    return result
 
 
 def _measured(doc_path: Path) -> tuple[float, int]:
