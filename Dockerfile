@@ -4,8 +4,10 @@
 
 # Both stages start from Debian 12 ("bookworm"), slim variant, named by the digest of
 # its multi-architecture index so that a rebuild starts from the same bytes whatever the
-# tag points at by then. Pinned on 2026-12-01. To move to a newer bookworm-slim, read
-# the tag's current digest with one of
+# tag points at by then. Pinned on 2026-12-01, from Renovate's digest updates of the tag
+# in public repositories (no registry could be asked where this was written; the
+# commands below confirm it). To move to a newer bookworm-slim, read the tag's current
+# digest with one of
 #   skopeo inspect --format '{{.Digest}}' docker://docker.io/library/debian:bookworm-slim
 #   docker buildx imagetools inspect docker.io/library/debian:bookworm-slim
 # and replace the sha256 below (and the date above). `--build-arg BASE_IMAGE=...` builds
