@@ -230,6 +230,7 @@ def build_view(
             ("Python", env["python"]),
             ("governor", env.get("governor") or "not exposed"),
             ("load before / after", f"{fmt.load(env.get('load_before'))} → {fmt.load(env.get('load_after'))}"),
+            ("sandbox", (doc.get("sandbox") or {}).get("description") or "not recorded"),
         ),
         warnings=list(env.get("warnings", [])),
         settings=(
