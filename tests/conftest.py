@@ -72,6 +72,8 @@ def validate(results_schema: dict[str, Any]) -> Callable[[Any], None]:
     def check(doc: Any) -> None:
         if isinstance(doc, (str, os.PathLike)):
             doc = json.loads(Path(doc).read_text())
+        elif not isinstance(doc, dict):
+            doc = results.to_json(doc)
         jsonschema.validate(doc, results_schema)
 
     return check

@@ -14,10 +14,11 @@ import tempfile
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from benchbot import engine
 from benchbot.errors import BenchbotError
+from benchbot.model import Results
+from benchbot.settings import Overrides
 
 DEMO_RUNS = 50
 SORT_SOURCE = "kernels/sort.c"
@@ -75,16 +76,17 @@ def _place(keep: Path | None) -> Iterator[Path]:
 
 
 def run(
-    *, runs: int | None = None, keep: Path | None = None, seed: int | None = None,
+    *, overrides: Overrides | None = None, keep: Path | None = None,
     reporter: engine.Reporter | None = None,
-) -> dict[str, Any]:
+) -> Results:
     """Make the demo repository and compare its two commits; return the results document."""
     with _place(keep) as repo:
         if reporter:
             reporter.note(f"demo: making a git repository of the bundled kernels in {repo}")
         make_repo(repo)
         request = engine.Request(
-            repo=repo, base="demo-base", head="HEAD", runs=runs or DEMO_RUNS, seed=seed,
+            repo=repo, base="demo-base", head="HEAD",
+            overrides=Overrides(runs=DEMO_RUNS).over(overrides or Overrides()),
             repository="benchbot-demo",
         )
         return engine.compare(request, reporter=reporter)

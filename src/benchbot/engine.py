@@ -14,21 +14,18 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from benchbot import gitops, machine, procs, results, sandbox, stats
+from benchbot import gitops, machine, procs, results, sandbox
 from benchbot.config import (
     DEFAULT_PATHS,
     Config,
-    WorkloadConfig,
-    apply_overrides,
     load_config,
     parse_config_bytes,
 )
 from benchbot.errors import ConfigError
-from benchbot.model import Rule, Verdict
+from benchbot.judge import Judgement, Policy, Workload, judge
+from benchbot.model import PhaseRuns, Results, Revision, SandboxInfo
 from benchbot.runner import (
-    PhaseResult,
     ProcessSpawner,
     Spawner,
     Target,
@@ -36,6 +33,7 @@ from benchbot.runner import (
     run_phase,
     target,
 )
+from benchbot.settings import Overrides
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,14 +42,9 @@ class Request:
 
     repo: Path
     base: str
-    head: str
+    head: str  # a revision, or WORKTREE (the uncommitted working tree)
     config_path: Path | None = None
-    runs: int | None = None
-    only: tuple[str, ...] | None = None
-    parity: float | None = None
-    confirm: bool | None = None
-    aa: bool | None = None
-    seed: int | None = None
+    overrides: Overrides = field(default_factory=Overrides)
     repository: str | None = None
     resolve_merge_base: bool = True  # False: take `base` as given (the caller resolved it)
     config: Config | None = None  # already read (benchbot github reads it at the base revision)
@@ -72,18 +65,6 @@ class Reporter:
     def building(self, side: str, sha: str) -> None:
         """A build begins in one worktree."""
         self.note(f"building {side} ({sha[:12]})")
-
-
-@dataclass(slots=True)
-class _Workload:
-    """Bookkeeping for one workload across the phases."""
-
-    config: WorkloadConfig
-    phases: dict[str, PhaseResult] = field(default_factory=dict)
-    aa: Verdict | None = None
-    ab: Verdict | None = None
-    confirmation: Verdict | None = None
-    final: Verdict | None = None
 
 
 def load_request_config(request: Request, repo: Path, base_sha: str) -> Config:
@@ -108,7 +89,7 @@ def compare(
     reporter: Reporter | None = None,
     spawner_factory: Callable[[Path], Spawner] | None = None,
     source_env: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> Results:
     """Run the whole comparison and return the results document (results.SCHEMA_VERSION).
 
     The code under test (the build and every run) gets the environment of
@@ -119,17 +100,11 @@ def compare(
     repo = gitops.toplevel(request.repo)
     base_sha = gitops.resolve(repo, request.base)
     head_sha = gitops.resolve(repo, request.head)
-    config = load_request_config(request, repo, base_sha)
-    config = apply_overrides(
-        config, runs=request.runs, only=request.only, parity=request.parity,
-        confirm=request.confirm, aa=request.aa,
-    )
+    config = request.overrides.apply(load_request_config(request, repo, base_sha))
     check_pins(config)
     if request.resolve_merge_base and config.base == "merge-base":
         base_sha = gitops.merge_base(repo, base_sha, head_sha)
-    seed = request.seed if request.seed is not None else (
-        config.seed if config.seed is not None else secrets.randbits(32)
-    )
+    seed = config.seed if config.seed is not None else secrets.randbits(32)
     source = os.environ if source_env is None else source_env
     box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
     env = sandbox.clean_env(source, pass_env=config.pass_env)
@@ -150,19 +125,21 @@ def compare(
             stack.callback(_close, spawner)
             if not box.active:
                 stack.enter_context(procs.swept())
-            workloads = _measure(
+            recorded, judgement = _measure(
                 config, co, seed=seed, spawner=spawner, reporter=reporter,
                 env=box.adjust_env(env),
             )
-    environment = machine.finish(env_before)
-    doc = results.build(
-        config=config, workloads=[_as_result(w) for w in workloads],
-        base={"ref": request.base, "sha": base_sha}, head={"ref": request.head, "sha": head_sha},
-        seed=seed, environment=environment, repository=request.repository,
-        aa_status=_aa_status(config, workloads),
+    return results.build(
+        config=config,
+        workloads=[results.WorkloadResult(config=w, phases=recorded[w.name],
+                                          judged=judgement.workloads[w.name])
+                   for w in config.workloads],
+        base=Revision(ref=request.base, sha=base_sha), head=Revision(ref=request.head, sha=head_sha),
+        seed=seed, environment=machine.finish(env_before), repository=request.repository,
+        aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
+        fail_on=config.status.fail_on, repo=str(repo),
+        config_file=str(request.config_path.resolve()) if request.config_path else None,
     )
-    doc["sandbox"] = {"kind": box.kind, "description": box.description}
-    return doc
 
 
 class _Confinement:
@@ -222,145 +199,51 @@ def _scratch() -> Iterator[Path]:
         yield Path(path)
 
 
-def rule_for(w: WorkloadConfig, config: Config, *, seed: int, comparisons: int = 1) -> Rule:
-    """The verdict rule's settings for one workload."""
-    return Rule(
-        parity=w.parity, alpha=config.alpha, floor_ns=w.effective_floor_ns,
-        seed=seed, better=w.better, comparisons=comparisons,
-    )
+def policy(config: Config, seed: int) -> Policy:
+    """The comparison-wide settings of the verdict rule."""
+    return Policy(alpha=config.alpha, confirm=config.confirm, aa=config.aa.enabled,
+                  abort_fraction=config.aa.abort_fraction, seed=seed)
+
+
+def judged_workloads(config: Config, recorded: Mapping[str, Mapping[str, PhaseRuns]]) -> list[Workload]:
+    """What judging needs of each workload: its settings and its recorded phases."""
+    return [Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
+                     phases=recorded[w.name]) for w in config.workloads]
 
 
 def _measure(
     config: Config, co: dict[str, gitops.Checkout], *, seed: int, spawner: Spawner,
     reporter: Reporter, env: Mapping[str, str],
-) -> list[_Workload]:
-    state = [_Workload(config=w) for w in config.workloads]
+) -> tuple[dict[str, dict[str, PhaseRuns]], Judgement]:
+    """A/A, then A/B for the workloads still comparable, then the standouts confirmed."""
+    by_name = {w.name: w for w in config.workloads}
     base = {w.name: target(w, co["base"].path) for w in config.workloads}
     head = {w.name: target(w, co["head"].path) for w in config.workloads}
+    recorded: dict[str, dict[str, PhaseRuns]] = {w.name: {} for w in config.workloads}
+    expected: dict[str, str] = {}
     warm: set[tuple[str, str]] = set()
 
-    def phase(name: str, items: list[_Workload], ref: dict[str, Target], cand: dict[str, Target],
-              keys: tuple[str, str], phase_seed: int, runs: int | None = None) -> None:
-        configs = [dataclasses.replace(i.config, runs=runs or i.config.runs) for i in items]
+    def phase(name: str, names: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
+              phase_seed: int, runs: int | None = None) -> Judgement:
+        configs = [dataclasses.replace(by_name[n], runs=runs or by_name[n].runs) for n in names]
         reporter.phase(name, len(configs), planned_runs(configs))
-        expected = {i.config.name: e for i in items if (e := _expected(i)) is not None}
         measured = run_phase(
-            configs, ref, cand, spawner=spawner, env=env, seed=phase_seed, warm=warm,
+            configs, base, cand, spawner=spawner, env=env, seed=phase_seed, warm=warm,
             arm_keys=keys, expected=expected,
             progress=lambda wl, done, total: reporter.progress(name, wl, done, total),
         )
-        for item in items:
-            item.phases[name] = measured[item.config.name]
+        for w in configs:
+            recorded[w.name][name] = measured[w.name].recorded(name, w)
+            if measured[w.name].expected is not None:
+                expected.setdefault(w.name, measured[w.name].expected)  # type: ignore[arg-type]
+        return judge(judged_workloads(config, recorded), policy(config, seed))
 
-    comparisons = 1 if config.confirm else max(1, len(state))
+    judgement = judge(judged_workloads(config, recorded), policy(config, seed))
     if config.aa.enabled:
-        phase("aa", state, base, base, ("base", "base"), seed, runs=config.aa.runs)
-        for item in state:
-            rule = rule_for(item.config, config, seed=seed, comparisons=comparisons)
-            item.aa = _judge(item.phases["aa"], item.config, rule)
-    alive, failed, aborted = _aa_outcome(config, state)
-    if aborted:
-        for item in alive:
-            item.final = _aborted(item.aa, failed=len(failed), total=len(alive))
-        return state
-    phase("ab", alive, base, head, ("base", "head"), seed + 1)
-    for item in alive:
-        rule = rule_for(item.config, config, seed=seed + 1, comparisons=comparisons)
-        item.ab = _judge(item.phases["ab"], item.config, rule, aa=item.aa)
-        item.final = item.ab
-    standouts = [i for i in alive if i.ab is not None and i.ab.outcome in ("slower", "faster")]
-    if config.confirm and standouts:
-        phase("confirm", standouts, base, head, ("base", "head"), seed + 2)
-        for item in standouts:
-            rule = rule_for(item.config, config, seed=seed + 2)
-            item.confirmation = _judge(item.phases["confirm"], item.config, rule, aa=item.aa)
-            pooled = _judge_pooled(item, rule)
-            assert item.ab is not None
-            item.final = stats.confirm_pooled(item.ab, item.confirmation, pooled)
-    for item in state:
-        if item.final is None:
-            item.final = item.aa  # invalid in the A/A phase
-    return state
-
-
-def _aborted(aa: Verdict | None, *, failed: int, total: int) -> Verdict:
-    """The A/A check failed for too many workloads: nothing is concluded (verdict.md, A/A 3)."""
-    seen = f"; it read base against itself as {(aa.ratio - 1) * 100:+.1f}%" if (
-        aa is not None and aa.ratio is not None) else ""
-    return Verdict(
-        outcome="inconclusive", reason_code="aa_aborted",
-        reason=f"the A/A check failed for {failed} of {total} workloads, so this runner is "
-        f"too noisy now to compare anything{seen}",
-        n=aa.n if aa else 0, ratio=aa.ratio if aa else None, ci=aa.ci if aa else None,
-        best_ratio=aa.best_ratio if aa else None, spread=aa.spread if aa else None,
-    )
-
-
-def _expected(item: _Workload) -> str | None:
-    """The `expect` text seen in an earlier phase: every phase must reproduce it."""
-    for result in item.phases.values():
-        if result.expected is not None:
-            return result.expected
-    return None
-
-
-def _invalid(verdict: Verdict | None) -> bool:
-    return verdict is not None and verdict.outcome == "invalid"
-
-
-def judged_values(samples: Any, w: WorkloadConfig) -> list[float]:
-    """The numbers the rule judges: wall times, or the reported metric."""
-    return list(samples.value_ns) if w.metric == "reported" else list(samples.wall_ns)
-
-
-def _judge(result: PhaseResult, w: WorkloadConfig, rule: Rule, aa: Verdict | None = None) -> Verdict:
-    if result.failure:
-        return stats.invalid(result.failure, result.failure_text or result.failure)
-    verdict = stats.compare(
-        judged_values(result.reference, w), judged_values(result.candidate, w),
-        rule=rule, aa_noise=stats.aa_noise_of(aa),
-    )
-    if aa is not None and aa.outcome in ("slower", "faster") and verdict.outcome != "invalid":
-        verdict = stats.force_aa_failed(verdict, aa)
-    return verdict
-
-
-def _judge_pooled(item: _Workload, rule: Rule) -> Verdict:
-    ab, conf = item.phases["ab"], item.phases["confirm"]
-    if conf.failure:
-        return stats.invalid(conf.failure, conf.failure_text or conf.failure)
-    w = item.config
-    x = judged_values(ab.reference, w) + judged_values(conf.reference, w)
-    y = judged_values(ab.candidate, w) + judged_values(conf.candidate, w)
-    return stats.compare(x, y, rule=rule, aa_noise=stats.aa_noise_of(item.aa))
-
-
-def _aa_outcome(
-    config: Config, state: Sequence[_Workload]
-) -> tuple[list[_Workload], list[_Workload], bool]:
-    """The workloads still comparable after the A/A check, those it failed, and whether more
-    than the abort fraction failed (verdict.md, "The A/A check comes first", 3)."""
-    alive = [i for i in state if not _invalid(i.aa)]
-    failed = [i for i in alive if i.aa is not None and i.aa.outcome in ("slower", "faster")]
-    aborted = bool(alive) and len(failed) > config.aa.abort_fraction * len(alive)
-    return alive, failed, aborted
-
-
-def _aa_status(config: Config, state: Sequence[_Workload]) -> dict[str, Any]:
-    if not config.aa.enabled:
-        return {"status": "skipped", "failed": []}
-    _, failed, aborted = _aa_outcome(config, state)
-    return {
-        "status": "failed" if failed else "passed",
-        "failed": [i.config.name for i in failed],
-        "aborted": aborted,
-        "abort_fraction": config.aa.abort_fraction,
-    }
-
-
-def _as_result(item: _Workload) -> results.WorkloadResult:
-    assert item.final is not None
-    return results.WorkloadResult(
-        config=item.config, phases=item.phases, aa=item.aa, verdict=item.final,
-        confirmation=item.confirmation, first=item.ab,
-    )
+        judgement = phase("aa", list(by_name), base, ("base", "base"), seed, runs=config.aa.runs)
+    if judgement.aborted:
+        return recorded, judgement
+    judgement = phase("ab", judgement.comparable, head, ("base", "head"), seed + 1)
+    if judgement.standouts:
+        judgement = phase("confirm", judgement.standouts, head, ("base", "head"), seed + 2)
+    return recorded, judgement

@@ -10,10 +10,16 @@ from __future__ import annotations
 import os
 import platform
 import resource
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-LOAD_WARNING = 1.0
+from benchbot.model import Environment
+
+LOAD_WARNING = 1.0  # benchbot doctor: a 1-minute load above this is other work
+# Warn when other processes used more than this many CPUs on average while measuring.
+OTHER_CPU_WARNING = 0.25
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _read(path: str) -> str | None:
@@ -73,16 +79,47 @@ def cpu_list(cpus: set[int]) -> str:
     return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
-def snapshot() -> dict[str, Any]:
-    """Describe the machine now: the part of `environment` taken before measuring."""
-    return {
-        "cpu": cpu_model(),
-        "cores": usable_cores(),
-        "kernel": f"{platform.system()} {platform.release()}",
-        "python": platform.python_version(),
-        "governor": governor(),
-        "load_before": load_average(),
-    }
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The machine as measuring begins: what the results file says of it, and the clocks
+    that tell, when it ends, how much CPU other processes used meanwhile."""
+
+    environment: Environment
+    busy_s: float | None  # all CPUs' busy time so far (/proc/stat)
+    own_s: float  # this process's and its reaped children's CPU time so far
+    wall_s: float
+
+
+def snapshot() -> Before:
+    """Describe the machine now, before measuring."""
+    return Before(
+        environment=Environment(
+            cpu=cpu_model(), cores=usable_cores(),
+            kernel=f"{platform.system()} {platform.release()}",
+            python=platform.python_version(), governor=governor(),
+            load_before=tuple(load_average()),
+        ),
+        busy_s=busy_cpu_seconds(), own_s=own_cpu_seconds(), wall_s=time.monotonic(),
+    )
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU time all CPUs spent busy since boot (user, nice, system, interrupts, and time a
+    VM's CPU was stolen by others), from /proc/stat; None where it cannot be read."""
+    text = _read("/proc/stat")
+    if not text:
+        return None
+    fields = text.splitlines()[0].split()
+    if fields[0] != "cpu" or len(fields) < 9:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / _CLOCK_TICKS
+
+
+def own_cpu_seconds() -> float:
+    """CPU time of this process and of every child it has waited for (and theirs)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def own_peak_rss_kib() -> int:
@@ -97,28 +134,41 @@ def own_peak_rss_kib() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
-def finish(env: dict[str, Any]) -> dict[str, Any]:
-    """Add the load after measuring, the memory floor, and the warnings a reader should see."""
-    env = {**env, "load_after": load_average(), "maxrss_floor_kib": own_peak_rss_kib()}
-    env["warnings"] = warnings(env)
-    return env
+def other_cpu(before: Before) -> float | None:
+    """How many CPUs' worth of other processes' work ran while measuring (0.0 on a quiet
+    machine): all busy time, less benchbot's own and that of everything it ran.
+
+    Note: the load average was used first. A benchbot run keeps one core busy, so it reads
+    near 1 after (and, for the next run, before) any comparison, and warned every time.
+    """
+    busy_now = busy_cpu_seconds()
+    elapsed = time.monotonic() - before.wall_s
+    if busy_now is None or before.busy_s is None or elapsed <= 0:
+        return None
+    others = (busy_now - before.busy_s) - (own_cpu_seconds() - before.own_s)
+    return max(0.0, others / elapsed)
 
 
-def warnings(env: dict[str, Any]) -> list[str]:
-    """Return what about this machine makes its figures less trustworthy, in words."""
+def finish(before: Before) -> Environment:
+    """The environment after measuring: the load, the memory floor, other processes' CPU
+    use, and the warnings a reader should see."""
+    env = replace(before.environment, load_after=tuple(load_average()),
+                  maxrss_floor_kib=own_peak_rss_kib(), other_cpu=other_cpu(before))
+    return replace(env, warnings=tuple(warnings(env)))
+
+
+def warnings(env: Environment) -> list[str]:
+    """What about this machine makes its figures less trustworthy, in words."""
     found: list[str] = []
-    for when in ("load_before", "load_after"):
-        load = env.get(when)
-        if load and load[0] > LOAD_WARNING:
-            found.append(
-                f"1-minute load average was {load[0]:.2f} {when.split('_')[1]} measuring "
-                f"(above {LOAD_WARNING:.0f}): other work on this machine was measured too"
-            )
-    gov = env.get("governor")
-    if gov and gov not in ("performance",):
+    if env.other_cpu is not None and env.other_cpu > OTHER_CPU_WARNING:
         found.append(
-            f"CPU frequency governor is '{gov}', not 'performance': clock ramp-up adds noise"
+            f"other processes kept {env.other_cpu:.2f} CPUs busy on average while benchbot "
+            "measured: their work was measured too"
         )
-    if env.get("cores", 2) < 2:
+    if env.governor and env.governor != "performance":
+        found.append(
+            f"CPU frequency governor is '{env.governor}', not 'performance': clock ramp-up adds noise"
+        )
+    if env.cores < 2:
         found.append("only one CPU is usable: the measured program shares it with benchbot")
     return found

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from benchbot.codec import omitted_when_none, wrapped
+
 Outcome = Literal["slower", "faster", "level", "inconclusive", "invalid"]
 OUTCOMES: tuple[Outcome, ...] = ("slower", "faster", "level", "inconclusive", "invalid")
 Better = Literal["lower", "higher"]
@@ -119,6 +121,13 @@ class ArmSamples:
     expect: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
+    def extend(self, more: ArmSamples) -> None:
+        """Append another arm's runs."""
+        self.wall_ns += more.wall_ns
+        self.cpu_ns += more.cpu_ns
+        self.maxrss_kib += more.maxrss_kib
+        self.value_ns += more.value_ns
+
     def add(self, run: RunRecord) -> None:
         """Append one run's figures."""
         self.wall_ns.append(run.wall_ns)
@@ -130,3 +139,183 @@ class ArmSamples:
             self.expect.append(run.expect)
         if run.error is not None:
             self.errors.append(run.error)
+
+
+# --- the results document (results.py reads and writes it; schemas/results.schema.json) ---
+
+# The arms of each phase as the file names them: reference first, then candidate.
+ARM_NAMES: dict[str, tuple[str, str]] = {
+    "aa": ("base", "base_again"), "ab": ("base", "head"), "confirm": ("base", "head"),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revision:
+    """One side of the comparison: the name it was asked by, and the commit it resolved to."""
+
+    ref: str
+    sha: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInfo:
+    """The benchbot that wrote the file."""
+
+    name: str = "benchbot"
+    version: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """The settings the comparison ran with (``settings`` in the file), after overrides."""
+
+    runs: int
+    warmup: int
+    order: Order
+    seed: int
+    parity: float
+    alpha: float
+    confirm: bool
+    aa: bool
+    config: str | None = None  # the config's path, as read (in the repository, or given)
+    repo: str | None = omitted_when_none(default=None)  # the repository's directory, as compared
+    # the --config file given, absolute (None: the repository's own, at the base revision)
+    config_file: str | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoiseModel:
+    """The rule's constants, and the rule in one sentence, so the file explains itself."""
+
+    floor_ns: float
+    parity: float
+    rule: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Environment:
+    """The machine while measuring, and what about it makes the figures less trustworthy."""
+
+    cpu: str
+    cores: int
+    kernel: str
+    python: str
+    governor: str | None = None
+    load_before: tuple[float, ...] = ()
+    load_after: tuple[float, ...] = ()
+    warnings: tuple[str, ...] = ()
+    maxrss_floor_kib: int | None = omitted_when_none(default=None)
+    # Other processes' CPU use while measuring, in CPUs (benchbot's own work left out).
+    other_cpu: float | None = omitted_when_none(default=None)
+
+
+AAStatus = Literal["passed", "failed", "skipped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AASummary:
+    """The A/A check over all workloads: which failed it, and whether that aborted the run."""
+
+    status: AAStatus
+    failed: tuple[str, ...] = ()
+    aborted: bool = False
+    abort_fraction: float = 0.25
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArmRuns:
+    """One arm's runs, in the order they were made: the judged values and the raw figures."""
+
+    samples_ns: tuple[float, ...]  # the reported time, else the wall time (ns)
+    wall_ns: tuple[int, ...] = ()
+    cpu_ns: tuple[int, ...] = ()
+    maxrss_kib: tuple[int, ...] = ()
+    values: tuple[float, ...] | None = omitted_when_none(default=None)  # better: higher
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseRuns:
+    """A phase's runs of one workload: two arms in interleaved pairs, and why it stopped."""
+
+    arms: dict[str, ArmRuns]  # reference first: base/base_again (A/A), base/head (A/B)
+    order: str  # "AB" or "BA" per pair: which arm ran first
+    failure: str | None = None  # why the workload stopped, in words (may quote its output)
+    failure_code: str | None = omitted_when_none(default=None)  # its reason code (REASON_CODES)
+    failure_kind: RunFailure | None = omitted_when_none(default=None)  # what the failing run did
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Benchmark:
+    """Everything measured and judged for one workload (``benchmarks[]`` in the file)."""
+
+    name: str
+    metric: Metric
+    better: Better = "lower"
+    unit: str = "ns"
+    command: tuple[str, ...] = ()
+    runs: int = 0
+    parity: float = 0.02
+    floor_ns: float = 25_000.0
+    arms: dict[str, ArmRuns]  # base and head over the phases the verdict rests on
+    phases: dict[str, PhaseRuns] = field(default_factory=dict)
+    # In the file each phase's verdict sits in an object: {"verdict": {...}} or null.
+    aa: Verdict | None = wrapped("verdict", default=None)
+    ab: Verdict | None = wrapped("verdict", default=None)  # the A/B phase's, before confirmation
+    verdict: Verdict
+    confirmation: Verdict | None = wrapped("verdict", default=None)
+
+
+Conclusion = Literal["success", "failure", "neutral"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    """Counts per outcome, the geometric mean ratio, and the check's conclusion."""
+
+    slower: int = 0
+    faster: int = 0
+    level: int = 0
+    inconclusive: int = 0
+    invalid: int = 0
+    geomean_ratio: float | None = None
+    conclusion: Conclusion = "success"
+
+    def count(self, outcome: Outcome) -> int:
+        """How many workloads came out ``outcome``."""
+        return int(getattr(self, outcome))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckSettings:
+    """The check (``status`` in the file): its name and the outcomes that make it fail."""
+
+    fail_on: tuple[Outcome, ...] = ()
+    name: str = "benchbot"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxInfo:
+    """How the code under test was confined."""
+
+    kind: Literal["bubblewrap", "none"]
+    description: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Results:
+    """A whole results file (schema_version 1): it explains its own verdicts."""
+
+    schema_version: int = 1
+    tool: ToolInfo
+    created: str
+    repository: str | None = None
+    base: Revision
+    head: Revision
+    settings: RunSettings
+    noise_model: NoiseModel
+    environment: Environment
+    aa: AASummary
+    benchmarks: tuple[Benchmark, ...]
+    summary: Summary
+    status: CheckSettings = CheckSettings()
+    sandbox: SandboxInfo | None = omitted_when_none(default=None)

@@ -2,7 +2,9 @@
 
 The file must explain its own verdicts without the code (spec/interfaces.md): raw
 samples in the order measured, settings, seed, environment, the noise model and, per
-workload, every figure of the verdict with its reason.
+workload, every figure of the verdict with its reason. In memory it is a
+``model.Results``; ``codec`` turns it into JSON values and back, after the file has been
+checked against the shipped JSON Schema.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -19,15 +21,32 @@ from typing import Any
 
 import jsonschema
 
-from benchbot import __version__, files
+from benchbot import __version__, codec, files
 from benchbot.config import Config, WorkloadConfig
 from benchbot.errors import ResultsError
-from benchbot.model import OUTCOMES, ArmSamples, Verdict
-from benchbot.runner import PhaseResult
+from benchbot.judge import Judged
+from benchbot.model import (
+    OUTCOMES,
+    AASummary,
+    ArmRuns,
+    Benchmark,
+    CheckSettings,
+    Environment,
+    NoiseModel,
+    Outcome,
+    PhaseRuns,
+    Results,
+    Revision,
+    RunSettings,
+    SandboxInfo,
+    Summary,
+    ToolInfo,
+)
 
 SCHEMA_VERSION = 1
-# History:
+# History (additions keep schema_version 1; a change of meaning would raise it):
 # 1 - first version: arms, phases, aa, verdict, confirmation, environment, seed
+#     + sandbox; phases.*.failure_code and failure_kind; environment.other_cpu
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -36,102 +55,57 @@ RULE_SENTENCE = (
     "the whole interval lies inside the parity band; inconclusive otherwise."
 )
 
-ARM_NAMES = {"aa": ("base", "base_again"), "ab": ("base", "head"), "confirm": ("base", "head")}
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkloadResult:
-    """Everything measured and judged for one workload."""
+    """Everything measured and judged for one workload, before it becomes a Benchmark."""
 
     config: WorkloadConfig
-    phases: Mapping[str, PhaseResult]
-    aa: Verdict | None
-    verdict: Verdict
-    confirmation: Verdict | None
-    first: Verdict | None  # the A/B phase's own verdict, before confirmation
+    phases: Mapping[str, PhaseRuns]
+    judged: Judged
 
 
-def verdict_dict(v: Verdict) -> dict[str, Any]:
-    """A Verdict as the results file stores it (ci as a list, no NaN)."""
-    out = asdict(v)
-    out["ci"] = list(v.ci) if v.ci is not None else None
-    return {k: (None if isinstance(x, float) and not math.isfinite(x) else x) for k, x in out.items()}
-
-
-def _arm(samples: ArmSamples, w: WorkloadConfig) -> dict[str, Any]:
-    arm: dict[str, Any] = {
-        "samples_ns": list(samples.value_ns) if _reported_time(w) else list(samples.wall_ns),
-        "wall_ns": list(samples.wall_ns),
-        "cpu_ns": list(samples.cpu_ns),
-        "maxrss_kib": list(samples.maxrss_kib),
-    }
-    if w.metric == "reported" and w.better == "higher":
-        arm["values"] = list(samples.value_ns)
-    return arm
-
-
-def _reported_time(w: WorkloadConfig) -> bool:
-    return w.metric == "reported" and w.better == "lower"
-
-
-def _pooled(phases: Mapping[str, PhaseResult], w: WorkloadConfig) -> dict[str, Any]:
+def _pooled(phases: Mapping[str, PhaseRuns]) -> dict[str, ArmRuns]:
     """The base and head arms over the A/B and confirmation phases, in measured order."""
-    base, head = ArmSamples(), ArmSamples()
-    for name in ("ab", "confirm"):
-        if name in phases:
-            _extend(base, phases[name].reference)
-            _extend(head, phases[name].candidate)
-    return {"base": _arm(base, w), "head": _arm(head, w)}
+    parts = [phases[n] for n in ("ab", "confirm") if n in phases]
+    pooled = {}
+    for arm in ("base", "head"):
+        runs = [p.arms[arm] for p in parts]
+        values = [r.values for r in runs if r.values is not None]
+        pooled[arm] = ArmRuns(
+            samples_ns=tuple(v for r in runs for v in r.samples_ns),
+            wall_ns=tuple(v for r in runs for v in r.wall_ns),
+            cpu_ns=tuple(v for r in runs for v in r.cpu_ns),
+            maxrss_kib=tuple(v for r in runs for v in r.maxrss_kib),
+            values=tuple(v for vs in values for v in vs) if values else None,
+        )
+    return pooled
 
 
-def _extend(into: ArmSamples, more: ArmSamples) -> None:
-    into.wall_ns += more.wall_ns
-    into.cpu_ns += more.cpu_ns
-    into.maxrss_kib += more.maxrss_kib
-    into.value_ns += more.value_ns
-
-
-def _phase(name: str, result: PhaseResult, w: WorkloadConfig) -> dict[str, Any]:
-    ref, cand = ARM_NAMES[name]
-    return {
-        "arms": {ref: _arm(result.reference, w), cand: _arm(result.candidate, w)},
-        "order": "".join("AB" if o == "RC" else "BA" for o in result.orders),
-        "failure": result.failure_text,
-    }
-
-
-def benchmark_dict(r: WorkloadResult) -> dict[str, Any]:
+def benchmark(r: WorkloadResult) -> Benchmark:
     """One entry of ``benchmarks[]``."""
-    w = r.config
-    return {
-        "name": w.name,
-        "metric": w.metric,
-        "better": w.better,
-        "unit": "ns" if w.better == "lower" else "reported",
-        "command": list(w.run),
-        "runs": w.runs,
-        "parity": w.parity,
-        "floor_ns": w.effective_floor_ns,
-        "arms": _pooled(r.phases, w),
-        "phases": {name: _phase(name, res, w) for name, res in r.phases.items()},
-        "aa": {"verdict": verdict_dict(r.aa)} if r.aa is not None else None,
-        "ab": {"verdict": verdict_dict(r.first)} if r.first is not None else None,
-        "verdict": verdict_dict(r.verdict),
-        "confirmation": (
-            {"verdict": verdict_dict(r.confirmation)} if r.confirmation is not None else None
-        ),
-    }
+    w, j = r.config, r.judged
+    assert j.final is not None
+    return Benchmark(
+        name=w.name, metric=w.metric, better=w.better,
+        unit="ns" if w.better == "lower" else "reported", command=w.run, runs=w.runs,
+        parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases),
+        phases=dict(r.phases), aa=j.aa, ab=j.ab, verdict=j.final, confirmation=j.confirmation,
+    )
 
 
-def summarize(benchmarks: Sequence[Mapping[str, Any]], fail_on: Sequence[str], aborted: bool) -> dict[str, Any]:
-    """Counts per outcome, the geometric mean ratio, and the check's conclusion."""
+def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], aborted: bool) -> Summary:
+    """Counts per outcome, the geometric mean ratio, and the check's conclusion.
+
+    The conclusion is ``failure`` when an outcome in ``fail_on`` occurred (the one meaning
+    of fail_on: the check, the exit status of ``compare --fail-on`` and the Action's
+    conclusion), else ``neutral`` when anything was inconclusive, invalid or aborted.
+    """
     counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     logs = []
     for b in benchmarks:
-        v = b["verdict"]
-        counts[v["outcome"]] += 1
-        if v["outcome"] != "invalid" and v.get("ratio"):
-            logs.append(math.log(v["ratio"]))
+        counts[b.verdict.outcome] += 1
+        if b.verdict.outcome != "invalid" and b.verdict.ratio:
+            logs.append(math.log(b.verdict.ratio))
     geomean = math.exp(sum(logs) / len(logs)) if logs else None
     if any(counts[o] for o in fail_on):
         conclusion = "failure"
@@ -139,57 +113,62 @@ def summarize(benchmarks: Sequence[Mapping[str, Any]], fail_on: Sequence[str], a
         conclusion = "neutral"
     else:
         conclusion = "success"
-    return {**counts, "geomean_ratio": geomean, "conclusion": conclusion}
+    return Summary(**counts, geomean_ratio=geomean, conclusion=conclusion)  # type: ignore[arg-type]
+
+
+def concluded(results: Results, fail_on: Sequence[Outcome], check_name: str | None = None) -> Results:
+    """The same results judged against another ``fail_on`` (the summary made again)."""
+    status = CheckSettings(fail_on=tuple(fail_on), name=check_name or results.status.name)
+    return replace(results, status=status,
+                   summary=summarize(results.benchmarks, fail_on, results.aa.aborted))
 
 
 def build(
     *,
     config: Config,
     workloads: Sequence[WorkloadResult],
-    base: Mapping[str, str],
-    head: Mapping[str, str],
+    base: Revision,
+    head: Revision,
     seed: int,
-    environment: Mapping[str, Any],
+    environment: Environment,
     repository: str | None,
-    aa_status: Mapping[str, Any],
-) -> dict[str, Any]:
+    aa: AASummary,
+    sandbox: SandboxInfo | None = None,
+    fail_on: Sequence[Outcome] = (),
+    repo: str | None = None,
+    config_file: str | None = None,
+) -> Results:
     """Assemble the results document."""
-    benchmarks = [benchmark_dict(w) for w in workloads]
-    first = config.workloads[0] if config.workloads else None
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "benchbot", "version": __version__},
-        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "repository": repository,
-        "base": dict(base),
-        "head": dict(head),
-        "settings": {
-            "runs": first.runs if first else 0,
-            "warmup": first.warmup if first else 0,
-            "order": first.order if first else "alternate",
-            "seed": seed,
-            "parity": first.parity if first else 0.02,
-            "alpha": config.alpha,
-            "confirm": config.confirm,
-            "aa": config.aa.enabled,
-            "config": config.path,
-        },
-        "noise_model": {
-            "floor_ns": first.effective_floor_ns if first else 25_000.0,
-            "parity": first.parity if first else 0.02,
-            "rule": RULE_SENTENCE,
-        },
-        "environment": dict(environment),
-        "aa": dict(aa_status),
-        "benchmarks": benchmarks,
-        "summary": summarize(benchmarks, config.status.fail_on, bool(aa_status.get("aborted"))),
-        "status": {"fail_on": list(config.status.fail_on), "name": config.status.name},
-    }
+    benchmarks = tuple(benchmark(w) for w in workloads)
+    first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
+    return Results(
+        schema_version=SCHEMA_VERSION,
+        tool=ToolInfo(name="benchbot", version=__version__),
+        created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        repository=repository, base=base, head=head,
+        settings=RunSettings(
+            runs=first.runs, warmup=first.warmup, order=first.order, seed=seed,
+            parity=first.parity, alpha=config.alpha, confirm=config.confirm,
+            aa=config.aa.enabled, config=config.path, repo=repo, config_file=config_file,
+        ),
+        noise_model=NoiseModel(floor_ns=first.effective_floor_ns, parity=first.parity,
+                               rule=RULE_SENTENCE),
+        environment=environment, aa=aa, benchmarks=benchmarks,
+        summary=summarize(benchmarks, fail_on, aa.aborted),
+        status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
+        sandbox=sandbox,
+    )
 
 
-def dumps(document: Mapping[str, Any]) -> str:
+def to_json(results: Results) -> dict[str, Any]:
+    """The document as JSON values."""
+    data: dict[str, Any] = codec.encode(results)
+    return data
+
+
+def dumps(results: Results) -> str:
     """Serialise a results document (no NaN: JSON has none)."""
-    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+    return json.dumps(to_json(results), indent=2, allow_nan=False) + "\n"
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -197,13 +176,13 @@ def write_atomic(path: Path, text: str) -> None:
     files.write_text(path, text)
 
 
-def save(path: Path, document: Mapping[str, Any]) -> None:
+def save(path: Path, results: Results) -> None:
     """Write a results document atomically."""
-    write_atomic(path, dumps(document))
+    write_atomic(path, dumps(results))
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Read a results file and check it against the shipped JSON Schema.
+def load(path: Path) -> Results:
+    """Read a results file, check it against the shipped JSON Schema, and make it typed.
 
     Every problem is a ResultsError of one line naming the file and, for a file that
     does not match the schema, the place in it (``benchmarks[0].verdict: 'outcome' is a
@@ -223,17 +202,25 @@ def load(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise ResultsError(f"{path}: not a results file (nested too deeply)") from None
+    return parse(document, where=str(path))
+
+
+def parse(document: Any, *, where: str = "results") -> Results:
+    """A results document from JSON values: checked against the schema, then typed."""
     if not isinstance(document, dict) or "schema_version" not in document:
-        raise ResultsError(f"{path}: not a benchbot results file (no schema_version)")
+        raise ResultsError(f"{where}: not a benchbot results file (no schema_version)")
     if document["schema_version"] != SCHEMA_VERSION:
         raise ResultsError(
-            f"{path}: schema_version {_clip(repr(document['schema_version']))} is not supported "
+            f"{where}: schema_version {_clip(repr(document['schema_version']))} is not supported "
             f"(this benchbot reads {SCHEMA_VERSION})"
         )
     problem = validation_error(document)
     if problem is not None:
-        raise ResultsError(f"{path}: does not match the results schema: {problem}")
-    return document
+        raise ResultsError(f"{where}: does not match the results schema: {problem}")
+    try:
+        return codec.decode(Results, document)
+    except (codec.DecodeError, TypeError, ValueError) as exc:
+        raise ResultsError(f"{where}: does not match the results schema: {_clip(str(exc))}") from None
 
 
 def validation_error(document: Any) -> str | None:
@@ -262,36 +249,35 @@ def schema() -> dict[str, Any]:
     return dict(json.loads(text))
 
 
-def merge(documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def merge(documents: Sequence[Results]) -> Results:
     """Combine the results of shards of one comparison (same base and head)."""
     if not documents:
         raise ResultsError("nothing to merge")
     first = documents[0]
     seen: set[str] = set()
-    benchmarks: list[dict[str, Any]] = []
+    benchmarks: list[Benchmark] = []
     for doc in documents:
         for side in ("base", "head"):
-            if doc[side]["sha"] != first[side]["sha"]:
+            mine, theirs = getattr(doc, side).sha, getattr(first, side).sha
+            if mine != theirs:
                 raise ResultsError(
-                    f"cannot merge: {side} is {doc[side]['sha'][:12]} in one file and "
-                    f"{first[side]['sha'][:12]} in another"
+                    f"cannot merge: {side} is {mine[:12]} in one file and {theirs[:12]} in another"
                 )
-        for b in doc["benchmarks"]:
-            if b["name"] in seen:
-                raise ResultsError(f"cannot merge: workload {b['name']!r} is in two files")
-            seen.add(b["name"])
+        for b in doc.benchmarks:
+            if b.name in seen:
+                raise ResultsError(f"cannot merge: workload {b.name!r} is in two files")
+            seen.add(b.name)
             benchmarks.append(b)
-    failed = sorted({n for d in documents for n in d["aa"]["failed"]})
-    aborted = any(d["aa"].get("aborted") for d in documents)
-    statuses = {d["aa"]["status"] for d in documents}
-    merged = dict(first)
-    merged["benchmarks"] = benchmarks
-    merged["aa"] = {
-        **first["aa"], "failed": failed, "aborted": aborted,
-        "status": "failed" if "failed" in statuses else ("passed" if "passed" in statuses else "skipped"),
-    }
-    warnings = [w for d in documents for w in d["environment"].get("warnings", [])]
-    merged["environment"] = {**first["environment"], "warnings": list(dict.fromkeys(warnings))}
-    fail_on = first.get("status", {}).get("fail_on", ["slower"])
-    merged["summary"] = summarize(benchmarks, fail_on, aborted)
-    return merged
+    statuses = {d.aa.status for d in documents}
+    aa = replace(
+        first.aa,
+        failed=tuple(sorted({n for d in documents for n in d.aa.failed})),
+        aborted=any(d.aa.aborted for d in documents),
+        status="failed" if "failed" in statuses else ("passed" if "passed" in statuses else "skipped"),
+    )
+    warnings = tuple(dict.fromkeys(w for d in documents for w in d.environment.warnings))
+    return replace(
+        first, benchmarks=tuple(benchmarks), aa=aa,
+        environment=replace(first.environment, warnings=warnings),
+        summary=summarize(benchmarks, first.status.fail_on, aa.aborted),
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from benchbot.config import WorkloadConfig
-from benchbot.model import ArmSamples, RunFailure, RunRecord
+from benchbot.model import ARM_NAMES, ArmRuns, ArmSamples, PhaseRuns, RunFailure, RunRecord
 from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest
 
 __all__ = ["ProcessSpawner", "RawRun", "SpawnRequest", "Spawner"]
@@ -116,6 +116,28 @@ class PhaseResult:
     failure_kind: RunFailure | None = None  # what the failing run did (model.RunFailure)
     failure_text: str | None = None
     expected: str | None = None  # the first `expect` capture, which all must equal
+
+
+    def recorded(self, phase: str, w: WorkloadConfig) -> PhaseRuns:
+        """The phase's runs as the results file records them."""
+        ref, cand = ARM_NAMES[phase]
+        return PhaseRuns(
+            arms={ref: _arm(self.reference, w), cand: _arm(self.candidate, w)},
+            order="".join("AB" if o == "RC" else "BA" for o in self.orders),
+            failure=self.failure_text, failure_code=self.failure, failure_kind=self.failure_kind,
+        )
+
+
+def _arm(samples: ArmSamples, w: WorkloadConfig) -> ArmRuns:
+    """An arm's runs, frozen: ``samples_ns`` is the reported time, else the wall time; a
+    throughput (better: higher) is in ``values``."""
+    reported = w.metric == "reported"
+    return ArmRuns(
+        samples_ns=tuple(samples.value_ns if reported and w.better == "lower" else samples.wall_ns),
+        wall_ns=tuple(samples.wall_ns), cpu_ns=tuple(samples.cpu_ns),
+        maxrss_kib=tuple(samples.maxrss_kib),
+        values=tuple(samples.value_ns) if reported and w.better == "higher" else None,
+    )
 
 
 Progress = Callable[[str, int, int], None]  # (workload, runs done, runs planned) for the phase

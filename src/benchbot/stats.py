@@ -147,11 +147,12 @@ def confirm_pooled(first: Verdict, second: Verdict, pooled: Verdict) -> Verdict:
 
     ``pooled`` judges both phases' samples together; its figures are kept. The outcome
     and reason come from ``confirm(first, second)``: the first phase's outcome if the
-    confirmation agrees, else ``inconclusive`` (not_confirmed). Where the pooled data
-    reach that same outcome on their own, ``pooled`` is returned unchanged.
+    confirmation agrees, else ``inconclusive`` (not_confirmed, whatever else the pooled
+    data would say: the disagreement is the reason). Where the pooled data reach the
+    confirmed outcome on their own, ``pooled`` is returned unchanged.
     """
     decided = confirm(first, second)
-    if pooled.outcome == decided.outcome:
+    if pooled.outcome == decided.outcome and decided.reason_code != "not_confirmed":
         return pooled
     return replace(
         pooled,

@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchbot import engine
+from benchbot.results import to_json as as_json
 from benchbot.runner import RawRun, SpawnRequest
 from tests.conftest import MakeRepo
 
@@ -38,7 +39,7 @@ CONFIG = f"version: 1\ndefaults: {{runs: {RUNS}}}\nworkloads:\n" + "".join(
 
 def _compare(repo: Path, broken: set[str]) -> dict:
     spawner = AAErrorSpawner(broken)
-    return engine.compare(engine.Request(repo=repo, base="base", head="HEAD"), spawner_factory=lambda _: spawner)
+    return as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD"), spawner_factory=lambda _: spawner))
 
 
 def test_aa_failure_for_more_than_a_quarter_aborts(make_repo: MakeRepo, validate) -> None:

@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 from benchbot import cli, engine
+from benchbot.results import to_json as as_json
+from benchbot.settings import Overrides
 from tests.conftest import MakeRepo, git
 
 # Programs that log their own starts: each appends "<arm> <argv1>" to $LOG.
@@ -44,7 +46,7 @@ def test_alternation_and_warmups_happen_as_configured(make_repo: MakeRepo, tmp_p
         {"benchbot.yml": _config(log, warmup="2"), "prog.sh": LOGGER.format(arm="base")},
         {"prog.sh": LOGGER.format(arm="head")},
     )
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False, confirm=False))))
     starts = _log(log)
     one = [arm for arm, name in starts if name == "one"]
     # 2 warm-ups per arm first (discarded), then 10 pairs alternating AB, BA, AB, ...
@@ -67,7 +69,7 @@ def test_first_execution_is_discarded_even_without_warmup(make_repo: MakeRepo, t
     config = _config(log, warmup="0").replace("version: 1\n", "version: 1\naa: {abort_fraction: 1}\n")
     repo = make_repo({"benchbot.yml": config, "prog.sh": LOGGER.format(arm="base")},
                      {"prog.sh": LOGGER.format(arm="head")})
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", confirm=False))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(confirm=False))))
     one = [arm for arm, name in _log(log) if name == "one"]
     # A/A: one discarded first run of base, 10 pairs of base; A/B: one discarded first run of head
     assert len(one) == 1 + 20 + 1 + 20
@@ -79,8 +81,8 @@ def test_random_order_is_reproducible_from_the_seed(make_repo: MakeRepo, tmp_pat
     log = tmp_path / "starts.log"
     repo = make_repo({"benchbot.yml": _config(log, order="random"), "prog.sh": LOGGER.format(arm="base")},
                      {"prog.sh": LOGGER.format(arm="head")})
-    req = engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False, seed=7)
-    orders = [engine.compare(req)["benchmarks"][0]["phases"]["ab"]["order"] for _ in range(2)]
+    req = engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False, confirm=False, seed=7))
+    orders = [as_json(engine.compare(req))["benchmarks"][0]["phases"]["ab"]["order"] for _ in range(2)]
     assert orders[0] == orders[1]
     assert set(orders[0][i:i + 2] for i in range(0, 20, 2)) == {"AB", "BA"}
 
@@ -98,7 +100,7 @@ workloads:
     repo = make_repo({"benchbot.yml": config, "crash.sh": crash}, {"head-marker": "x\n"})
     # aa=False: a false A/A reading of a 1 ms script under load would abort the run
     # before the head is ever run (the rule for one workload); this test is about the head.
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False))))
     validate(doc)
     bench = {b["name"]: b for b in doc["benchmarks"]}
     assert bench["crashes"]["verdict"]["outcome"] == "invalid"
@@ -120,7 +122,7 @@ workloads:
                      {"answer.sh": "#!/bin/sh\necho checksum=43\n"})
     # aa=False: a false A/A reading of a 1 ms script under load would abort the run
     # before the head is ever run (the rule for one workload); this test is about the head.
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False))))
     validate(doc)
     verdict = doc["benchmarks"][0]["verdict"]
     assert verdict["outcome"] == "invalid"
@@ -138,7 +140,7 @@ workloads:
     repo = make_repo({"benchbot.yml": config, "hang.sh": hang}, {"head-marker": "x\n"})
     # aa=False: a false A/A reading of a 1 ms script under load would abort the run
     # before the head is ever run (the rule for one workload); this test is about the head.
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False))))
     verdict = doc["benchmarks"][0]["verdict"]
     assert verdict["outcome"] == "invalid"
     assert "timed out after 0.2 s" in verdict["reason"]
@@ -152,7 +154,7 @@ def test_worktrees_are_gone_and_user_tree_untouched(make_repo: MakeRepo, tmp_pat
     (repo / "prog.sh").write_text(LOGGER.format(arm="dirty"))  # an uncommitted edit
     status_before = git(repo, "status", "--porcelain")
     branches_before = git(repo, "branch", "-a")
-    engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False))
+    as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False, confirm=False))))
     assert git(repo, "worktree", "list").count("\n") == 0  # only the main worktree
     assert git(repo, "status", "--porcelain") == status_before
     assert git(repo, "branch", "-a") == branches_before
@@ -193,7 +195,7 @@ def test_config_is_read_from_the_base_revision(make_repo: MakeRepo, tmp_path: Pa
     base_cfg = "version: 1\ndefaults: {runs: 10}\nworkloads:\n  - {name: fromhead, run: [true]}\n"
     head_cfg = base_cfg.replace("fromhead", "sneaky")
     repo = make_repo({"benchbot.yml": base_cfg}, {"benchbot.yml": head_cfg})
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD", aa=False, confirm=False))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False, confirm=False))))
     assert [b["name"] for b in doc["benchmarks"]] == ["fromhead"]
 
 

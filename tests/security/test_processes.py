@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchbot import engine, sandbox
+from benchbot.results import to_json as as_json
 from tests.conftest import MakeRepo
 
 MODES = [
@@ -84,7 +85,7 @@ def test_a_workload_s_background_child_neither_leaks_nor_pollutes(make_repo: Mak
               "workloads:\n  - {name: w, run: ['./prog.sh'], expect: 'checksum=(\\d)'}\n")
     repo = make_repo({"benchbot.yml": config, "prog.sh": prog})
     assert leaves_processes(repo / "prog.sh", marker)
-    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
     verdict = doc["benchmarks"][0]["verdict"]
     assert verdict["outcome"] != "invalid", verdict["reason"]  # no run read another's output
     assert wait_gone(marker) == []
@@ -137,5 +138,5 @@ def test_a_finished_build_leaves_nothing_running(make_repo: MakeRepo, mode: str)
               "defaults: {runs: 10}\nworkloads:\n  - {name: x, run: [true]}\n")
     repo = make_repo({"benchbot.yml": config, "build.sh": build})
     assert leaves_processes(repo / "build.sh", marker)
-    engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
     assert wait_gone(marker) == []

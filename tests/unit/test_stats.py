@@ -448,6 +448,10 @@ def test_an_unconfirmed_outcome_is_inconclusive() -> None:
     final = stats.confirm_pooled(first, second, pooled)
     assert (final.outcome, final.reason_code, final.n, final.ratio) == (
         "inconclusive", "not_confirmed", 60, 1.05)
+    # pooled data that are inconclusive for another reason still say why: not confirmed
+    pooled = replace(first, outcome="inconclusive", reason_code="timing_modes", reason="modes")
+    final = stats.confirm_pooled(first, second, pooled)
+    assert (final.outcome, final.reason_code) == ("inconclusive", "not_confirmed")
 
 
 def test_an_aa_failure_forces_inconclusive() -> None:

@@ -1,0 +1,163 @@
+"""Judging apart from measuring: recorded phases in, verdicts out. A pure function.
+
+The engine measures a phase and asks ``judge`` what everything recorded so far says; the
+answer also says what to measure next (the workloads still comparable after the A/A
+check, the standouts to confirm). ``benchmarks/`` re-judges stored runs with the same
+function, so the flow (spec/verdict.md: A/A first, then A/B, then confirmation of
+standouts) is written once.
+
+Seeds: the A/A phase is judged with ``seed``, the A/B phase with ``seed + 1``, the
+confirmation with ``seed + 2``, the same offsets the engine's order seeds use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from benchbot import stats
+from benchbot.model import AASummary, Better, PhaseRuns, Rule, Verdict
+
+CALLS = ("slower", "faster")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """What judging needs to know of one workload: its rule's settings and its runs."""
+
+    name: str
+    parity: float
+    floor_ns: float
+    better: Better = "lower"
+    phases: Mapping[str, PhaseRuns] = field(default_factory=dict)
+
+    def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The judged values of a phase's reference and candidate arms."""
+        ref, cand = self.phases[phase].arms.values()
+        if self.better == "higher":
+            return ref.values or (), cand.values or ()
+        return ref.samples_ns, cand.samples_ns
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """The comparison-wide settings of the rule (the config's top level)."""
+
+    alpha: float = 0.05
+    confirm: bool = True
+    aa: bool = True
+    abort_fraction: float = 0.25
+    seed: int = 0
+    # Rule fields to change for every comparison (benchmarks/ try variants of the rule).
+    rule_changes: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judged:
+    """One workload's verdicts from what has been recorded (None: that phase did not run)."""
+
+    aa: Verdict | None = None
+    ab: Verdict | None = None
+    confirmation: Verdict | None = None
+    final: Verdict | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judgement:
+    """All workloads' verdicts, the A/A check's summary, and what may be measured next."""
+
+    workloads: dict[str, Judged]
+    aa: AASummary
+    comparable: tuple[str, ...]  # not invalid in the A/A phase: these go on to A/B
+    standouts: tuple[str, ...]  # slower or faster in the A/B phase: to be confirmed
+
+    @property
+    def aborted(self) -> bool:
+        """The A/A check failed for too many workloads: nothing is compared."""
+        return self.aa.aborted
+
+
+def rule_for(w: Workload, policy: Policy, *, seed: int, comparisons: int = 1) -> Rule:
+    """The verdict rule's settings for one workload and phase."""
+    rule = Rule(parity=w.parity, alpha=policy.alpha, floor_ns=w.floor_ns, seed=seed,
+                better=w.better, comparisons=comparisons)
+    return replace(rule, **policy.rule_changes) if policy.rule_changes else rule  # type: ignore[arg-type]
+
+
+def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
+    """The verdicts of spec/verdict.md for the phases recorded so far."""
+    comparisons = 1 if policy.confirm else max(1, len(workloads))
+    aa = {w.name: _phase(w, "aa", policy, policy.seed, comparisons, None) for w in workloads}
+    comparable = tuple(w.name for w in workloads if not _invalid(aa[w.name]))
+    failed = tuple(n for n in comparable if aa[n] is not None and aa[n].outcome in CALLS)  # type: ignore[union-attr]
+    aborted = policy.aa and bool(comparable) and len(failed) > policy.abort_fraction * len(comparable)
+    summary = _aa_summary(policy, failed, aborted, any(v is not None for v in aa.values()))
+    out: dict[str, Judged] = {}
+    standouts: list[str] = []
+    for w in workloads:
+        a = aa[w.name]
+        if aborted and w.name in comparable:
+            out[w.name] = Judged(aa=a, final=_aborted(a, failed=len(failed), total=len(comparable)))
+            continue
+        ab = _phase(w, "ab", policy, policy.seed + 1, comparisons, a)
+        final = ab if ab is not None else a
+        confirmation = None
+        if ab is not None and ab.outcome in CALLS:
+            standouts.append(w.name)
+            confirmation = _phase(w, "confirm", policy, policy.seed + 2, 1, a)
+            if confirmation is not None:
+                pooled = _pooled(w, policy, a)
+                final = stats.confirm_pooled(ab, confirmation, pooled)
+        out[w.name] = Judged(aa=a, ab=ab, confirmation=confirmation, final=final)
+    return Judgement(workloads=out, aa=summary, comparable=comparable,
+                     standouts=tuple(standouts) if policy.confirm else ())
+
+
+def _phase(w: Workload, name: str, policy: Policy, seed: int, comparisons: int,
+           aa: Verdict | None) -> Verdict | None:
+    if name not in w.phases:
+        return None
+    phase = w.phases[name]
+    if phase.failure_code:
+        return stats.invalid(phase.failure_code, phase.failure or phase.failure_code)
+    x, y = w.values(name)
+    verdict = stats.compare(x, y, rule=rule_for(w, policy, seed=seed, comparisons=comparisons),
+                            aa_noise=stats.aa_noise_of(aa))
+    if aa is not None and aa.outcome in CALLS and name != "aa":
+        verdict = stats.force_aa_failed(verdict, aa)
+    return verdict
+
+
+def _pooled(w: Workload, policy: Policy, aa: Verdict | None) -> Verdict:
+    """Both phases' runs judged together: the figures reported after confirmation."""
+    confirm = w.phases["confirm"]
+    if confirm.failure_code:
+        return stats.invalid(confirm.failure_code, confirm.failure or confirm.failure_code)
+    ab_x, ab_y = w.values("ab")
+    c_x, c_y = w.values("confirm")
+    rule = rule_for(w, policy, seed=policy.seed + 2)
+    return stats.compare(ab_x + c_x, ab_y + c_y, rule=rule, aa_noise=stats.aa_noise_of(aa))
+
+
+def _invalid(verdict: Verdict | None) -> bool:
+    return verdict is not None and verdict.outcome == "invalid"
+
+
+def _aa_summary(policy: Policy, failed: tuple[str, ...], aborted: bool, ran: bool) -> AASummary:
+    if not policy.aa or not ran:
+        return AASummary(status="skipped", abort_fraction=policy.abort_fraction)
+    return AASummary(status="failed" if failed else "passed", failed=failed, aborted=aborted,
+                     abort_fraction=policy.abort_fraction)
+
+
+def _aborted(aa: Verdict | None, *, failed: int, total: int) -> Verdict:
+    """The A/A check failed for too many workloads: nothing is concluded (verdict.md, A/A 3)."""
+    seen = f"; it read base against itself as {(aa.ratio - 1) * 100:+.1f}%" if (
+        aa is not None and aa.ratio is not None) else ""
+    return Verdict(
+        outcome="inconclusive", reason_code="aa_aborted",
+        reason=f"the A/A check failed for {failed} of {total} workloads, so this runner is "
+        f"too noisy now to compare anything{seen}",
+        n=aa.n if aa else 0, ratio=aa.ratio if aa else None, ci=aa.ci if aa else None,
+        best_ratio=aa.best_ratio if aa else None, spread=aa.spread if aa else None,
+    )
