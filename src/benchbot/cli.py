@@ -18,9 +18,10 @@ from typing import Any, TextIO
 
 from benchbot import __version__, files, logsafe, results, secret
 from benchbot.errors import BenchbotError, OutputError, UsageError
-from benchbot.model import OUTCOMES
+from benchbot.model import Results
 from benchbot.progress import TerminalReporter
 from benchbot.report import render_results
+from benchbot.settings import Overrides, argparse_type
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_VERDICT = 0, 1, 2, 3
 
@@ -30,86 +31,97 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see --help)")
 
 
-def _outcomes(text: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    bad = [x for x in items if x not in OUTCOMES]
-    if bad:
-        raise argparse.ArgumentTypeError(
-            f"unknown outcome {bad[0]!r}; choose from {', '.join(OUTCOMES)}"
-        )
-    return items
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(x.strip() for x in text.split(",") if x.strip())
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="benchbot",
         description="Tells whether a change made code faster or slower, or says it cannot tell.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_FORMAT,
     )
     parser.add_argument("--version", action="version", version=f"benchbot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _compare_parser(sub.add_parser("compare", help="compare two revisions of a git repository",
+                                   formatter_class=_FORMAT))
+    _demo_parser(sub.add_parser("demo", help="compare two builds of the bundled C kernels",
+                                formatter_class=_FORMAT))
+    r = sub.add_parser("report", help="render a results file again", formatter_class=_FORMAT)
+    r.add_argument("file", type=Path)
+    r.add_argument("--format", choices=("markdown", "html"), default="markdown")
+    r.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
+    m = sub.add_parser("merge", help="combine results files of shards of one comparison",
+                       formatter_class=_FORMAT)
+    m.add_argument("files", type=Path, nargs="+")
+    m.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
+    sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=_FORMAT)
+    _github_parser(sub.add_parser("github", formatter_class=_FORMAT,
+                                  help="the GitHub Action's entry point (reads the Actions environment)"))
+    return parser
 
-    def outputs(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--json", type=Path, metavar="FILE", help="write the results file here")
-        p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the markdown report here")
-        p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
-        p.add_argument("--fail-on", type=_outcomes, default=(), metavar="OUTCOMES",
-                       help="exit 3 when any of these outcomes occurs, e.g. slower,inconclusive")
-        p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
-    fmt = argparse.ArgumentDefaultsHelpFormatter
-    c = sub.add_parser("compare", help="compare two revisions of a git repository",
-                       formatter_class=fmt)
+_FORMAT = argparse.ArgumentDefaultsHelpFormatter
+
+
+def _outputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the results file here")
+    p.add_argument("--markdown", type=Path, metavar="FILE", help="also write the markdown report here")
+    p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
+    p.add_argument("--fail-on", type=argparse_type("fail_on"), default=(), metavar="OUTCOMES",
+                   help="these outcomes make the conclusion `failure` and the exit status 3, "
+                   "e.g. slower,inconclusive (the config's status.fail_on is the GitHub check's)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _compare_parser(c: argparse.ArgumentParser) -> None:
     c.add_argument("--base", required=True, help="the reference revision (branch, tag, SHA)")
-    c.add_argument("--head", required=True, help="the candidate revision")
+    c.add_argument("--head", required=True,
+                   help="the candidate revision, or WORKTREE (or .) for the working tree with "
+                   "its uncommitted changes")
     c.add_argument("--repo", type=Path, default=Path("."), help="the git repository")
     c.add_argument("--config", type=Path, default=None,
                    help="config file (default: .github/benchbot.yml or benchbot.yml at the base revision)")
-    c.add_argument("--runs", type=int, default=None, help="pairs per phase (overrides the config)")
-    c.add_argument("--only", type=_names, default=None, metavar="A,B", help="only these workloads")
-    c.add_argument("--parity", type=float, default=None, help="differences below this fraction are level")
+    c.add_argument("--runs", type=argparse_type("runs"), default=None,
+                   help="pairs per phase, 10 to 1000 (overrides the config)")
+    c.add_argument("--only", type=argparse_type("only"), default=None, metavar="A,B",
+                   help="only these workloads")
+    c.add_argument("--parity", type=argparse_type("parity"), default=None,
+                   help="differences below this fraction are level (0.01 or 1%%)")
     c.add_argument("--no-confirm", dest="confirm", action="store_const", const=False, default=None,
                    help="skip the confirmation of standouts (Bonferroni instead)")
     c.add_argument("--no-aa", dest="aa", action="store_const", const=False, default=None,
                    help="skip the A/A check (not recommended)")
-    c.add_argument("--seed", type=int, default=None, help="order and bootstrap seed (default: random, recorded)")
-    outputs(c)
+    c.add_argument("--seed", type=argparse_type("seed"), default=None,
+                   help="order and bootstrap seed (default: random, recorded)")
+    _outputs(c)
 
-    d = sub.add_parser("demo", help="compare two builds of the bundled C kernels", formatter_class=fmt)
-    d.add_argument("--runs", type=int, default=None, help="pairs per phase (default: the demo's own)")
+
+def _demo_parser(d: argparse.ArgumentParser) -> None:
+    d.add_argument("--runs", type=argparse_type("runs"), default=None,
+                   help="pairs per phase (default: the demo's own)")
     d.add_argument("--keep", type=Path, default=None, metavar="DIR",
                    help="make the demo repository here and keep it")
-    d.add_argument("--seed", type=int, default=None, help="order and bootstrap seed")
-    outputs(d)
+    d.add_argument("--seed", type=argparse_type("seed"), default=None, help="order and bootstrap seed")
+    _outputs(d)
 
-    r = sub.add_parser("report", help="render a results file again", formatter_class=fmt)
-    r.add_argument("file", type=Path)
-    r.add_argument("--format", choices=("markdown", "html"), default="markdown")
-    r.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
 
-    m = sub.add_parser("merge", help="combine results files of shards of one comparison",
-                       formatter_class=fmt)
-    m.add_argument("files", type=Path, nargs="+")
-    m.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
-
-    sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=fmt)
-    g = sub.add_parser(
-        "github", help="the GitHub Action's entry point (reads the Actions environment)",
-        formatter_class=fmt,
-        description="Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_TOKEN, "
+def _github_parser(g: argparse.ArgumentParser) -> None:
+    g.description = (
+        "Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_TOKEN, "
         "GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY "
         "and GITHUB_OUTPUT, and the action's inputs as BENCHBOT_CONFIG, BENCHBOT_RUNS, "
         "BENCHBOT_FAIL_ON, BENCHBOT_COMMENT, BENCHBOT_CHECK_NAME, BENCHBOT_WORKING_DIRECTORY, "
         "BENCHBOT_RESULTS_DIR, BENCHBOT_BOT_LOGIN, BENCHBOT_ARTIFACT, BENCHBOT_MODE, BENCHBOT_JOB "
-        "and BENCHBOT_MEASURE_RESULT (see action.yml).",
+        "and BENCHBOT_MEASURE_RESULT (see action.yml)."
     )
     g.add_argument("--mode", choices=("all", "gate", "measure", "publish"), default=None,
                    help="which part of the job to do (default: BENCHBOT_MODE, else all)")
-    return parser
+
+
+def overrides(args: argparse.Namespace) -> Overrides:
+    """The command line's settings over the config's (--fail-on: none unless given)."""
+    return Overrides(
+        runs=getattr(args, "runs", None), only=getattr(args, "only", None),
+        parity=getattr(args, "parity", None), confirm=getattr(args, "confirm", None),
+        aa=getattr(args, "aa", None), seed=getattr(args, "seed", None), fail_on=args.fail_on,
+    )
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
@@ -161,23 +173,18 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "compare":
         from benchbot import engine
 
-        request = engine.Request(
-            repo=args.repo, base=args.base, head=args.head, config_path=args.config,
-            runs=args.runs, only=args.only, parity=args.parity, confirm=args.confirm,
-            aa=args.aa, seed=args.seed,
-        )
-        doc = engine.compare(request, reporter=_reporter(args, err))
-        return _emit(doc, args, out, err)
+        request = engine.Request(repo=args.repo, base=args.base, head=args.head,
+                                 config_path=args.config, overrides=overrides(args))
+        return _emit(engine.compare(request, reporter=_reporter(args, err)), args, out, err)
     if args.command == "demo":
         from benchbot import demo
 
-        doc = demo.run(runs=args.runs, keep=args.keep, seed=args.seed, reporter=_reporter(args, err))
+        doc = demo.run(overrides=overrides(args), keep=args.keep, reporter=_reporter(args, err))
         status = _emit(doc, args, out, err)
         out.write(f"\n{demo.EXPECTATION}\n")
         return status
     if args.command == "report":
-        doc = results.load(args.file)
-        _write(render_results(doc, args.format), args.output, out)
+        _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":
         merged = results.merge([results.load(f) for f in args.files])
@@ -186,8 +193,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "doctor":
         from benchbot import doctor
 
-        findings = doctor.inspect()
-        out.write(doctor.format_findings(findings))
+        out.write(doctor.format_findings(doctor.inspect()))
         return EXIT_OK
     if args.command == "github":
         from benchbot.github import action
@@ -201,7 +207,7 @@ def _reporter(args: argparse.Namespace, err: TextIO) -> TerminalReporter | None:
     return None if args.quiet else TerminalReporter(err)
 
 
-def _emit(doc: dict[str, Any], args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _emit(doc: Results, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write the files asked for, print the report, and turn --fail-on into the exit status.
 
     The results file is written first (it is what was measured); the markdown report is
@@ -228,10 +234,10 @@ def _emit(doc: dict[str, Any], args: argparse.Namespace, out: TextIO, err: TextI
     out.flush()
     if failed:
         raise failed[0]
-    hit = [o for o in args.fail_on if doc["summary"][o]]
-    if hit:
-        counts = ", ".join(f"{doc['summary'][o]} {o}" for o in hit)
-        err.write(f"benchbot: --fail-on: {counts}\n")
+    if doc.summary.conclusion == "failure":
+        hit = ", ".join(f"{doc.summary.count(o)} {o}" for o in doc.status.fail_on
+                        if doc.summary.count(o))
+        err.write(f"benchbot: --fail-on: {hit}\n")
         return EXIT_VERDICT
     return EXIT_OK
 

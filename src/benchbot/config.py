@@ -10,13 +10,12 @@ the same file for editors.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import math
 import os
 import re
 import shlex
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, NoReturn, TypeVar, get_args
@@ -27,12 +26,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from benchbot.errors import ConfigError
 from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
+from benchbot.settings import SettingError, check_parity, check_runs
 
 DEFAULT_PATHS = (".github/benchbot.yml", "benchbot.yml")
 
-MIN_RUNS = 10
-MAX_RUNS = 1000
-_RUNS_REFUSED = "fewer than 10 runs a side are refused"
 MAX_TIMEOUT_S = 86_400.0  # a day per run
 MAX_WARMUP = 100
 MAX_CPU = 4095  # highest CPU number a pin may name (Linux's default NR_CPUS is 8192 at most)
@@ -231,52 +228,6 @@ def parse_duration(value: object, *, where: str) -> float:
     return seconds
 
 
-def apply_overrides(
-    config: Config,
-    *,
-    runs: int | None = None,
-    only: Sequence[str] | None = None,
-    parity: float | None = None,
-    confirm: bool | None = None,
-    aa: bool | None = None,
-) -> Config:
-    """The config with the CLI's or a /bench command's settings put over the file's."""
-    workloads = config.workloads
-    if only is not None:
-        known = [w.name for w in workloads]
-        unknown = [name for name in only if name not in known]
-        if unknown:
-            raise ConfigError(
-                f"only: no workload named {unknown[0]!r} in {config.path} "
-                f"(known: {', '.join(known)}){_suggest(unknown[0], known)}"
-            )
-        wanted = set(only)
-        workloads = tuple(w for w in workloads if w.name in wanted)
-        if not workloads:
-            raise ConfigError(f"only: names no workload; known: {', '.join(known)}")
-    changes: dict[str, Any] = {}
-    if runs is not None:
-        if isinstance(runs, bool) or not isinstance(runs, int) or not MIN_RUNS <= runs <= MAX_RUNS:
-            raise ConfigError(
-                f"runs: must be from {MIN_RUNS} to {MAX_RUNS} ({_RUNS_REFUSED}), got {runs!r}"
-            )
-        changes["runs"] = runs
-    if parity is not None:
-        if not 0 <= parity < 1:
-            raise ConfigError(
-                f"parity: must be at least 0 and below 1 (0.02 is 2%), got {parity!r}"
-            )
-        changes["parity"] = float(parity)
-    if changes:
-        workloads = tuple(dataclasses.replace(w, **changes) for w in workloads)
-    top: dict[str, Any] = {"workloads": workloads}
-    if confirm is not None:
-        top["confirm"] = confirm
-    if aa is not None:
-        top["aa"] = dataclasses.replace(config.aa, enabled=aa)
-    return dataclasses.replace(config, **top)
-
-
 def _compose(text: str, path: str) -> Node:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -325,7 +276,7 @@ class _Reader:
         self._setting_readers: dict[str, Callable[[Node, str], Any]] = {
             "runs": self.runs,
             "warmup": lambda n, k: self.integer(n, k, minimum=0, maximum=MAX_WARMUP),
-            "parity": lambda n, k: self.fraction(n, k, low_open=False, high_open=True),
+            "parity": lambda n, k: self.bounded(n, k, self.number, check_parity),
             "floor": lambda n, k: self.optional(n, k, self.duration),
             "timeout": self.timeout,
             "order": lambda n, k: self.choice(n, k, _ORDERS),
@@ -496,10 +447,16 @@ class _Reader:
     # --- settings -----------------------------------------------------------------
 
     def runs(self, node: Node, key: str) -> int:
-        value = self.integer(node, key, minimum=MIN_RUNS, why=f" ({_RUNS_REFUSED})")
-        if value > MAX_RUNS:
-            self.fail(node, key, f"must be at most {MAX_RUNS} pairs, got {value}")
-        return value
+        value = self.integer(node, key, minimum=-(2**63))
+        return int(self.bounded(node, key, lambda n, k: value, check_runs))
+
+    def bounded(self, node: Node, key: str, read: Callable[[Node, str], Any],
+                check: Callable[[Any], Any]) -> Any:
+        """A value read from ``node`` and checked against a setting's bounds (settings.py)."""
+        try:
+            return check(read(node, key))
+        except SettingError as exc:
+            self.fail(node, key, str(exc))
 
     def argv(self, node: Node, key: str) -> tuple[str, ...]:
         if isinstance(node, SequenceNode):

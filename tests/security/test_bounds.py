@@ -32,7 +32,7 @@ def compare(repo: Path, *extra: str) -> tuple[int, str]:
     ('version: 1\n' + W + '    run: [true]\n    pin: "0-99999999"\n', "benchbot.yml:5: workloads[0].pin: bad CPU list '0-99999999': CPU numbers go up to 4095"),
     ('version: 1\n' + W + '    run: [true]\n    pin: 4096\n', "benchbot.yml:5: workloads[0].pin: must be at most 4095"),
     ('version: 1\n' + W + '    run: [true]\n    pin: 4095\n', "benchbot.yml:3: workloads[0].pin: CPU 4095 is not one this machine lets benchbot use"),
-    ('version: 1\n' + W + '    run: [true]\n    runs: 5000\n', "benchbot.yml:5: workloads[0].runs: must be at most 1000 pairs"),
+    ('version: 1\n' + W + '    run: [true]\n    runs: 5000\n', "benchbot.yml:5: workloads[0].runs: must be from 10 to 1000"),
     ('version: 1\n' + W + '    run: [true]\n    warmup: 1000000\n', "benchbot.yml:5: workloads[0].warmup: must be at most 100"),
     ('version: 1\npass_env: [GITHUB_TOKEN]\n' + W + '    run: [true]\n', "benchbot.yml:2: pass_env[0]: GITHUB_TOKEN is never passed"),
     ('version: 1\npass_env: [MY_API_TOKEN]\n' + W + '    run: [true]\n', "benchbot.yml:2: pass_env[0]: MY_API_TOKEN is never passed"),
@@ -58,9 +58,9 @@ def test_a_config_that_is_not_utf8_at_the_base_is_one_line(make_repo: MakeRepo) 
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--runs", "5000"], "runs: must be from 10 to 1000"),
-    (["--runs", "9"], "runs: must be from 10 to 1000"),
-    (["--parity", "2"], "parity: must be at least 0 and below 1"),
+    (["--runs", "5000"], "--runs: must be from 10 to 1000"),
+    (["--runs", "9"], "--runs: must be from 10 to 1000"),
+    (["--parity", "2"], "--parity: must be above 0 and below 1"),
     (["--only", "nope"], "only: no workload named 'nope'"),
 ])
 def test_bad_arguments_are_one_line(make_repo: MakeRepo, argv: list[str], message: str) -> None:

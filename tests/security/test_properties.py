@@ -20,6 +20,7 @@ from benchbot.github.command import OPTIONS, BenchCommand, CommandError, parse
 from benchbot.github.job import Job
 from benchbot.report.escape import md_code_block, md_code_span, md_inline
 from benchbot.results import validation_error
+from benchbot.settings import Overrides
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm (GitHub's renderer) is a test dependency")
 
@@ -75,7 +76,8 @@ def test_any_comment_parses_or_is_refused_and_starts_nothing(body: str) -> None:
     sha=st.none() | st.from_regex(r"[0-9a-f]{7,40}", fullmatch=True),
 )
 def test_every_valid_command_round_trips(runs, only, parity, confirm, aa, sha) -> None:
-    command = BenchCommand(runs=runs, only=only, parity=parity, confirm=confirm, aa=aa, sha=sha)
+    overrides = Overrides(runs=runs, only=only, parity=parity, confirm=confirm, aa=aa)
+    command = BenchCommand(overrides=overrides, sha=sha)
     assert parse(f"/bench {command.describe()}") == command
 
 

@@ -24,7 +24,6 @@ from benchbot.config import (
     GithubConfig,
     StatusConfig,
     WorkloadConfig,
-    apply_overrides,
     find_config,
     load_config,
     parse_config,
@@ -325,14 +324,15 @@ W = "version: 1\nworkloads:\n  - name: a\n    run: prog\n"  # a valid head; a wo
 
 ERRORS = [
     # (id, text, line, key, words in the message)
-    ("runs-low", W + "    runs: 5\n", 5, "workloads[0].runs", "must be at least 10 (fewer than 10 runs a side are refused), got 5"),
-    ("runs-low-defaults", "version: 1\ndefaults:\n  runs: 9\nworkloads: [{name: a, run: a}]\n", 3, "defaults.runs", "at least 10"),
+    ("runs-low", W + "    runs: 5\n", 5, "workloads[0].runs", "must be from 10 to 1000 (fewer than 10 runs a side are refused; more would hold the runner too long), got 5"),
+    ("runs-low-defaults", "version: 1\ndefaults:\n  runs: 9\nworkloads: [{name: a, run: a}]\n", 3, "defaults.runs", "must be from 10 to 1000"),
     ("runs-type", W + "    runs: thirty\n", 5, "workloads[0].runs", "must be an integer, got a string ('thirty')"),
     ("runs-float", W + "    runs: 30.0\n", 5, "workloads[0].runs", "must be an integer"),
     ("runs-bool", W + "    runs: yes\n", 5, "workloads[0].runs", "must be an integer, got a boolean"),
     ("warmup-negative", W + "    warmup: -1\n", 5, "workloads[0].warmup", "at least 0"),
     ("parity-high", W + "    parity: 1\n", 5, "workloads[0].parity", "below 1"),
-    ("parity-negative", W + "    parity: -0.01\n", 5, "workloads[0].parity", "at least 0"),
+    ("parity-negative", W + "    parity: -0.01\n", 5, "workloads[0].parity", "above 0"),
+    ("parity-zero", W + "    parity: 0\n", 5, "workloads[0].parity", "above 0"),
     ("parity-list", W + "    parity: [1]\n", 5, "workloads[0].parity", "must be a number, got a list"),
     ("parity-nan", W + "    parity: .nan\n", 5, "workloads[0].parity", "finite"),
     ("unknown-key", W + "    parityy: 0.01\n", 5, "workloads[0].parityy", "unknown key; did you mean 'parity'?"),
@@ -394,7 +394,7 @@ ERRORS = [
     ("empty-file", "# nothing here\n", 1, "version", "the file is empty"),
     ("aa-word", "version: 1\naa: maybe\nworkloads: [{name: a, run: a}]\n", 2, "aa", "must be on, off or a mapping"),
     ("aa-unknown", "version: 1\naa:\n  run: 20\nworkloads: [{name: a, run: a}]\n", 3, "aa.run", "did you mean 'runs'?"),
-    ("aa-runs-low", "version: 1\naa: {runs: 4}\nworkloads: [{name: a, run: a}]\n", 2, "aa.runs", "at least 10"),
+    ("aa-runs-low", "version: 1\naa: {runs: 4}\nworkloads: [{name: a, run: a}]\n", 2, "aa.runs", "must be from 10 to 1000"),
     ("aa-fraction", "version: 1\naa:\n  abort_fraction: 2\nworkloads: [{name: a, run: a}]\n", 3, "aa.abort_fraction", "at most 1"),
     ("confirm-word", "version: 1\nconfirm: maybe\nworkloads: [{name: a, run: a}]\n", 2, "confirm", "must be on or off (true/false), got a string ('maybe')"),
     ("alpha-zero", "version: 1\nalpha: 0\nworkloads: [{name: a, run: a}]\n", 2, "alpha", "above 0 and below 1"),
@@ -458,7 +458,7 @@ def test_yaml_syntax_errors_name_file_and_line(text: str, line: int, words: str)
 
 def test_error_in_a_later_workload_names_its_index_and_line() -> None:
     message = config_error(INTERFACES_EXAMPLE.replace("    parity: 0.01", "    parity: 1.5"))
-    assert message == f"{PATH}:15: workloads[1].parity: must be at least 0 and below 1, got 1.5"
+    assert message == f"{PATH}:15: workloads[1].parity: must be above 0 and below 1 (0.02 is 2%), got 1.5"
 
 
 def test_duration_errors_carry_the_position() -> None:
@@ -520,52 +520,6 @@ def test_find_config_skips_a_directory(tmp_path: Path) -> None:
     (tmp_path / ".github" / "benchbot.yml").mkdir(parents=True)
     (tmp_path / "benchbot.yml").write_text("version: 1\n")
     assert find_config(tmp_path) == tmp_path / "benchbot.yml"
-
-
-# --- overrides ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def two() -> Config:
-    return parse_config(INTERFACES_EXAMPLE, path=PATH)
-
-
-def test_overrides_none_change_nothing(two: Config) -> None:
-    assert apply_overrides(two) == two
-
-
-def test_override_runs_and_parity_reach_every_workload(two: Config) -> None:
-    changed = apply_overrides(two, runs=50, parity=0.05)
-    assert [(w.runs, w.parity) for w in changed.workloads] == [(50, 0.05), (50, 0.05)]
-    assert [(w.runs, w.parity) for w in two.workloads] == [(30, 0.02), (30, 0.01)]
-
-
-def test_override_only_keeps_the_file_order(two: Config) -> None:
-    assert [w.name for w in apply_overrides(two, only=["sum", "sort"]).workloads] == ["sort", "sum"]
-    assert [w.name for w in apply_overrides(two, only=["sum"]).workloads] == ["sum"]
-
-
-def test_override_switches(two: Config) -> None:
-    changed = apply_overrides(two, confirm=False, aa=False)
-    assert (changed.confirm, changed.aa) == (False, AAConfig(enabled=False))
-    assert apply_overrides(changed, aa=True).aa.enabled is True
-
-
-@pytest.mark.parametrize(
-    ("over", "message"),
-    [
-        ({"only": ["sorted"]}, f"only: no workload named 'sorted' in {PATH} (known: sort, sum); did you mean 'sort'?"),
-        ({"only": ["sum", "xyz"]}, f"only: no workload named 'xyz' in {PATH} (known: sort, sum)"),
-        ({"only": []}, "only: names no workload; known: sort, sum"),
-        ({"runs": 9}, "runs: must be from 10 to 1000 (fewer than 10 runs a side are refused), got 9"),
-        ({"runs": 1001}, "runs: must be from 10 to 1000 (fewer than 10 runs a side are refused), got 1001"),
-        ({"parity": 1.0}, "parity: must be at least 0 and below 1 (0.02 is 2%), got 1.0"),
-    ],
-)  # fmt: skip
-def test_override_errors(two: Config, over: dict[str, Any], message: str) -> None:
-    with pytest.raises(ConfigError) as info:
-        apply_overrides(two, **over)
-    assert str(info.value) == message
 
 
 # --- durations ------------------------------------------------------------------------------

@@ -5,27 +5,28 @@ from __future__ import annotations
 import pytest
 
 from benchbot.github.command import HELP, BenchCommand, CommandError, is_command, parse
+from benchbot.settings import Overrides
 
 
 @pytest.mark.parametrize("body, expected", [
     ("/bench", BenchCommand()),
     ("/bench\n", BenchCommand()),
     ("  /bench  ", BenchCommand()),
-    ("/bench runs=50", BenchCommand(runs=50)),
-    ("/bench runs=10", BenchCommand(runs=10)),
-    ("/bench runs=1000", BenchCommand(runs=1000)),
-    ("/bench   runs=50    only=sort,sum  ", BenchCommand(runs=50, only=("sort", "sum"))),
-    ("/bench\truns=50\u00a0only=sort", BenchCommand(runs=50, only=("sort",))),  # tab, NBSP
-    ("/bench only=sort,sort", BenchCommand(only=("sort",))),
-    ("/bench only=edit_distance,a.b-c", BenchCommand(only=("edit_distance", "a.b-c"))),
-    ("/bench parity=0.01", BenchCommand(parity=0.01)),
-    ("/bench parity=.5", BenchCommand(parity=0.5)),
-    ("/bench parity=1%", BenchCommand(parity=0.01)),
-    ("/bench confirm=off aa=off", BenchCommand(confirm=False, aa=False)),
-    ("/bench confirm=ON aa=yes", BenchCommand(confirm=True, aa=True)),
+    ("/bench runs=50", BenchCommand(overrides=Overrides(runs=50))),
+    ("/bench runs=10", BenchCommand(overrides=Overrides(runs=10))),
+    ("/bench runs=1000", BenchCommand(overrides=Overrides(runs=1000))),
+    ("/bench   runs=50    only=sort,sum  ", BenchCommand(overrides=Overrides(runs=50, only=("sort", "sum")))),
+    ("/bench\truns=50\u00a0only=sort", BenchCommand(overrides=Overrides(runs=50, only=("sort",)))),  # tab, NBSP
+    ("/bench only=sort,sort", BenchCommand(overrides=Overrides(only=("sort",)))),
+    ("/bench only=edit_distance,a.b-c", BenchCommand(overrides=Overrides(only=("edit_distance", "a.b-c")))),
+    ("/bench parity=0.01", BenchCommand(overrides=Overrides(parity=0.01))),
+    ("/bench parity=.5", BenchCommand(overrides=Overrides(parity=0.5))),
+    ("/bench parity=1%", BenchCommand(overrides=Overrides(parity=0.01))),
+    ("/bench confirm=off aa=off", BenchCommand(overrides=Overrides(confirm=False, aa=False))),
+    ("/bench confirm=ON aa=yes", BenchCommand(overrides=Overrides(confirm=True, aa=True))),
     ("/bench help", BenchCommand(help=True)),
-    ("/bench runs=20\nand some words for the humans; $(rm -rf /)", BenchCommand(runs=20)),
-    ("\n\n/bench runs=30", BenchCommand(runs=30)),
+    ("/bench runs=20\nand some words for the humans; $(rm -rf /)", BenchCommand(overrides=Overrides(runs=20))),
+    ("\n\n/bench runs=30", BenchCommand(overrides=Overrides(runs=30))),
 ])
 def test_commands_that_parse(body: str, expected: BenchCommand) -> None:
     assert is_command(body)

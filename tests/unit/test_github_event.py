@@ -74,8 +74,8 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
     })
     assert settings.api_url == "http://127.0.0.1:9" and settings.server_url == "https://github.com"
     assert settings.run_url == "https://github.com/Codertocat/Hello-World/actions/runs/42"
-    assert settings.workspace == tmp_path / "sub" and settings.runs == 50
-    assert settings.fail_on == ("slower", "inconclusive") and settings.comment is False
+    assert settings.workspace == tmp_path / "sub" and settings.overrides.runs == 50
+    assert settings.overrides.fail_on == ("slower", "inconclusive") and settings.comment is False
     assert settings.check_name == "perf" and settings.config_path is None  # empty input: unset
     assert settings.results_dir == tmp_path / "t" / "benchbot-results"
     assert settings.throttle

@@ -20,6 +20,7 @@ from benchbot.github.publish import (
     headline,
     status_description,
 )
+from benchbot.model import Summary
 
 BOT = DEFAULT_BOT_LOGIN
 
@@ -271,7 +272,7 @@ def test_fit() -> None:
 
 
 def test_headline_and_status_description() -> None:
-    summary = {"slower": 2, "faster": 0, "level": 3, "inconclusive": 1, "invalid": 0}
+    summary = Summary(slower=2, level=3, inconclusive=1)
     assert headline(summary) == "2 slower · 3 level · 1 inconclusive"
     assert status_description(summary, "failure") == "2 slower, 3 level, 1 inconclusive (failure)"
-    assert len(status_description({"slower": 10**200}, "failure")) <= 140
+    assert len(status_description(Summary(slower=10**200), "failure")) <= 140

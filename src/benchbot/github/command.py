@@ -12,19 +12,13 @@ a shell: the values become typed fields, never text in a command line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from benchbot.config import MIN_RUNS
+from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, read
 
 PREFIX = "/bench"
-MAX_RUNS = 1000
 OPTIONS = ("runs", "only", "parity", "confirm", "aa", "sha")
-_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
-_INT_RE = re.compile(r"[0-9]+")
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
-_FRACTION_RE = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
-_ON = frozenset({"on", "true", "yes"})
-_OFF = frozenset({"off", "false", "no"})
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
 
 HELP = f"""\
@@ -48,32 +42,18 @@ maintainer names with `sha=` (at least 7 hex digits of the head commit)."""
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BenchCommand:
-    """A parsed ``/bench`` command: the settings it overrides (None: the config's)."""
+    """A parsed ``/bench`` command: the settings it puts over the config's, and ``sha=``."""
 
-    runs: int | None = None
-    only: tuple[str, ...] | None = None
-    parity: float | None = None
-    confirm: bool | None = None
-    aa: bool | None = None
+    overrides: Overrides = field(default_factory=Overrides)
     sha: str | None = None  # the head commit the commenter read (a prefix, lower case)
     help: bool = False
 
-    def describe(self) -> str:
+    def describe(self, *, sha: bool = True) -> str:
         """The options as a reader would type them, e.g. ``runs=50 only=sort``."""
-        parts: list[str] = []
-        if self.runs is not None:
-            parts.append(f"runs={self.runs}")
-        if self.only is not None:
-            parts.append(f"only={','.join(self.only)}")
-        if self.parity is not None:
-            parts.append(f"parity={self.parity:g}")
-        if self.confirm is not None:
-            parts.append(f"confirm={'on' if self.confirm else 'off'}")
-        if self.aa is not None:
-            parts.append(f"aa={'on' if self.aa else 'off'}")
-        if self.sha is not None:
-            parts.append(f"sha={self.sha}")
-        return " ".join(parts)
+        words = self.overrides.words()
+        if sha and self.sha is not None:
+            words = f"{words} sha={self.sha}".strip()
+        return words
 
     def matches(self, head_sha: str) -> bool:
         """Whether ``sha=`` (if given) names ``head_sha``."""
@@ -108,20 +88,24 @@ def parse(body: str) -> BenchCommand:
         key, sep, value = token.partition("=")
         if not sep:
             problems.append(f"`{_shown(token)}` is not an option (write key=value, e.g. runs=50)")
-            continue
-        if key not in OPTIONS:
+        elif key not in OPTIONS:
             problems.append(f"unknown option `{_shown(key)}` (options: {', '.join(OPTIONS)})")
-            continue
-        if key in values:
+        elif key in values:
             problems.append(f"`{key}` is given twice")
-            continue
-        try:
-            values[key] = _READERS[key](value)
-        except ValueError as exc:
-            problems.append(f"`{key}={_shown(value)}`: {exc}")
+        else:
+            try:
+                values[key] = _sha(value) if key == "sha" else read(key, value)
+            except SettingError as exc:
+                problems.append(f"`{key}={_shown(value)}`: {_unquoted(exc)}")
     if problems:
         raise CommandError(problems)
-    return BenchCommand(**values)  # type: ignore[arg-type]
+    sha = values.pop("sha", None)
+    return BenchCommand(overrides=Overrides(**values), sha=sha)  # type: ignore[arg-type]
+
+
+def _unquoted(exc: SettingError) -> str:
+    """A setting's message without the value it quotes (the reply quotes it, made safe)."""
+    return str(exc).split(", got ", 1)[0]
 
 
 def _first_line(body: str | None) -> str:
@@ -135,52 +119,9 @@ def _shown(text: str) -> str:
     return clean if len(clean) <= _SHOWN_MAX else clean[: _SHOWN_MAX - 1] + "…"
 
 
-def _runs(value: str) -> int:
-    if not _INT_RE.fullmatch(value):
-        raise ValueError(f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}")
-    runs = int(value)
-    if not MIN_RUNS <= runs <= MAX_RUNS:
-        raise ValueError(
-            f"must be from {MIN_RUNS} to {MAX_RUNS} (fewer than {MIN_RUNS} runs a side are "
-            "refused; more would hold the runner too long)"
-        )
-    return runs
-
-
-def _only(value: str) -> tuple[str, ...]:
-    names = tuple(value.split(","))
-    bad = [n for n in names if not _NAME_RE.fullmatch(n)]
-    if bad:
-        raise ValueError("must be workload names separated by commas, e.g. only=sort,sum")
-    return tuple(dict.fromkeys(names))
-
-
-def _parity(value: str) -> float:
-    match = _FRACTION_RE.fullmatch(value)
-    if not match:
-        raise ValueError("must be a fraction above 0 and below 1, e.g. parity=0.01 (or 1%)")
-    number = float(value.rstrip("%")) / (100 if match.group(1) else 1)
-    if not 0 < number < 1:
-        raise ValueError("must be above 0 and below 1, e.g. parity=0.01 (or 1%)")
-    return number
-
-
 def _sha(value: str) -> str:
     if not _SHA_RE.fullmatch(value):
-        raise ValueError("must be 7 to 40 hex digits of the head commit, e.g. sha=1a2b3c4")
+        raise SettingError("must be 7 to 40 hex digits of the head commit, e.g. sha=1a2b3c4")
     return value.lower()
 
 
-def _switch(value: str) -> bool:
-    low = value.lower()
-    if low in _ON:
-        return True
-    if low in _OFF:
-        return False
-    raise ValueError("must be on or off")
-
-
-_READERS = {
-    "runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch,
-    "sha": _sha,
-}

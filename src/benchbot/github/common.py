@@ -95,11 +95,7 @@ def load_config(settings: Settings, repo: Path, base_sha: str) -> Config:
     else:
         request = engine.Request(repo=repo, base=base_sha, head=base_sha)
         config = engine.load_request_config(request, repo, base_sha)
-    status = dataclasses.replace(
-        config.status,
-        fail_on=settings.fail_on if settings.fail_on is not None else config.status.fail_on,
-        name=settings.check_name or config.status.name,
-    )
+    status = dataclasses.replace(config.status, name=settings.check_name or config.status.name)
     comment = settings.comment if settings.comment is not None else config.github.comment
     github = dataclasses.replace(config.github, comment=comment)
     return dataclasses.replace(config, status=status, github=github)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from benchbot import results
 from benchbot.errors import BenchbotError, GithubError
@@ -23,7 +22,7 @@ from benchbot.github.common import Log, append_summary, first_line, write_output
 from benchbot.github.event import Settings
 from benchbot.github.job import Job
 from benchbot.github.measure import ERROR, RESULTS
-from benchbot.model import OUTCOMES
+from benchbot.model import OUTCOMES, Results
 from benchbot.report import render_results
 
 
@@ -31,7 +30,7 @@ from benchbot.report import render_results
 class Measured:
     """The comparison ran: its results document."""
 
-    doc: dict[str, Any]
+    doc: Results
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +61,10 @@ def read_outcome(settings: Settings, job: Job) -> Outcome:
         except BenchbotError as exc:
             return NotMeasured(f"the results file from the measure job is not valid: {exc}")
         for side in ("base", "head"):
-            pinned = getattr(job, side).sha
-            if doc[side]["sha"] != pinned:
+            pinned, named = getattr(job, side).sha, getattr(doc, side).sha
+            if named != pinned:
                 return NotMeasured(
-                    f"the results file names {side} {str(doc[side]['sha'])[:12]}, but the gate "
+                    f"the results file names {side} {named[:12]}, but the gate "
                     f"pinned {pinned[:12]}: not publishing results for other commits"
                 )
         return Measured(doc)
@@ -100,17 +99,16 @@ def run(settings: Settings, job: Job, pub: publish.Publisher, log: Log, outcome:
 
 
 def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: Log,
-                     doc: dict[str, Any]) -> None:
-    fail_on = job.fail_on
-    summary = results.summarize(doc["benchmarks"], fail_on, bool(doc["aa"].get("aborted")))
-    doc = {**doc, "summary": summary, "status": {"fail_on": list(fail_on), "name": job.check_name}}
+                     doc: Results) -> None:
+    doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
+    summary = doc.summary
     report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
     if settings.mode == "publish":
         append_summary(settings.step_summary, report)
-    conclusion = summary["conclusion"]
+    conclusion = summary.conclusion
     values = {"conclusion": conclusion, "results": str(settings.results_dir / RESULTS),
               "report": str(settings.results_dir / "report.md")}
-    values.update({o: str(summary[o]) for o in OUTCOMES})
+    values.update({o: str(summary.count(o)) for o in OUTCOMES})
     write_outputs(settings.output, values)
     pub.show(publish.final_body(report, artifact=settings.artifact, run_url=settings.run_url))
     pub.finish_check(conclusion, f"benchbot: {publish.headline(summary)} ({job.head.sha[:7]})",

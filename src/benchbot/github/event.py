@@ -11,13 +11,13 @@ or git; URLs inside the payload are never followed (API calls are built from
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from benchbot.errors import UsageError
-from benchbot.model import OUTCOMES, Outcome
+from benchbot.settings import Overrides, SettingError, read
 
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "labeled")
 Mode = Literal["all", "gate", "measure", "publish"]
@@ -46,8 +46,7 @@ class Settings:
     results_dir: Path = Path("benchbot-results")
     # The action's inputs (BENCHBOT_*); None: take the config's value.
     config_path: str | None = None
-    runs: int | None = None
-    fail_on: tuple[Outcome, ...] | None = None
+    overrides: Overrides = field(default_factory=Overrides)  # the inputs runs and fail-on
     comment: bool | None = None
     check_name: str | None = None
     bot_login: str | None = None
@@ -113,8 +112,7 @@ class Settings:
                 or (Path(temp) / "benchbot-results" if temp else workspace / "benchbot-results")
             ),
             config_path=get("BENCHBOT_CONFIG"),
-            runs=_int(get("BENCHBOT_RUNS"), "BENCHBOT_RUNS (input runs)"),
-            fail_on=_outcomes(get("BENCHBOT_FAIL_ON")),
+            overrides=_overrides(get),
             comment=_switch(get("BENCHBOT_COMMENT"), "BENCHBOT_COMMENT (input comment)"),
             check_name=get("BENCHBOT_CHECK_NAME"),
             bot_login=get("BENCHBOT_BOT_LOGIN"),
@@ -127,7 +125,7 @@ class Settings:
         )
 
 
-def _choice(value: str, choices: tuple[Any, ...], name: str) -> Any:
+def _choice(value: str, choices: tuple[str, ...], name: str) -> Any:
     if value not in choices:
         raise UsageError(f"{name}: must be one of {', '.join(choices)}, got {value[:40]!r}")
     return value
@@ -137,12 +135,18 @@ def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
 
 
-def _int(value: str | None, name: str) -> int | None:
-    if value is None:
-        return None
-    if not value.isdecimal() or not value.isascii():
-        raise UsageError(f"{name}: must be a whole number, got {value!r}")
-    return int(value)
+def _overrides(get: Callable[[str], str | None]) -> Overrides:
+    """The action's inputs that are settings: read as the command line reads them."""
+    values: dict[str, object] = {}
+    for name, variable, shown in (("runs", "BENCHBOT_RUNS", "input runs"),
+                                  ("fail_on", "BENCHBOT_FAIL_ON", "input fail-on")):
+        text = get(variable)
+        if text is not None:
+            try:
+                values[name] = read(name, text)
+            except SettingError as exc:
+                raise UsageError(f"{variable} ({shown}): {exc}") from None
+    return Overrides(**values)  # type: ignore[arg-type]
 
 
 def _switch(value: str | None, name: str) -> bool | None:
@@ -154,19 +158,6 @@ def _switch(value: str | None, name: str) -> bool | None:
     if low in ("off", "false", "no", "0"):
         return False
     raise UsageError(f"{name}: must be on or off, got {value!r}")
-
-
-def _outcomes(value: str | None) -> tuple[Outcome, ...] | None:
-    if value is None:
-        return None
-    items = [x.strip() for x in value.split(",") if x.strip()]
-    bad = [x for x in items if x not in OUTCOMES]
-    if bad:
-        raise UsageError(
-            f"BENCHBOT_FAIL_ON (input fail-on): unknown outcome {bad[0]!r}; "
-            f"choose from {', '.join(OUTCOMES)}"
-        )
-    return tuple(x for x in OUTCOMES if x in items)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

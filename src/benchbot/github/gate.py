@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from benchbot import gitops
-from benchbot.config import Config, apply_overrides
+from benchbot.config import Config
 from benchbot.errors import BenchbotError, ConfigError, GithubError, UsageError
 from benchbot.github import publish
 from benchbot.github.api import PullInfo
@@ -41,6 +41,7 @@ from benchbot.github.common import (
 )
 from benchbot.github.event import PULL_REQUEST_ACTIONS, Comment, Event, Settings, Side, is_fork
 from benchbot.github.job import Job
+from benchbot.settings import Overrides
 
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
 
@@ -107,7 +108,8 @@ def _on_pull_request(settings: Settings, event: Event, api_factory: ApiFactory,
             append_summary(settings.step_summary, f"### benchbot: skipped\n\n{text}\n")
             write_outputs(settings.output, {"conclusion": "skipped"})
             return None
-    job = _pin(settings, config, number=number, base=base, head=head, command=BenchCommand())
+    job = _pin(settings, settings.overrides.apply(config), number=number, base=base, head=head,
+               overrides=settings.overrides, command=BenchCommand())
     return _open(api_factory(settings), settings, job, log)
 
 
@@ -173,14 +175,16 @@ def _on_comment(settings: Settings, event: Event, api_factory: ApiFactory,
                   trigger=comment.id)
         _report_refusal_as_failure(api, settings, job, str(exc))
         raise
+    overrides = settings.overrides.over(command.overrides)
     try:
-        apply_overrides(config, only=command.only)  # names that are not in the config
+        config = overrides.apply(config)  # e.g. only= names a workload the config lacks
     except ConfigError as exc:
         _refuse(replies, log, comment, [str(exc)])
         _done(replies, log)
         return None
-    job = _pin(settings, config, number=number, base=pull.base, head=pull.head, command=command,
-               trigger=comment.id, requested_by=comment.author)
+    job = _pin(settings, config, number=number, base=pull.base, head=pull.head,
+               overrides=overrides, command=command, trigger=comment.id,
+               requested_by=comment.author)
     return _open(api, settings, job, log)
 
 
@@ -266,7 +270,7 @@ def _config(settings: Settings, number: int, base: Side, head: Side) -> Config:
 
 
 def _pin(settings: Settings, config: Config, *, number: int, base: Side, head: Side,
-         command: BenchCommand, trigger: int | None = None,
+         overrides: Overrides, command: BenchCommand, trigger: int | None = None,
          requested_by: str | None = None) -> Job:
     """The job with its commits fixed: the merge-base (or the base tip) and the head."""
     base_sha = base.sha
@@ -274,8 +278,8 @@ def _pin(settings: Settings, config: Config, *, number: int, base: Side, head: S
         base_sha = gitops.merge_base(gitops.toplevel(settings.workspace), base.sha, head.sha)
     return Job(
         number=number, base=dataclasses.replace(base, sha=base_sha), head=head,
-        config_sha=base.sha, config_path=settings.config_path, command=command,
-        trigger=trigger, requested_by=requested_by,
+        config_sha=base.sha, config_path=settings.config_path, overrides=overrides,
+        command=command, trigger=trigger, requested_by=requested_by,
         check_name=config.status.name, fail_on=config.status.fail_on,
         comment=config.github.comment,
     )

@@ -15,13 +15,13 @@ import json
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from benchbot import engine, files, results
 from benchbot.errors import BenchbotError
 from benchbot.github.common import Log, append_summary, base_refspecs, fetch, load_config
 from benchbot.github.event import Settings
 from benchbot.github.job import Job
+from benchbot.model import Results, Revision
 from benchbot.progress import TerminalReporter
 from benchbot.report import render_results
 
@@ -31,7 +31,7 @@ ERROR = "error.json"
 
 
 def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
-        reporter: engine.Reporter | None = None) -> dict[str, Any]:
+        reporter: engine.Reporter | None = None) -> Results:
     """Measure the job; write the results directory; return the results document.
 
     Any failure leaves ``error.json`` (kind and message) before it propagates.
@@ -53,7 +53,7 @@ def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str]
 
 
 def _measure(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
-             reporter: engine.Reporter | None) -> dict[str, Any]:
+             reporter: engine.Reporter | None) -> Results:
     repo = fetch(settings, {
         job.config_sha: base_refspecs(job.base),
         job.base.sha: [],
@@ -63,23 +63,21 @@ def _measure(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str,
         settings = dataclasses.replace(settings, config_path=job.config_path)
     config = load_config(settings, repo, job.config_sha)
     log.line(f"measuring #{job.number}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
-    command = job.command
     doc = engine.compare(
         engine.Request(
             repo=repo, base=job.base.sha, head=job.head.sha, config=config,
-            runs=command.runs if command.runs is not None else settings.runs,
-            only=command.only, parity=command.parity, confirm=command.confirm, aa=command.aa,
-            repository=settings.repository, resolve_merge_base=False,
+            overrides=job.overrides, repository=settings.repository, resolve_merge_base=False,
         ),
         reporter=reporter or TerminalReporter(log.err, tty=False),
         source_env=source_env,
     )
-    doc["base"]["ref"] = job.base.ref or job.base.sha
-    doc["head"]["ref"] = job.head.ref or job.head.sha
-    return doc
+    return dataclasses.replace(
+        doc, base=Revision(ref=job.base.ref or job.base.sha, sha=job.base.sha),
+        head=Revision(ref=job.head.ref or job.head.sha, sha=job.head.sha),
+    )
 
 
-def write_results(settings: Settings, doc: dict[str, Any]) -> str:
+def write_results(settings: Settings, doc: Results) -> str:
     """The results file and the report, in the results directory and the job summary."""
     out = settings.results_dir
     files.write_text(out / RESULTS, results.dumps(doc))

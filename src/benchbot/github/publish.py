@@ -19,13 +19,14 @@ tests use an in-memory one), so every decision here is tested without HTTP:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from benchbot.errors import GithubError
 from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.command import HELP, BenchCommand
 from benchbot.github.job import CheckRef
+from benchbot.model import OUTCOMES, Summary
 from benchbot.report.escape import md_code_block, md_inline
 
 MARKER = "<!-- benchbot:sticky -->"
@@ -181,8 +182,7 @@ def sha_mismatch_reply(login: str, given: str, head_sha: str, command: BenchComm
 
 
 def _without_sha(command: BenchCommand) -> str:
-    return BenchCommand(runs=command.runs, only=command.only, parity=command.parity,
-                        confirm=command.confirm, aa=command.aa).describe()
+    return command.describe(sha=False)
 
 
 def permission_reply(login: str, permission: str) -> str:
@@ -194,14 +194,13 @@ def permission_reply(login: str, permission: str) -> str:
     )
 
 
-def headline(summary: Mapping[str, object]) -> str:
+def headline(summary: Summary) -> str:
     """``1 slower · 2 level`` from a results summary (outcomes with a count only)."""
-    parts = [f"{summary[o]} {o}" for o in ("slower", "faster", "level", "inconclusive", "invalid")
-             if summary.get(o)]
+    parts = [f"{summary.count(o)} {o}" for o in OUTCOMES if summary.count(o)]
     return " · ".join(parts) or "nothing compared"
 
 
-def status_description(summary: Mapping[str, object], conclusion: str) -> str:
+def status_description(summary: Summary, conclusion: str) -> str:
     """A commit status's description (140 characters at most)."""
     text = f"{headline(summary)} ({conclusion})".replace(" · ", ", ")
     return text[:STATUS_DESCRIPTION_LIMIT]

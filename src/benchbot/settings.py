@@ -1,0 +1,205 @@
+"""What a user may set over the config: one object, one set of bounds, applied once.
+
+The command line (``--runs``, ``--only`` …), a ``/bench`` comment (``runs=N only=a,b`` …)
+and the Action's inputs (``runs``, ``fail-on``) all become an ``Overrides``. Each value is
+read by the same function whatever it came from (``read``), with the same bounds and the
+same message; the config file checks its own keys with the same bounds (``check_*``) and
+adds its file, line and key. ``Overrides.apply`` puts them over a ``Config``, once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # config imports this module for its bounds
+    from benchbot.config import Config
+
+from benchbot.errors import ConfigError
+from benchbot.model import OUTCOMES, Outcome
+
+MIN_RUNS = 10
+MAX_RUNS = 1000
+
+_INT = re.compile(r"[0-9]+")
+_FRACTION = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_ON = frozenset({"on", "true", "yes"})
+_OFF = frozenset({"off", "false", "no"})
+
+
+class SettingError(ValueError):
+    """A value that is not one a setting may take; the message says which values are."""
+
+
+# --- bounds, shared with the config file ------------------------------------------------
+
+
+def check_runs(value: int) -> int:
+    """Pairs per phase: MIN_RUNS to MAX_RUNS."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_RUNS <= value <= MAX_RUNS:
+        raise SettingError(
+            f"must be from {MIN_RUNS} to {MAX_RUNS} (fewer than {MIN_RUNS} runs a side are "
+            f"refused; more would hold the runner too long), got {value!r}"
+        )
+    return value
+
+
+def check_parity(value: float) -> float:
+    """The practical threshold: a fraction above 0 and below 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+        raise SettingError(f"must be above 0 and below 1 (0.02 is 2%), got {value!r}")
+    return float(value)
+
+
+# --- reading text (a command line, a comment, an input) --------------------------------
+
+
+def _runs(text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise SettingError(f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}, got {text!r}")
+    return check_runs(int(text))
+
+
+def _only(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(","))
+    if not names or not all(_NAME.fullmatch(n) for n in names):
+        raise SettingError("must be workload names separated by commas, e.g. only=sort,sum")
+    return tuple(dict.fromkeys(names))
+
+
+def _parity(text: str) -> float:
+    match = _FRACTION.fullmatch(text)
+    if not match:
+        raise SettingError(f"must be a fraction above 0 and below 1, e.g. 0.01 (or 1%), got {text!r}")
+    return check_parity(float(text.rstrip("%")) / (100 if match.group(1) else 1))
+
+
+def _switch(text: str) -> bool:
+    low = text.lower()
+    if low in _ON:
+        return True
+    if low in _OFF:
+        return False
+    raise SettingError(f"must be on or off, got {text!r}")
+
+
+def _outcomes(text: str) -> tuple[Outcome, ...]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in items if x not in OUTCOMES]
+    if bad:
+        raise SettingError(f"unknown outcome {bad[0]!r}; choose from {', '.join(OUTCOMES)}")
+    return tuple(o for o in OUTCOMES if o in items)
+
+
+def _seed(text: str) -> int:
+    if not _INT.fullmatch(text) or int(text) >= 2**63:
+        raise SettingError(f"must be a whole number from 0 to 2^63-1, got {text!r}")
+    return int(text)
+
+
+READERS: dict[str, Callable[[str], Any]] = {
+    "runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch,
+    "fail_on": _outcomes, "seed": _seed,
+}  # fmt: skip
+
+
+def read(name: str, text: str) -> Any:
+    """The value of setting ``name`` written as ``text``; SettingError says what is allowed."""
+    return READERS[name](text.strip())
+
+
+def argparse_type(name: str) -> Callable[[str], Any]:
+    """An argparse ``type=`` that reads the setting (and reports its message)."""
+    import argparse
+
+    def convert(text: str) -> Any:
+        try:
+            return read(name, text)
+        except SettingError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = name
+    return convert
+
+
+# --- the object -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overrides:
+    """Settings put over the config's (None: the config's own)."""
+
+    runs: int | None = None
+    only: tuple[str, ...] | None = None
+    parity: float | None = None
+    confirm: bool | None = None
+    aa: bool | None = None
+    fail_on: tuple[Outcome, ...] | None = None
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.runs is not None:
+            check_runs(self.runs)
+        if self.parity is not None:
+            check_parity(self.parity)
+
+    def over(self, other: Overrides) -> Overrides:
+        """These settings, with ``other``'s where it sets one (``other`` wins)."""
+        mine = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        theirs = {f.name: getattr(other, f.name) for f in dataclasses.fields(other)}
+        return Overrides(**{k: theirs[k] if theirs[k] is not None else v for k, v in mine.items()})
+
+    def words(self, names: Sequence[str] = ("runs", "only", "parity", "confirm", "aa")) -> str:
+        """The settings as ``key=value`` words, as a /bench comment writes them."""
+        parts: list[str] = []
+        for name in names:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool):
+                parts.append(f"{name}={'on' if value else 'off'}")
+            elif isinstance(value, tuple):
+                parts.append(f"{name}={','.join(value)}")
+            elif isinstance(value, float):
+                parts.append(f"{name}={value:g}")
+            else:
+                parts.append(f"{name}={value}")
+        return " ".join(parts)
+
+    def apply(self, config: Config) -> Config:
+        """The config with these settings put over it."""
+        workloads = config.workloads
+        if self.only is not None:
+            known = [w.name for w in workloads]
+            unknown = [name for name in self.only if name not in known]
+            if unknown:
+                raise ConfigError(
+                    f"only: no workload named {unknown[0]!r} in {config.path} "
+                    f"(known: {', '.join(known)}){_suggest(unknown[0], known)}"
+                )
+            workloads = tuple(w for w in workloads if w.name in set(self.only))
+        runs, parity = self.runs, self.parity
+        workloads = tuple(
+            dataclasses.replace(w, runs=w.runs if runs is None else runs,
+                                parity=w.parity if parity is None else parity)
+            for w in workloads
+        )
+        return dataclasses.replace(
+            config, workloads=workloads,
+            confirm=config.confirm if self.confirm is None else self.confirm,
+            aa=config.aa if self.aa is None else dataclasses.replace(config.aa, enabled=self.aa),
+            status=config.status if self.fail_on is None
+            else dataclasses.replace(config.status, fail_on=self.fail_on),
+            seed=config.seed if self.seed is None else self.seed,
+        )
+
+
+def _suggest(word: str, known: Sequence[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
