@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from benchbot.model import Results
 from benchbot.report.render import Format, render
 from benchbot.report.view import CommandStyle, build_view
 
@@ -12,7 +10,7 @@ __all__ = ["build_view", "render", "render_results"]
 
 
 def render_results(
-    doc: Mapping[str, Any],
+    doc: Results,
     fmt: Format = "markdown",
     *,
     run_url: str | None = None,

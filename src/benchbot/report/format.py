@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 _UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
 NBSP = "\u00a0"  # keeps a number and its unit on one line in narrow table cells
+SPARKS = "▁▂▃▄▅▆▇█"
 
 
 def duration(ns: float | None) -> str:
@@ -28,6 +30,11 @@ def number(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "–"
     return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def quantity(value: float | None, unit: str) -> str:
+    """A time (unit "ns") with its unit, or a reported value (unit "value")."""
+    return duration(value) if unit == "ns" else number(value)
 
 
 def ratio(value: float | None) -> str:
@@ -53,19 +60,26 @@ def percent(value: float | None) -> str:
     return f"{value * 100:.1f}%"
 
 
+def setting_percent(value: float | None) -> str:
+    """A configured fraction without noise digits: 0.02 -> 2%."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value * 100:g}%"
+
+
 def tolerance(value: float | None) -> str:
     """Format a tolerance as ±2.0%."""
     return "–" if value is None else f"±{percent(value)}"
 
 
-def interval(ci: list[float] | tuple[float, float] | None) -> str:
+def interval(ci: Sequence[float] | None) -> str:
     """Format a ratio interval as a change interval: −0.4% … +0.6%."""
     if not ci:
         return "–"
     return f"{change(ci[0])} … {change(ci[1])}"
 
 
-def load(values: list[float] | None) -> str:
+def load(values: Sequence[float] | None) -> str:
     """Format load averages as 0.52 / 0.61 / 0.70."""
     if not values:
         return "–"
@@ -75,3 +89,14 @@ def load(values: list[float] | None) -> str:
 def short_sha(sha: str | None) -> str:
     """The first 7 characters of a commit SHA, as GitHub shows them."""
     return (sha or "")[:7]
+
+
+def spark(counts: Sequence[int] | None) -> str:
+    """A histogram as a line of block characters: ▁▃█▅▁ (empty bins as spaces)."""
+    if not counts:
+        return ""
+    top = max(counts) or 1
+    return "".join(
+        " " if c == 0 else SPARKS[min(len(SPARKS) - 1, math.ceil(c / top * len(SPARKS)) - 1)]
+        for c in counts
+    )

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from functools import cache
 from typing import Literal
 
 import jinja2
 
+from benchbot.model import OUTCOMES
+from benchbot.report import format as fmt
 from benchbot.report.escape import md_code_span, md_inline
-from benchbot.report.view import ReportView
+from benchbot.report.view import Distribution, ReportView, Row
 
 Format = Literal["markdown", "html"]
 
@@ -24,25 +25,41 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=False,
     )
-    env.filters["code"] = md_code_span
+    env.filters.update(
+        duration=fmt.duration, number=fmt.number, quantity=fmt.quantity, ratio=fmt.ratio,
+        change=fmt.change, percent=fmt.percent, setting_percent=fmt.setting_percent,
+        tolerance=fmt.tolerance, interval=fmt.interval, load=fmt.load, short_sha=fmt.short_sha,
+        spark=fmt.spark, verdict=verdict_words, md=md_inline, code=md_code_span,
+        picture=picture,
+    )
+    env.globals["outcomes"] = OUTCOMES
     return env
 
 
-def render(view: ReportView, fmt: Format = "markdown") -> str:
-    """Render the report; markdown cells have their pipes escaped."""
-    if fmt == "html":
+def render(view: ReportView, fmt_: Format = "markdown") -> str:
+    """Render the report."""
+    if fmt_ == "html":
         return _environment(True).get_template("report.html.j2").render(view=view)
-    text = _environment(False).get_template("report.md.j2").render(view=_md_safe(view))
+    text = _environment(False).get_template("report.md.j2").render(view=view)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def _md_safe(view: ReportView) -> ReportView:
-    """Escape free text for markdown: it may come from the code under test (a failure's
-    stderr, a branch name, anything in a results file made on the benchmark runner)."""
-    rows = [replace(r, why=md_inline(r.why) if r.why else None) for r in view.rows]
-    notes = [r for r in rows if r.note is not None]
-    return replace(
-        view, rows=rows, notes=notes, base=md_inline(view.base), head=md_inline(view.head),
-        environment=[(k, md_inline(v)) for k, v in view.environment],
-        warnings=[md_inline(w) for w in view.warnings],
-    )
+def verdict_words(row: Row) -> str:
+    """``slower +4.3%``, ``faster (+20.0% throughput)``, or the outcome alone."""
+    if row.outcome not in ("slower", "faster") or row.ratio is None:
+        return row.outcome
+    if row.better == "higher":  # judged as time (1/throughput); say it as throughput
+        return f"{row.outcome} ({fmt.change(1 / row.ratio)} throughput)"
+    return f"{row.outcome} {fmt.change(row.ratio)}"
+
+
+def picture(dist: Distribution | None, unit: str) -> str:
+    """A distribution on one line: `▁▃█▅▁` 10th–90th percentile, and "2 modes" if so."""
+    if dist is None:
+        return "–"
+    if unit == "ratio":
+        span = f"{fmt.ratio(dist.p10)}–{fmt.ratio(dist.p90)}"
+    else:
+        span = f"{fmt.quantity(dist.p10, unit)}–{fmt.quantity(dist.p90, unit)}"
+    modes = " · 2 modes" if dist.modes > 1 else ""
+    return f"`{fmt.spark(dist.counts)}` {span}{modes}"

@@ -1,59 +1,131 @@
-"""Results -> view model: every decision a report makes (row order, words, notes) is here.
+"""Results -> view model: every decision a report makes (row order, what each cell rests
+on, which notes to show) is made here; the templates only format numbers and escape text.
 
-Templates only format. Context such as the workflow run's URL is passed in, never read
-from a global, so the view is a pure function of its inputs.
+The view holds numbers, enums and raw text. Templates format them with the filters of
+``format`` (``{{ row.ratio | ratio }}``) and escape free text for their medium (``| md`` in
+markdown; jinja2's autoescape in HTML), because text in a results file may come from the
+code under test. Context such as the workflow run's URL is passed in, never read from a
+global, so the view is a pure function of its inputs.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+import math
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
-from benchbot.report import format as fmt
+import numpy as np
+
+from benchbot.model import (
+    OUTCOMES,
+    Benchmark,
+    Better,
+    Outcome,
+    PhaseRuns,
+    Results,
+    Revision,
+    Verdict,
+)
 
 CommandStyle = Literal["cli", "bench"]
 
 # Order rows so that what needs a reader's attention comes first.
-OUTCOME_ORDER = {"slower": 0, "faster": 1, "invalid": 2, "inconclusive": 3, "level": 4}
-ICONS = {
-    "slower": "🔴",
-    "faster": "🟢",
-    "level": "⚪",
-    "inconclusive": "🟡",
-    "invalid": "⛔",
-}
-WORDS = {
-    "slower": "slower",
-    "faster": "faster",
-    "level": "level",
-    "inconclusive": "inconclusive",
-    "invalid": "invalid",
-}
+OUTCOME_ORDER: dict[Outcome, int] = {"slower": 0, "faster": 1, "invalid": 2, "inconclusive": 3,
+                                     "level": 4}
+ICONS: dict[Outcome, str] = {"slower": "🔴", "faster": "🟢", "level": "⚪", "inconclusive": "🟡",
+                             "invalid": "⛔"}
+HISTOGRAM_BINS = 12
+MIN_FOR_MODES = 20
+# A unimodal normal sample of 30 to 200 values splits at best into halves about 3 to 4.6
+# standard deviations apart (99.9th percentile, seeded simulation); two timing modes 13%
+# apart with 1-2% spread each split 10 or more apart.
+MODE_SEPARATION = 4.8
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Distribution:
+    """A compact picture of some values: a histogram, quantiles, and how many modes."""
+
+    counts: tuple[int, ...]  # HISTOGRAM_BINS bins from lo to hi (log-spaced)
+    lo: float
+    hi: float
+    p10: float
+    p50: float
+    p90: float
+    n: int
+    modes: int  # 1, or 2 when the runs fall into two separated groups
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settle:
+    """The command that would settle an inconclusive workload."""
+
+    style: CommandStyle
+    runs: int
+    name: str
+    argv: tuple[str, ...]  # the whole command, for the command-line style
+
+    @property
+    def text(self) -> str:
+        """The command as a reader types it."""
+        if self.style == "bench":
+            return f"/bench runs={self.runs} only={self.name}"
+        return shlex.join(self.argv)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Row:
-    """One workload's line in the table, already worded."""
+    """One workload: what the table shows, the note under it, and the runs behind it."""
 
     name: str
-    outcome: str
+    outcome: Outcome
     icon: str
-    verdict: str  # "slower +4.3%" or "inconclusive"
-    base: str
-    head: str
-    ratio: str
-    ci: str
-    best_ratio: str
-    tolerance: str
-    spread: str
-    aa: str
-    why: str | None
-    settle: str | None  # the command that would settle an inconclusive row
+    better: Better
+    # The figures the verdict rests on: base is the median of base's runs over the phases
+    # judged; head is base x ratio (the median of per-pair ratios), not head's own median,
+    # which would contradict the ratio whenever the machine moved between modes.
+    base: float | None
+    head: float | None
+    unit: Literal["ns", "value"]  # ns: a time; value: a throughput the program reports
+    ratio: float | None
+    ci: tuple[float, float] | None
+    best_ratio: float | None
+    tolerance: float | None
+    best_tolerance: float | None
+    spread: float | None
+    parity: float
+    aa_ratio: float | None
+    aa_outcome: Outcome | None
+    pairs: int  # pairs the verdict rests on
+    reason: str | None
+    reason_code: str | None
+    settle: Settle | None
     note: int | None  # footnote number in the markdown table
-    base_samples: str
-    head_samples: str
+    # Pictures of the runs: per-pair ratios (A/B and confirmation), the A/A ratios, each arm.
+    ratios: Distribution | None
+    aa_ratios: Distribution | None
+    base_runs: Distribution | None
+    head_runs: Distribution | None
+    # The runs themselves, in the order they were measured (the HTML report plots them).
+    pair_ratios: tuple[float, ...]
+    aa_pair_ratios: tuple[float, ...]
+    base_series: tuple[float, ...]
+    head_series: tuple[float, ...]
+    phase_breaks: tuple[int, ...]  # pair indexes where a new phase (confirmation) began
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AAView:
+    """The A/A check as the report tells it."""
+
+    status: Literal["passed", "failed", "skipped"]
+    failed: tuple[str, ...]
+    aborted: bool
+    compared: int  # workloads the check judged
+    worst_name: str | None
+    worst_ratio: float | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,185 +133,167 @@ class ReportView:
     """Everything a markdown or HTML report shows."""
 
     title: str
-    headline: str
-    counts: Mapping[str, int]
-    geomean: str
+    counts: dict[Outcome, int]
+    geomean: float | None
     conclusion: str
-    base: str
-    head: str
-    rows: Sequence[Row]
-    notes: Sequence[Row]
-    aa_line: str
-    aborted: bool
-    environment: Sequence[tuple[str, str]]
-    warnings: Sequence[str]
-    settings: str
+    fail_on: tuple[Outcome, ...]
+    base: Revision
+    head: Revision
+    rows: tuple[Row, ...]
+    notes: tuple[Row, ...]
+    aa: AAView
+    environment: tuple[tuple[str, str], ...]
+    load_before: tuple[float, ...]
+    load_after: tuple[float, ...]
+    other_cpu: float | None
+    warnings: tuple[str, ...]
+    runs: int
+    warmup: int
+    order: str
+    seed: int
+    parity: float
+    confirm: bool
+    aa_on: bool
+    sandbox: str | None
     run_url: str | None
     bench_hint: bool
     created: str
     rule: str
-    extra: Sequence[str] = field(default_factory=tuple)
 
 
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def _value(bench: Mapping[str, Any], arm: str) -> str:
-    data = bench["arms"][arm]
-    if bench.get("better") == "higher":
-        return fmt.number(_median(data.get("values", [])))
-    return fmt.duration(_median(data["samples_ns"]))
-
-
-def _samples(bench: Mapping[str, Any], arm: str) -> str:
-    data = bench["arms"][arm]
-    if bench.get("better") == "higher":
-        return ", ".join(fmt.number(v) for v in sorted(data.get("values", [])))
-    return ", ".join(fmt.duration(v) for v in sorted(data["samples_ns"]))
-
-
-def settle_command(name: str, runs: int, style: CommandStyle, base: str, head: str) -> str:
-    """The command a reader types to settle an inconclusive workload."""
-    if style == "bench":
-        return f"/bench runs={runs} only={name}"
-    return f"benchbot compare --base {base} --head {head} --runs {runs} --only {name}"
-
-
-def _verdict_words(bench: Mapping[str, Any]) -> str:
-    v = bench["verdict"]
-    outcome = v["outcome"]
-    if outcome not in ("slower", "faster"):
-        return WORDS[outcome]
-    if bench.get("better") == "higher":  # judged as time (1/throughput); say it as throughput
-        return f"{WORDS[outcome]} ({fmt.change(1 / v['ratio'])} throughput)"
-    return f"{WORDS[outcome]} {fmt.change(v.get('ratio'))}"
-
-
-def _sentence(text: str | None) -> str | None:
-    """End a reason with a full stop, so that the next sentence can follow it."""
-    if not text:
-        return None
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def _aa_cell(bench: Mapping[str, Any]) -> str:
-    aa = bench.get("aa")
-    if not aa:
-        return "–"
-    v = aa["verdict"]
-    if v["outcome"] == "invalid":
-        return "invalid"
-    return f"{fmt.change(v.get('ratio'))} ({v['outcome']})"
-
-
-def _row(bench: Mapping[str, Any], note: int | None, style: CommandStyle, base: str, head: str) -> Row:
-    v = bench["verdict"]
-    runs = v.get("suggested_runs")
-    settle = settle_command(bench["name"], runs, style, base, head) if runs else None
-    return Row(
-        name=bench["name"],
-        outcome=v["outcome"],
-        icon=ICONS[v["outcome"]],
-        verdict=_verdict_words(bench),
-        base=_value(bench, "base"),
-        head=_value(bench, "head"),
-        ratio=fmt.ratio(v.get("ratio")),
-        ci=fmt.interval(v.get("ci")),
-        best_ratio=fmt.ratio(v.get("best_ratio")),
-        tolerance=fmt.tolerance(v.get("tolerance")),
-        spread=fmt.percent(v.get("spread")),
-        aa=_aa_cell(bench),
-        why=_sentence(v.get("reason")),
-        settle=settle,
-        note=note,
-        base_samples=_samples(bench, "base"),
-        head_samples=_samples(bench, "head"),
-    )
-
-
-def _headline(counts: Mapping[str, int], geomean: str) -> str:
-    parts = [f"{counts[o]} {o}" for o in ("slower", "faster", "level", "inconclusive", "invalid")]
-    return " · ".join(parts) + f" · geomean {geomean}"
-
-
-def _aa_line(doc: Mapping[str, Any]) -> str:
-    aa = doc["aa"]
-    if aa["status"] == "skipped":
-        return "A/A check: skipped (aa=off); the A/B tolerances do not include the method's own noise."
-    readings = [
-        (abs(b["aa"]["verdict"]["ratio"] - 1), b["name"], b["aa"]["verdict"]["ratio"])
-        for b in doc["benchmarks"]
-        if b.get("aa") and b["aa"]["verdict"].get("ratio")
-    ]
-    worst = max(readings) if readings else None
-    largest = f"; largest reading {fmt.change(worst[2])} ({worst[1]})" if worst else ""
-    if aa.get("aborted"):
-        return (
-            f"A/A check: **failed for {len(aa['failed'])} of {len(readings)} workloads** "
-            f"({', '.join(aa['failed'])}): this runner is too noisy now, nothing was compared"
-            f"{largest}."
-        )
-    if aa["failed"]:
-        return (
-            f"A/A check (base against itself): failed for {', '.join(aa['failed'])}; those "
-            f"workloads cannot be judged on this runner now{largest}."
-        )
-    return f"A/A check (base against itself): passed{largest}."
-
-
-def build_view(
-    doc: Mapping[str, Any],
-    *,
-    run_url: str | None = None,
-    command_style: CommandStyle = "cli",
-    title: str = "benchbot",
-) -> ReportView:
+def build_view(doc: Results, *, run_url: str | None = None, command_style: CommandStyle = "cli",
+               title: str = "benchbot") -> ReportView:
     """Turn a results document into the view every report format renders."""
-    summary = doc["summary"]
-    counts = {o: summary[o] for o in ("slower", "faster", "level", "inconclusive", "invalid")}
-    geomean = fmt.ratio(summary.get("geomean_ratio"))
-    base_ref = doc["base"].get("ref") or doc["base"]["sha"]
-    head_ref = doc["head"].get("ref") or doc["head"]["sha"]
-    ordered = sorted(doc["benchmarks"], key=lambda b: (OUTCOME_ORDER[b["verdict"]["outcome"]], b["name"]))
+    ordered = sorted(doc.benchmarks, key=lambda b: (OUTCOME_ORDER[b.verdict.outcome], b.name))
     rows: list[Row] = []
-    notes: list[Row] = []
     for bench in ordered:
-        needs_note = bool(bench["verdict"].get("reason"))
-        row = _row(bench, len(notes) + 1 if needs_note else None, command_style, base_ref, head_ref)
-        rows.append(row)
-        if needs_note:
-            notes.append(row)
-    env = doc["environment"]
-    settings = doc["settings"]
+        note = sum(1 for r in rows if r.note is not None) + 1 if bench.verdict.reason else None
+        rows.append(_row(bench, note, _settle(bench, doc, command_style)))
+    env = doc.environment
+    s = doc.settings
     return ReportView(
-        title=title,
-        headline=_headline(counts, geomean),
-        counts=counts,
-        geomean=geomean,
-        conclusion=summary["conclusion"],
-        base=f"{base_ref} ({fmt.short_sha(doc['base']['sha'])})",
-        head=f"{head_ref} ({fmt.short_sha(doc['head']['sha'])})",
-        rows=rows,
-        notes=notes,
-        aa_line=_aa_line(doc),
-        aborted=bool(doc["aa"].get("aborted")),
+        title=title, counts={o: doc.summary.count(o) for o in OUTCOMES},
+        geomean=doc.summary.geomean_ratio, conclusion=doc.summary.conclusion,
+        fail_on=doc.status.fail_on, base=doc.base, head=doc.head, rows=tuple(rows),
+        notes=tuple(r for r in rows if r.note is not None), aa=_aa_view(doc),
         environment=(
-            ("CPU", f"{env['cpu']} ({env['cores']} usable cores)"),
-            ("kernel", env["kernel"]),
-            ("Python", env["python"]),
-            ("governor", env.get("governor") or "not exposed"),
-            ("load before / after", f"{fmt.load(env.get('load_before'))} → {fmt.load(env.get('load_after'))}"),
-            ("sandbox", (doc.get("sandbox") or {}).get("description") or "not recorded"),
+            ("CPU", f"{env.cpu} ({env.cores} usable cores)"), ("kernel", env.kernel),
+            ("Python", env.python), ("governor", env.governor or "not exposed"),
         ),
-        warnings=list(env.get("warnings", [])),
-        settings=(
-            f"{settings['runs']} pairs per phase, warm-up {settings['warmup']}, order "
-            f"{settings['order']}, seed {settings['seed']}, parity {fmt.percent(settings['parity'])}, "
-            f"confirmation {'on' if settings['confirm'] else 'off'}, A/A {'on' if settings['aa'] else 'off'}"
-        ),
-        run_url=run_url,
-        bench_hint=command_style == "bench",
-        created=doc["created"],
-        rule=doc["noise_model"]["rule"],
+        load_before=env.load_before, load_after=env.load_after, other_cpu=env.other_cpu,
+        warnings=env.warnings, runs=s.runs, warmup=s.warmup, order=s.order, seed=s.seed,
+        parity=s.parity, confirm=s.confirm, aa_on=s.aa,
+        sandbox=doc.sandbox.description if doc.sandbox else None,
+        run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
+        rule=doc.noise_model.rule,
     )
+
+
+def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
+    v = bench.verdict
+    judged = [p for n, p in bench.phases.items()
+              if n in ("ab", "confirm") and not (p.failure_code or p.failure)]
+    base_runs, head_runs = _series(judged, bench.better)
+    pair_ratios = tuple(h / b for b, h in zip(base_runs, head_runs, strict=False) if b > 0)
+    aa_phase = bench.phases.get("aa")
+    aa_ok = aa_phase is not None and not (aa_phase.failure_code or aa_phase.failure)
+    aa_base, aa_again = _series([aa_phase], bench.better) if aa_phase and aa_ok else ((), ())
+    aa_ratios = tuple(a / b for b, a in zip(aa_base, aa_again, strict=False) if b > 0)
+    base = float(np.median(base_runs)) if base_runs else None
+    breaks, total = [], 0
+    for phase in judged[:-1]:
+        total += len(phase.order)
+        breaks.append(total)
+    return Row(
+        name=bench.name, outcome=v.outcome, icon=ICONS[v.outcome], better=bench.better,
+        base=base, head=_head(base, v, bench.better), unit="value" if bench.better == "higher" else "ns",
+        ratio=v.ratio, ci=v.ci, best_ratio=v.best_ratio, tolerance=v.tolerance,
+        best_tolerance=v.best_tolerance, spread=v.spread, parity=bench.parity,
+        aa_ratio=bench.aa.ratio if bench.aa else None, aa_outcome=bench.aa.outcome if bench.aa else None,
+        pairs=v.n, reason=v.reason, reason_code=v.reason_code, settle=settle, note=note,
+        ratios=distribution(pair_ratios), aa_ratios=distribution(aa_ratios),
+        base_runs=distribution(base_runs), head_runs=distribution(head_runs),
+        pair_ratios=pair_ratios, aa_pair_ratios=aa_ratios, base_series=base_runs,
+        head_series=head_runs, phase_breaks=tuple(breaks),
+    )
+
+
+def _series(phases: Sequence[PhaseRuns], better: Better) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Reference and candidate values over the phases, in measured order."""
+    ref: list[float] = []
+    cand: list[float] = []
+    for phase in phases:
+        a, b = phase.arms.values()
+        if better == "higher":
+            ref += a.values or ()
+            cand += b.values or ()
+        else:
+            ref += a.samples_ns
+            cand += b.samples_ns
+    return tuple(ref), tuple(cand)
+
+
+def _head(base: float | None, v: Verdict, better: Better) -> float | None:
+    """Head as the verdict sees it: base x ratio (for a throughput, base / ratio, since the
+    ratio is of the reciprocals)."""
+    if base is None or v.ratio is None or v.outcome == "invalid":
+        return None
+    return base / v.ratio if better == "higher" else base * v.ratio
+
+
+def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | None:
+    runs = bench.verdict.suggested_runs
+    if not runs:
+        return None
+    argv = ["benchbot", "compare"]
+    if doc.settings.repo:
+        argv += ["--repo", doc.settings.repo]
+    if doc.settings.config_file:
+        argv += ["--config", doc.settings.config_file]
+    argv += ["--base", doc.base.ref or doc.base.sha, "--head", doc.head.ref or doc.head.sha,
+             "--runs", str(runs), "--only", bench.name]
+    return Settle(style=style, runs=runs, name=bench.name, argv=tuple(argv))
+
+
+def _aa_view(doc: Results) -> AAView:
+    readings = [(abs(math.log(b.aa.ratio)), b.name, b.aa.ratio) for b in doc.benchmarks
+                if b.aa is not None and b.aa.ratio]
+    worst = max(readings) if readings else None
+    return AAView(status=doc.aa.status, failed=doc.aa.failed, aborted=doc.aa.aborted,
+                  compared=len(readings), worst_name=worst[1] if worst else None,
+                  worst_ratio=worst[2] if worst else None)
+
+
+def distribution(values: Sequence[float]) -> Distribution | None:
+    """The histogram (log-spaced bins), the 10th, 50th and 90th percentiles, and the
+    number of modes of ``values``; None for fewer than 3 positive values."""
+    data = np.asarray([v for v in values if v > 0 and math.isfinite(v)], dtype=np.float64)
+    if data.size < 3:
+        return None
+    logs = np.log(data)
+    lo, hi = float(logs.min()), float(logs.max())
+    if hi - lo < 1e-12:
+        hi = lo + 1e-12
+    counts, _ = np.histogram(logs, bins=HISTOGRAM_BINS, range=(lo, hi))
+    p10, p50, p90 = np.quantile(data, [0.1, 0.5, 0.9])
+    return Distribution(counts=tuple(int(c) for c in counts), lo=math.exp(lo), hi=math.exp(hi),
+                        p10=float(p10), p50=float(p50), p90=float(p90), n=int(data.size),
+                        modes=_modes(logs))
+
+
+def _modes(logs: np.ndarray) -> int:
+    """2 when the values split into two groups, each of at least a fifth of them, whose
+    means lie far apart for their spread (more than MODE_SEPARATION pooled standard
+    deviations, the most a single normal sample reaches in one case in a thousand at
+    that size); else 1. A picture for the reader, not a test."""
+    n = logs.size
+    if n < MIN_FOR_MODES:
+        return 1
+    x = np.sort(logs)
+    threshold = MODE_SEPARATION if n >= 30 else MODE_SEPARATION + 0.7
+    for k in range(max(2, int(0.2 * n)), int(0.8 * n) + 1):
+        left, right = x[:k], x[k:]
+        pooled = math.sqrt((left.var() * left.size + right.var() * right.size) / n)
+        if pooled > 0 and (right.mean() - left.mean()) / pooled > threshold:
+            return 2
+    return 1

@@ -1,0 +1,244 @@
+"""Results documents for the golden reports: seeded runs, judged by the real rule.
+
+Each scenario is a config, the runs of each phase of each workload (made from seeded
+generators, so the files never change), and the engine's own flow: ``judge`` decides
+what the recorded phases say, ``results.build`` makes the document. Nothing is typed in
+by hand but the runs' shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+import numpy as np
+
+from benchbot import results
+from benchbot.config import parse_config
+from benchbot.engine import judged_workloads, policy
+from benchbot.judge import judge
+from benchbot.model import (
+    ARM_NAMES,
+    ArmRuns,
+    Environment,
+    PhaseRuns,
+    Results,
+    Revision,
+    RunFailure,
+    SandboxInfo,
+)
+
+N = 30
+CREATED = "2026-11-29T12:00:00Z"
+ENVIRONMENT = Environment(
+    cpu="Example CPU @ 3.0GHz", cores=2, kernel="Linux 6.1.0", python="3.11.7",
+    governor="performance", load_before=(0.12, 0.2, 0.3), load_after=(1.1, 0.5, 0.35),
+    maxrss_floor_kib=41_000, other_cpu=0.04,
+)
+BUSY = replace(ENVIRONMENT, other_cpu=0.61, warnings=(
+    "other processes kept 0.61 CPUs busy on average while benchbot measured: their work "
+    "was measured too",
+))
+SANDBOX = SandboxInfo(kind="bubblewrap", description="bubblewrap 0.8.0: own PID, mount and "
+                      "network namespaces; home and runner directories hidden; only the worktrees writable")
+
+Runs = tuple[np.ndarray, np.ndarray]
+Failure = tuple[str, RunFailure, str]  # reason code, failure kind, text
+
+
+class Maker:
+    """Seeded runs: a machine that drifts, and programs that differ by a known factor."""
+
+    def __init__(self, seed: int, n: int = N) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.n = n
+
+    def pair(self, center: float, factor: float, noise: float, *, modes: float = 0.0,
+             n: int | None = None) -> Runs:
+        """Base and head runs; ``modes``: the chance that a run lands 13% slower."""
+        n = n or self.n
+        drift = self.rng.lognormal(0, 0.02, n)
+        x = center * drift * self.rng.lognormal(0, noise, n)
+        y = center * factor * drift * self.rng.lognormal(0, noise, n)
+        if modes:
+            x = x * np.where(self.rng.random(n) < modes, 1.13, 1.0)
+            y = y * np.where(self.rng.random(n) < modes, 1.13, 1.0)
+        return x, y
+
+    def same(self, center: float, noise: float, *, skew: float = 1.0) -> Runs:
+        """An A/A phase: base against itself (``skew`` plants a false difference)."""
+        return self.pair(center, skew, noise)
+
+
+def phase(name: str, runs: Runs | Failure, *, reported: bool = False, higher: bool = False) -> PhaseRuns:
+    ref, cand = ARM_NAMES[name]
+    if isinstance(runs[1], str):
+        code, kind, text = runs  # type: ignore[misc]
+        empty = ArmRuns(samples_ns=())
+        return PhaseRuns(arms={ref: empty, cand: empty}, order="", failure=text,
+                         failure_code=code, failure_kind=kind)
+    x, y = runs  # type: ignore[misc]
+    return PhaseRuns(arms={ref: _arm(x, reported, higher), cand: _arm(y, reported, higher)},
+                     order="ABBA" * (len(x) // 2) + "AB" * (len(x) % 2))
+
+
+def _arm(values: np.ndarray, reported: bool, higher: bool) -> ArmRuns:
+    if higher:  # a throughput: the program reports values, the wall time is apart
+        return ArmRuns(samples_ns=tuple(float(int(1e9 / v)) for v in values),
+                       wall_ns=tuple(int(1e9 / v) for v in values), values=tuple(float(v) for v in values))
+    ints = tuple(int(v) for v in values)
+    return ArmRuns(samples_ns=tuple(float(v) for v in ints), wall_ns=ints, cpu_ns=ints,
+                   maxrss_kib=(2048,) * len(ints))
+
+
+def document(config_text: str, phases: Mapping[str, Mapping[str, Runs | Failure]], *,
+             seed: int = 1, environment: Environment = ENVIRONMENT) -> Results:
+    """Judge the phases with the engine's own flow and make the results document."""
+    config = parse_config(config_text)
+    by_name = {w.name: w for w in config.workloads}
+    recorded = {
+        name: {p: phase(p, runs, reported=by_name[name].metric == "reported",
+                        higher=by_name[name].better == "higher") for p, runs in per.items()}
+        for name, per in phases.items()
+    }
+    judgement = judge(judged_workloads(config, recorded), policy(config, seed))
+    doc = results.build(
+        config=config,
+        workloads=[results.WorkloadResult(config=w, phases=recorded[w.name],
+                                          judged=judgement.workloads[w.name])
+                   for w in config.workloads],
+        base=Revision(ref="main", sha="a1" * 20), head=Revision(ref="feature/faster-sort", sha="b2" * 20),
+        seed=seed, environment=environment, repository="octo-org/octo-repo", aa=judgement.aa,
+        sandbox=SANDBOX, fail_on=config.status.fail_on, repo="/home/dev/octo-repo",
+    )
+    return replace(doc, created=CREATED, tool=replace(doc.tool, version="0.0.0-golden"))
+
+
+def _workloads(*lines: str) -> str:
+    return "workloads:\n" + "".join(f"  - {line}\n" for line in lines)
+
+
+def all_level() -> Results:
+    m = Maker(11)
+    config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort, '1000000']}",
+        "{name: sum, run: [kernels/build/sum, '20']}",
+        "{name: copy, run: [kernels/build/copy, '16', '16']}",
+    )
+    return document(config, {
+        "sort": {"aa": m.same(85e6, 0.004), "ab": m.pair(85e6, 1.0, 0.004)},
+        "sum": {"aa": m.same(22e6, 0.003), "ab": m.pair(22e6, 1.002, 0.003)},
+        "copy": {"aa": m.same(91e6, 0.005), "ab": m.pair(91e6, 0.998, 0.005)},
+    })
+
+
+def mixed() -> Results:
+    m = Maker(12)
+    config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort, '1000000']}",
+        "{name: bfs, run: [kernels/build/bfs, '250000']}",
+        "{name: sum, run: [kernels/build/sum, '20']}",
+        "{name: edit_distance, run: [kernels/build/edit_distance, '5000']}",
+        "{name: crash, run: [kernels/build/crash]}",
+        "{name: parse, run: [bin/parse, corpus.json]}",
+    )
+    sort_ab, sort_c = m.pair(85e6, 1.043, 0.004), m.pair(85e6, 1.043, 0.004)
+    bfs_ab, bfs_c = m.pair(60e6, 0.90, 0.005), m.pair(60e6, 0.90, 0.005)
+    return document(config, {
+        "sort": {"aa": m.same(85e6, 0.004), "ab": sort_ab, "confirm": sort_c},
+        "bfs": {"aa": m.same(60e6, 0.005), "ab": bfs_ab, "confirm": bfs_c},
+        "sum": {"aa": m.same(22e6, 0.001), "ab": m.pair(22e6, 1.008, 0.001, n=100)},
+        "edit_distance": {"aa": m.same(66e6, 0.06), "ab": m.pair(66e6, 1.01, 0.06, modes=0.4)},
+        "crash": {"aa": ("run_failed", "exit_status",
+                         "exited with status 139: Segmentation fault (core dumped)")},
+        "parse": {"aa": m.same(4.1e6, 0.003), "ab": m.pair(4.1e6, 1.0, 0.003)},
+    }, environment=BUSY)
+
+
+def aa_aborted() -> Results:
+    m = Maker(13)
+    config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort]}", "{name: sum, run: [kernels/build/sum]}",
+        "{name: copy, run: [kernels/build/copy]}", "{name: bfs, run: [kernels/build/bfs]}",
+    )
+    return document(config, {
+        "sort": {"aa": m.same(85e6, 0.004, skew=1.09)},
+        "sum": {"aa": m.same(22e6, 0.004, skew=0.92)},
+        "copy": {"aa": m.same(91e6, 0.004)},
+        "bfs": {"aa": m.same(60e6, 0.004)},
+    }, environment=BUSY)
+
+
+def aa_off() -> Results:
+    m = Maker(14)
+    config = "version: 1\naa: off\nconfirm: off\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort]}", "{name: sum, run: [kernels/build/sum]}",
+    )
+    return document(config, {
+        "sort": {"ab": m.pair(85e6, 1.10, 0.004)},
+        "sum": {"ab": m.pair(22e6, 1.0, 0.003)},
+    })
+
+
+def not_confirmed() -> Results:
+    m = Maker(15)
+    config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort]}", "{name: copy, run: [kernels/build/copy]}",
+    )
+    return document(config, {
+        "sort": {"aa": m.same(85e6, 0.004), "ab": m.pair(85e6, 1.05, 0.004),
+                 "confirm": m.pair(85e6, 1.0, 0.004)},
+        "copy": {"aa": m.same(91e6, 0.004), "ab": m.pair(91e6, 1.0, 0.004)},
+    })
+
+
+def invalid() -> Results:
+    m = Maker(16)
+    config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: crash, run: [bin/crash]}",
+        "{name: mismatch, run: [bin/answer], expect: 'checksum=(\\S+)'}",
+        "{name: empty, run: [bin/noop]}",
+        "{name: hangs, run: [bin/hang], timeout: 2s}",
+        "{name: sort, run: [kernels/build/sort]}",
+    )
+    return document(config, {
+        "crash": {"aa": m.same(5e6, 0.01), "ab": ("run_failed", "exit_status",
+                                                  "exited with status 3: boom: bad input <b>x</b> @alice")},
+        "mismatch": {"aa": m.same(5e6, 0.01), "ab": ("expect_mismatch", "expect_mismatch",
+                                                     "expected output differs between runs: '42' then '43'")},
+        "empty": {"aa": m.same(12e3, 0.01), "ab": m.pair(12e3, 1.0, 0.01)},
+        "hangs": {"aa": ("run_failed", "timeout", "timed out after 2 s")},
+        "sort": {"aa": m.same(85e6, 0.004), "ab": m.pair(85e6, 1.0, 0.004)},
+    })
+
+
+def better_higher() -> Results:
+    m = Maker(17)
+    config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: tput, run: [bin/serve], metric: reported, pattern: 'ops=(\\S+)', better: higher}",
+        "{name: qps, run: [bin/query], metric: reported, pattern: 'qps=(\\S+)', better: higher}",
+        "{name: sum, run: [kernels/build/sum], metric: reported, pattern: 'elapsed_ns=(\\d+)'}",
+    )
+    tput_ab, tput_c = m.pair(7000.0, 1.2, 0.004), m.pair(7000.0, 1.2, 0.004)
+    qps_ab, qps_c = m.pair(1500.0, 0.9, 0.004), m.pair(1500.0, 0.9, 0.004)
+    return document(config, {
+        "tput": {"aa": m.same(7000.0, 0.004), "ab": tput_ab, "confirm": tput_c},
+        "qps": {"aa": m.same(1500.0, 0.004), "ab": qps_ab, "confirm": qps_c},
+        "sum": {"aa": m.same(21e6, 0.003), "ab": m.pair(21e6, 1.0, 0.003)},
+    })
+
+
+def many(count: int = 140) -> Results:
+    """More workloads than a comment holds: the comment is cut, with a pointer."""
+    m = Maker(18, n=20)
+    names = [f"kernel_{i:03d}_with_a_long_descriptive_name" for i in range(count)]
+    config = "version: 1\nconfirm: off\ndefaults: {runs: 20}\n" + _workloads(
+        *(f"{{name: {n}, run: [bin/k, '{i}']}}" for i, n in enumerate(names)))
+    return document(config, {n: {"aa": m.same(5e6, 0.02), "ab": m.pair(5e6, 1.0, 0.08)} for n in names})
+
+
+SCENARIOS: dict[str, Callable[[], Results]] = {
+    "all-level": all_level, "mixed": mixed, "aa-aborted": aa_aborted, "aa-off": aa_off,
+    "not-confirmed": not_confirmed, "invalid": invalid, "better-higher": better_higher,
+    "many": many,
+}
