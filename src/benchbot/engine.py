@@ -99,7 +99,9 @@ def compare(
     reporter = reporter or Reporter()
     repo = gitops.toplevel(request.repo)
     base_sha = gitops.resolve(repo, request.base)
-    head_sha = gitops.resolve(repo, request.head)
+    head_ref = gitops.WORKTREE if request.head in (gitops.WORKTREE, ".") else request.head
+    head_sha = (gitops.snapshot(repo) if head_ref == gitops.WORKTREE
+                else gitops.resolve(repo, request.head))
     config = request.overrides.apply(load_request_config(request, repo, base_sha))
     check_pins(config)
     if request.resolve_merge_base and config.base == "merge-base":
@@ -134,7 +136,7 @@ def compare(
         workloads=[results.WorkloadResult(config=w, phases=recorded[w.name],
                                           judged=judgement.workloads[w.name])
                    for w in config.workloads],
-        base=Revision(ref=request.base, sha=base_sha), head=Revision(ref=request.head, sha=head_sha),
+        base=Revision(ref=request.base, sha=base_sha), head=Revision(ref=head_ref, sha=head_sha),
         seed=seed, environment=machine.finish(env_before), repository=request.repository,
         aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
         fail_on=config.status.fail_on, repo=str(repo),

@@ -24,10 +24,11 @@ from benchbot.spawn import kill_group
 LOG_TAIL_LINES = 40
 
 
-def git(repo: Path, *args: str, check: bool = True) -> str:
+def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
     """Run one git command in ``repo`` and return its stdout, stripped.
 
-    Raises GitError with git's own message when ``check`` is true and git fails.
+    ``env`` adds to the environment. Raises GitError with git's own message when
+    ``check`` is true and git fails.
     """
     try:
         proc = subprocess.run(
@@ -36,7 +37,7 @@ def git(repo: Path, *args: str, check: bool = True) -> str:
             capture_output=True,
             text=True,
             check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})},
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc
@@ -64,6 +65,35 @@ def resolve(repo: Path, rev: str) -> str:
     if not out:
         raise GitError(f"revision {rev!r} does not name a commit in {repo}")
     return out
+
+
+WORKTREE = "WORKTREE"  # --head WORKTREE (or .): the working tree, uncommitted changes included
+
+
+def snapshot(repo: Path) -> str:
+    """A commit object of the working tree as it is, uncommitted changes and untracked
+    files (not ignored ones) included, whose parent is HEAD.
+
+    It is made with a temporary copy of the index (``GIT_INDEX_FILE``), ``git add -A``,
+    ``write-tree`` and ``commit-tree``: the user's index, HEAD, branches and files are not
+    touched, and no ref points at the commit (git's gc removes it in time).
+    """
+    with tempfile.TemporaryDirectory(prefix="benchbot-index-") as tmp:
+        index = Path(tmp) / "index"
+        real = repo / git(repo, "rev-parse", "--git-path", "index")
+        if real.is_file():
+            shutil.copyfile(real, index)
+        env = {
+            "GIT_INDEX_FILE": str(index), "GIT_AUTHOR_NAME": "benchbot",
+            "GIT_AUTHOR_EMAIL": "benchbot@localhost", "GIT_COMMITTER_NAME": "benchbot",
+            "GIT_COMMITTER_EMAIL": "benchbot@localhost",
+        }
+        git(repo, "add", "-A", env=env)
+        tree = git(repo, "write-tree", env=env)
+        head = git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+        parents = ["-p", head] if head else []
+        return git(repo, "commit-tree", tree, *parents, "-m", "benchbot: the working tree",
+                   env=env)
 
 
 def common_dir(repo: Path) -> Path:

@@ -286,3 +286,41 @@ def _cmdline(pid: str) -> str:
             return fh.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_the_working_tree_is_compared_without_touching_it(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """--head WORKTREE: uncommitted edits and new files are measured; nothing of the
+    user's changes (index, HEAD, branches, files, stash)."""
+    log = tmp_path / "starts.log"
+    repo = make_repo({"benchbot.yml": _config(log), "prog.sh": LOGGER.format(arm="base"),
+                      ".gitignore": "ignored.txt\n"})
+    (repo / "prog.sh").write_text(LOGGER.format(arm="edited"))  # an uncommitted edit
+    (repo / "new.txt").write_text("untracked\n")
+    (repo / "ignored.txt").write_text("ignored\n")
+    git(repo, "add", "new.txt")  # something staged, too
+    before = {
+        "status": git(repo, "status", "--porcelain"), "head": git(repo, "rev-parse", "HEAD"),
+        "branches": git(repo, "branch", "-a"), "index": (repo / ".git" / "index").read_bytes(),
+        "refs": git(repo, "for-each-ref"), "stash": git(repo, "stash", "list"),
+    }
+    out = io.StringIO()
+    code = cli.main(["compare", "--repo", str(repo), "--base", "HEAD", "--head", "WORKTREE",
+                     "--no-aa", "--no-confirm", "--quiet", "--json", str(tmp_path / "r.json")],
+                    out=out, err=io.StringIO())
+    assert code == 0
+    assert {arm for arm, _ in _log(log)} == {"base", "edited"}
+    after = {
+        "status": git(repo, "status", "--porcelain"), "head": git(repo, "rev-parse", "HEAD"),
+        "branches": git(repo, "branch", "-a"), "index": (repo / ".git" / "index").read_bytes(),
+        "refs": git(repo, "for-each-ref"), "stash": git(repo, "stash", "list"),
+    }
+    assert after == before
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["head"]["ref"] == "WORKTREE"
+    head = doc["head"]["sha"]
+    assert git(repo, "rev-parse", f"{head}^") == before["head"]  # a commit on top of HEAD
+    files = git(repo, "ls-tree", "-r", "--name-only", head).split()
+    assert "new.txt" in files and "ignored.txt" not in files
+    assert "WORKTREE" in out.getvalue()
+    assert as_json(engine.compare(engine.Request(repo=repo, base="HEAD", head=".",
+                                                 overrides=Overrides(aa=False, confirm=False))))["head"]["ref"] == "WORKTREE"
