@@ -79,7 +79,14 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
     c.add_argument("--config", type=Path, default=None,
                    help="config file (default: .github/benchbot.yml or benchbot.yml at the base revision)")
     c.add_argument("--runs", type=argparse_type("runs"), default=None,
-                   help="pairs per phase, 10 to 1000 (overrides the config)")
+                   help="a fixed number of pairs per phase, 10 to 1000 (default: measure "
+                   "sequentially, until each workload is settled or the budget is spent)")
+    c.add_argument("--budget", type=argparse_type("budget"), default=None, metavar="DURATION",
+                   help="sequential measuring: wall time for the whole comparison, e.g. 20m "
+                   "(default: the config's budget, else 10m)")
+    c.add_argument("--max-runs", dest="max_runs", type=argparse_type("max_runs"), default=None,
+                   metavar="N", help="sequential measuring: the most pairs a workload gets "
+                   "(default: the config's max_runs, else 1000)")
     c.add_argument("--only", type=argparse_type("only"), default=None, metavar="A,B",
                    help="only these workloads")
     c.add_argument("--parity", type=argparse_type("parity"), default=None,
@@ -95,7 +102,9 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
 
 def _demo_parser(d: argparse.ArgumentParser) -> None:
     d.add_argument("--runs", type=argparse_type("runs"), default=None,
-                   help="pairs per phase (default: the demo's own)")
+                   help="a fixed number of pairs per phase (default: sequential, in 90s)")
+    d.add_argument("--budget", type=argparse_type("budget"), default=None, metavar="DURATION",
+                   help="sequential measuring: wall time for the demo (default: 90s)")
     d.add_argument("--keep", type=Path, default=None, metavar="DIR",
                    help="make the demo repository here and keep it")
     d.add_argument("--seed", type=argparse_type("seed"), default=None, help="order and bootstrap seed")
@@ -121,6 +130,7 @@ def overrides(args: argparse.Namespace) -> Overrides:
         runs=getattr(args, "runs", None), only=getattr(args, "only", None),
         parity=getattr(args, "parity", None), confirm=getattr(args, "confirm", None),
         aa=getattr(args, "aa", None), seed=getattr(args, "seed", None), fail_on=args.fail_on,
+        budget=getattr(args, "budget", None), max_runs=getattr(args, "max_runs", None),
     )
 
 

@@ -26,7 +26,14 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from benchbot.errors import ConfigError
 from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
-from benchbot.settings import SettingError, check_parity, check_runs
+from benchbot.settings import (
+    SettingError,
+    check_budget,
+    check_max_runs,
+    check_parity,
+    check_runs,
+)
+from benchbot.settings import seconds as settings_seconds
 
 DEFAULT_PATHS = (".github/benchbot.yml", "benchbot.yml")
 
@@ -46,12 +53,12 @@ _BASES: tuple[Literal["merge-base", "tip"], ...] = ("merge-base", "tip")
 # Keys accepted in each mapping; the JSON Schema's properties are tested against these.
 SETTING_KEYS = (
     "runs", "warmup", "parity", "floor", "timeout", "order", "metric",
-    "pattern", "expect", "env", "cwd", "pin", "better",
+    "pattern", "expect", "env", "cwd", "pin", "better", "max_runs", "stdout",
 )  # fmt: skip
 WORKLOAD_KEYS = ("name", "run", *SETTING_KEYS)
 TOP_KEYS = (
     "version", "build", "defaults", "workloads", "aa", "confirm",
-    "alpha", "base", "status", "github", "seed", "sandbox", "pass_env",
+    "alpha", "base", "status", "github", "seed", "sandbox", "pass_env", "budget",
 )  # fmt: skip
 AA_KEYS = ("enabled", "runs", "abort_fraction")
 STATUS_KEYS = ("fail_on", "name")
@@ -72,6 +79,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _T = TypeVar("_T", bound=str)
 _FIELDS = {"floor": "floor_ns", "timeout": "timeout_s"}  # file key -> WorkloadConfig field
+_TOP_FIELDS = {"budget": "budget_s"}  # file key -> Config field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +88,8 @@ class WorkloadConfig:
 
     name: str
     run: tuple[str, ...]
-    runs: int = 30
+    runs: int | None = None  # a fixed number of pairs per phase; None: measure sequentially
+    max_runs: int = 1000  # sequential: the most pairs
     warmup: int = 1
     parity: float = 0.02
     floor_ns: float | None = None
@@ -93,12 +102,15 @@ class WorkloadConfig:
     cwd: str | None = None
     pin: tuple[int, ...] | None = None
     better: Better = "lower"
+    stdout: Literal["capture", "discard"] = "capture"
     line: int = 0
 
     @property
     def keeps_stdout(self) -> bool:
-        """Whether a run's stdout is kept: only when a pattern must be read from it."""
-        return bool(self.expect or (self.metric == "reported" and self.pattern))
+        """Whether a run's stdout is kept: only when a pattern must be read from it, and
+        ``stdout: discard`` does not say that the patterns are found in stderr."""
+        return self.stdout == "capture" and bool(
+            self.expect or (self.metric == "reported" and self.pattern))
 
     @property
     def effective_floor_ns(self) -> float:
@@ -160,6 +172,7 @@ class Config:
     seed: int | None = None
     sandbox: SandboxConfig = SandboxConfig()
     pass_env: tuple[str, ...] = ()  # environment variables passed to the build and workloads
+    budget_s: float = 600.0  # sequential measuring: wall time for the whole comparison
 
 
 def find_config(root: Path) -> Path | None:
@@ -211,16 +224,10 @@ def parse_duration(value: object, *, where: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = float(value)
     elif isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(_NUMBER, text):
-            seconds = float(text)
-        elif _DURATION_RE.fullmatch(text):
-            seconds = sum(float(n) * _UNITS_S[u] for n, u in _DURATION_PART.findall(text))
-        else:
-            raise ConfigError(
-                f"{where}: not a duration: {value!r}; write a number and a unit "
-                "(ns, us, ms, s, m, h), e.g. 500ms, 60s, 1m30s"
-            )
+        try:
+            seconds = settings_seconds(value)
+        except SettingError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     else:
         raise ConfigError(f"{where}: must be a duration such as 60s or 500ms, got {value!r}")
     if not math.isfinite(seconds) or seconds < 0:
@@ -287,6 +294,9 @@ class _Reader:
             "env": self.env,
             "cwd": lambda n, k: self.optional(n, k, self.cwd),
             "pin": lambda n, k: self.optional(n, k, self.pin),
+            "max_runs": lambda n, k: self.bounded(n, k, lambda m, j: self.integer(m, j, minimum=-(2**63)),
+                                                  check_max_runs),
+            "stdout": lambda n, k: self.choice(n, k, ("capture", "discard")),
         }
 
     def fail(self, node: Node, key: str, message: str) -> NoReturn:
@@ -590,10 +600,11 @@ class _Reader:
             ),
             "sandbox": self.sandbox,
             "pass_env": self.pass_env,
+            "budget": lambda n, k: self.bounded(n, k, self.duration, check_budget),
         }
         for name, read in readers.items():
             if name in top:
-                fields[name] = read(top[name][1], name)
+                fields[_TOP_FIELDS.get(name, name)] = read(top[name][1], name)
         return Config(**fields)
 
     def workloads(

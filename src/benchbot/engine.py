@@ -7,15 +7,15 @@ what a figure means lives in ``stats``, every byte of the results file in ``resu
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import secrets
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchbot import gitops, machine, procs, results, sandbox
+from benchbot import gitops, machine, measuring, procs, results, sandbox
 from benchbot.config import (
     DEFAULT_PATHS,
     Config,
@@ -23,16 +23,9 @@ from benchbot.config import (
     parse_config_bytes,
 )
 from benchbot.errors import ConfigError
-from benchbot.judge import Judgement, Policy, Workload, judge
-from benchbot.model import PhaseRuns, Results, Revision, SandboxInfo
-from benchbot.runner import (
-    ProcessSpawner,
-    Spawner,
-    Target,
-    planned_runs,
-    run_phase,
-    target,
-)
+from benchbot.judge import judge
+from benchbot.model import Results, Revision, SandboxInfo
+from benchbot.runner import ProcessSpawner, Spawner, target
 from benchbot.settings import Overrides
 
 
@@ -96,6 +89,7 @@ def compare(
     ``sandbox.clean_env`` made from ``source_env`` (default: this process's), and runs in
     the sandbox the config asks for. ``spawner_factory`` replaces the process layer (tests).
     """
+    started = time.monotonic()  # the budget counts from here: builds take from it too
     reporter = reporter or Reporter()
     repo = gitops.toplevel(request.repo)
     base_sha = gitops.resolve(repo, request.base)
@@ -127,14 +121,19 @@ def compare(
             stack.callback(_close, spawner)
             if not box.active:
                 stack.enter_context(procs.swept())
-            recorded, judgement = _measure(
-                config, co, seed=seed, spawner=spawner, reporter=reporter,
-                env=box.adjust_env(env),
+            ctx = measuring.Context(
+                config=config, spawner=spawner, env=box.adjust_env(env), seed=seed,
+                base={w.name: target(w, co["base"].path) for w in config.workloads},
+                head={w.name: target(w, co["head"].path) for w in config.workloads},
+                reporter=reporter,
             )
+            measured = measuring.measure(ctx, deadline=started + config.budget_s)
+    judgement = judge(measured.workloads(config), measuring.policy(config, seed))
     return results.build(
         config=config,
-        workloads=[results.WorkloadResult(config=w, phases=recorded[w.name],
-                                          judged=judgement.workloads[w.name])
+        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
+                                          judged=judgement.workloads[w.name],
+                                          measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
         base=Revision(ref=request.base, sha=base_sha), head=Revision(ref=head_ref, sha=head_sha),
         seed=seed, environment=machine.finish(env_before), repository=request.repository,
@@ -201,51 +200,3 @@ def _scratch() -> Iterator[Path]:
         yield Path(path)
 
 
-def policy(config: Config, seed: int) -> Policy:
-    """The comparison-wide settings of the verdict rule."""
-    return Policy(alpha=config.alpha, confirm=config.confirm, aa=config.aa.enabled,
-                  abort_fraction=config.aa.abort_fraction, seed=seed)
-
-
-def judged_workloads(config: Config, recorded: Mapping[str, Mapping[str, PhaseRuns]]) -> list[Workload]:
-    """What judging needs of each workload: its settings and its recorded phases."""
-    return [Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
-                     phases=recorded[w.name]) for w in config.workloads]
-
-
-def _measure(
-    config: Config, co: dict[str, gitops.Checkout], *, seed: int, spawner: Spawner,
-    reporter: Reporter, env: Mapping[str, str],
-) -> tuple[dict[str, dict[str, PhaseRuns]], Judgement]:
-    """A/A, then A/B for the workloads still comparable, then the standouts confirmed."""
-    by_name = {w.name: w for w in config.workloads}
-    base = {w.name: target(w, co["base"].path) for w in config.workloads}
-    head = {w.name: target(w, co["head"].path) for w in config.workloads}
-    recorded: dict[str, dict[str, PhaseRuns]] = {w.name: {} for w in config.workloads}
-    expected: dict[str, str] = {}
-    warm: set[tuple[str, str]] = set()
-
-    def phase(name: str, names: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
-              phase_seed: int, runs: int | None = None) -> Judgement:
-        configs = [dataclasses.replace(by_name[n], runs=runs or by_name[n].runs) for n in names]
-        reporter.phase(name, len(configs), planned_runs(configs))
-        measured = run_phase(
-            configs, base, cand, spawner=spawner, env=env, seed=phase_seed, warm=warm,
-            arm_keys=keys, expected=expected,
-            progress=lambda wl, done, total: reporter.progress(name, wl, done, total),
-        )
-        for w in configs:
-            recorded[w.name][name] = measured[w.name].recorded(name, w)
-            if measured[w.name].expected is not None:
-                expected.setdefault(w.name, measured[w.name].expected)  # type: ignore[arg-type]
-        return judge(judged_workloads(config, recorded), policy(config, seed))
-
-    judgement = judge(judged_workloads(config, recorded), policy(config, seed))
-    if config.aa.enabled:
-        judgement = phase("aa", list(by_name), base, ("base", "base"), seed, runs=config.aa.runs)
-    if judgement.aborted:
-        return recorded, judgement
-    judgement = phase("ab", judgement.comparable, head, ("base", "head"), seed + 1)
-    if judgement.standouts:
-        judgement = phase("confirm", judgement.standouts, head, ("base", "head"), seed + 2)
-    return recorded, judgement

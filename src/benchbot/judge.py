@@ -8,15 +8,23 @@ standouts) is written once.
 
 Seeds: the A/A phase is judged with ``seed``, the A/B phase with ``seed + 1``, the
 confirmation with ``seed + 2``, the same offsets the engine's order seeds use.
+
+Two designs: ``pairs`` (the fixed design: an A/A phase, an A/B phase, a confirmation of
+standouts) and ``triplets`` (sequential: rounds of base, base again and head; the A/A
+ratio is base again over base, the A/B ratio head over the geometric mean of both base
+runs, both judged at the look the workload reached, with the error that look may spend;
+the best-run side is the 10th percentile of single runs, and standouts are guarded by
+family-wise error control instead of a confirmation phase).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from benchbot import stats
-from benchbot.model import AASummary, Better, PhaseRuns, Rule, Verdict
+from benchbot import sequential, stats
+from benchbot.model import AASummary, Better, Design, PhaseRuns, Rule, Verdict
 
 CALLS = ("slower", "faster")
 
@@ -30,6 +38,8 @@ class Workload:
     floor_ns: float
     better: Better = "lower"
     phases: Mapping[str, PhaseRuns] = field(default_factory=dict)
+    design: Design = "pairs"
+    looks: int = 1  # triplets: the looks taken (the error spent depends on it)
 
     def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The judged values of a phase's reference and candidate arms."""
@@ -50,6 +60,7 @@ class Policy:
     seed: int = 0
     # Rule fields to change for every comparison (benchmarks/ try variants of the rule).
     rule_changes: Mapping[str, object] = field(default_factory=dict)
+    low_quantile: float = sequential.LOW_QUANTILE  # triplets' best-run side
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,8 +97,12 @@ def rule_for(w: Workload, policy: Policy, *, seed: int, comparisons: int = 1) ->
 
 def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
     """The verdicts of spec/verdict.md for the phases recorded so far."""
-    comparisons = 1 if policy.confirm else max(1, len(workloads))
-    aa = {w.name: _phase(w, "aa", policy, policy.seed, comparisons, None) for w in workloads}
+    paired = [w for w in workloads if w.design == "pairs"]
+    family = sum(1 for w in workloads if w.design == "triplets")
+    comparisons = 1 if policy.confirm else max(1, len(paired))
+    seq = {w.name: _triplets(w, policy, family) for w in workloads if w.design == "triplets"}
+    aa = {w.name: seq[w.name][0] if w.name in seq else
+          _phase(w, "aa", policy, policy.seed, comparisons, None) for w in workloads}
     comparable = tuple(w.name for w in workloads if not _invalid(aa[w.name]))
     failed = tuple(n for n in comparable if aa[n] is not None and aa[n].outcome in CALLS)  # type: ignore[union-attr]
     aborted = policy.aa and bool(comparable) and len(failed) > policy.abort_fraction * len(comparable)
@@ -98,6 +113,10 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
         a = aa[w.name]
         if aborted and w.name in comparable:
             out[w.name] = Judged(aa=a, final=_aborted(a, failed=len(failed), total=len(comparable)))
+            continue
+        if w.name in seq:
+            ab = seq[w.name][1]
+            out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a)
             continue
         ab = _phase(w, "ab", policy, policy.seed + 1, comparisons, a)
         final = ab if ab is not None else a
@@ -126,6 +145,29 @@ def _phase(w: Workload, name: str, policy: Policy, seed: int, comparisons: int,
     if aa is not None and aa.outcome in CALLS and name != "aa":
         verdict = stats.force_aa_failed(verdict, aa)
     return verdict
+
+
+def _triplets(w: Workload, policy: Policy, family: int) -> tuple[Verdict | None, Verdict | None]:
+    """The A/A and A/B verdicts of a workload measured in triplets, at its last look."""
+    if "aa" not in w.phases or "ab" not in w.phases:
+        return None, None
+    for name in ("aa", "ab"):
+        if w.phases[name].failure_code:
+            failed = stats.invalid(w.phases[name].failure_code or "run_failed",
+                                   w.phases[name].failure or "a run failed")
+            return failed, failed
+    base, again = w.values("aa")
+    _, head = w.values("ab")
+    z = sequential.z_at(max(1, w.looks), policy.alpha, family)
+    aa_rule = replace(rule_for(w, policy, seed=policy.seed), z=z, low_quantile=policy.low_quantile)
+    aa = stats.compare(base, again, rule=aa_rule)
+    mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
+    ab_rule = replace(aa_rule, seed=policy.seed + 1)
+    ab = stats.compare(mean, head, rule=ab_rule, aa_noise=stats.aa_noise_of(aa),
+                       low=(base + again, head))
+    if aa.outcome in CALLS:
+        ab = stats.force_aa_failed(ab, aa)
+    return aa, ab
 
 
 def _pooled(w: Workload, policy: Policy, aa: Verdict | None) -> Verdict:

@@ -61,6 +61,11 @@ class Rule:
     min_runs: int = 10
     # k comparisons for Bonferroni (1 - alpha/k); 1 when confirmation is on.
     comparisons: int = 1
+    # Sequential measuring: the interval is the estimate +- z bootstrap standard errors,
+    # z from the error this look may spend (None: the percentile interval at alpha/k).
+    z: float | None = None
+    # The best-run side judged on this quantile of single runs (None: the fastest run).
+    low_quantile: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +84,7 @@ class Verdict:
     ratio: float | None = None
     ci: tuple[float, float] | None = None
     best_ratio: float | None = None
+    low_ratio: float | None = omitted_when_none(default=None)  # with Rule.low_quantile
     median_ratio: float | None = None
     spread: float | None = None
     ci_half: float | None = None
@@ -179,6 +185,8 @@ class RunSettings:
     aa: bool
     config: str | None = None  # the config's path, as read (in the repository, or given)
     repo: str | None = omitted_when_none(default=None)  # the repository's directory, as compared
+    budget_s: float | None = omitted_when_none(default=None)  # sequential: the wall-time budget
+    max_runs: int | None = omitted_when_none(default=None)  # sequential: the most pairs
     # the --config file given, absolute (None: the repository's own, at the base revision)
     config_file: str | None = omitted_when_none(default=None)
 
@@ -244,6 +252,22 @@ class PhaseRuns:
     failure_kind: RunFailure | None = omitted_when_none(default=None)  # what the failing run did
 
 
+Design = Literal["pairs", "triplets"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measuring:
+    """How a workload was measured and why measuring stopped (``measuring`` in the file)."""
+
+    design: Design  # pairs: the fixed phases; triplets: sequential rounds of base, base, head
+    pairs: int  # the pairs (triplets) the verdict rests on
+    stopped: str  # sequential.StopReason: settled, budget, max_runs, cannot_help, …
+    why: str  # the same in words
+    looks: tuple[int, ...] = ()  # the pair counts at which it was judged
+    orders: str = ""  # triplets: the order of each round ("12H", "H21", …), concatenated
+    settle_pairs: int | None = None  # about how many pairs would settle it, if it is not
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Benchmark:
     """Everything measured and judged for one workload (``benchmarks[]`` in the file)."""
@@ -263,6 +287,7 @@ class Benchmark:
     ab: Verdict | None = wrapped("verdict", default=None)  # the A/B phase's, before confirmation
     verdict: Verdict
     confirmation: Verdict | None = wrapped("verdict", default=None)
+    measuring: Measuring | None = omitted_when_none(default=None)
 
 
 Conclusion = Literal["success", "failure", "neutral"]

@@ -32,6 +32,7 @@ from benchbot.model import (
     Benchmark,
     CheckSettings,
     Environment,
+    Measuring,
     NoiseModel,
     Outcome,
     PhaseRuns,
@@ -62,14 +63,18 @@ class WorkloadResult:
     config: WorkloadConfig
     phases: Mapping[str, PhaseRuns]
     judged: Judged
+    measuring: Measuring | None = None
 
 
-def _pooled(phases: Mapping[str, PhaseRuns]) -> dict[str, ArmRuns]:
-    """The base and head arms over the A/B and confirmation phases, in measured order."""
+def _pooled(phases: Mapping[str, PhaseRuns], design: str) -> dict[str, ArmRuns]:
+    """The base and head arms over the phases the verdict rests on, in measured order:
+    the A/B and confirmation phases; for triplets, both base runs of every triplet."""
     parts = [phases[n] for n in ("ab", "confirm") if n in phases]
     pooled = {}
     for arm in ("base", "head"):
         runs = [p.arms[arm] for p in parts]
+        if design == "triplets" and arm == "base" and "aa" in phases:
+            runs = _interleaved(phases["aa"].arms["base"], phases["aa"].arms["base_again"])
         values = [r.values for r in runs if r.values is not None]
         pooled[arm] = ArmRuns(
             samples_ns=tuple(v for r in runs for v in r.samples_ns),
@@ -81,15 +86,29 @@ def _pooled(phases: Mapping[str, PhaseRuns]) -> dict[str, ArmRuns]:
     return pooled
 
 
+def _interleaved(a: ArmRuns, b: ArmRuns) -> list[ArmRuns]:
+    """One arm of both base runs, each triplet's two in turn."""
+    def mix(x: tuple[float, ...] | tuple[int, ...], y: tuple[float, ...] | tuple[int, ...]) -> tuple:  # type: ignore[type-arg]
+        return tuple(v for pair in zip(x, y, strict=False) for v in pair)
+
+    values = mix(a.values, b.values) if a.values is not None and b.values is not None else None
+    return [ArmRuns(samples_ns=mix(a.samples_ns, b.samples_ns), wall_ns=mix(a.wall_ns, b.wall_ns),
+                    cpu_ns=mix(a.cpu_ns, b.cpu_ns), maxrss_kib=mix(a.maxrss_kib, b.maxrss_kib),
+                    values=values)]
+
+
 def benchmark(r: WorkloadResult) -> Benchmark:
     """One entry of ``benchmarks[]``."""
     w, j = r.config, r.judged
     assert j.final is not None
+    design = r.measuring.design if r.measuring else "pairs"
     return Benchmark(
         name=w.name, metric=w.metric, better=w.better,
-        unit="ns" if w.better == "lower" else "reported", command=w.run, runs=w.runs,
-        parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases),
+        unit="ns" if w.better == "lower" else "reported", command=w.run,
+        runs=w.runs if w.runs is not None else (r.measuring.pairs if r.measuring else 0),
+        parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases, design),
         phases=dict(r.phases), aa=j.aa, ab=j.ab, verdict=j.final, confirmation=j.confirmation,
+        measuring=r.measuring,
     )
 
 
@@ -141,15 +160,18 @@ def build(
     """Assemble the results document."""
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
+    sequential = any(w.runs is None for w in config.workloads)
     return Results(
         schema_version=SCHEMA_VERSION,
         tool=ToolInfo(name="benchbot", version=__version__),
         created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         repository=repository, base=base, head=head,
         settings=RunSettings(
-            runs=first.runs, warmup=first.warmup, order=first.order, seed=seed,
+            runs=first.runs or 0, warmup=first.warmup, order=first.order, seed=seed,
             parity=first.parity, alpha=config.alpha, confirm=config.confirm,
             aa=config.aa.enabled, config=config.path, repo=repo, config_file=config_file,
+            budget_s=config.budget_s if sequential else None,
+            max_runs=first.max_runs if sequential else None,
         ),
         noise_model=NoiseModel(floor_ns=first.effective_floor_ns, parity=first.parity,
                                rule=RULE_SENTENCE),

@@ -106,17 +106,22 @@ def record(raw: RawRun, workload: WorkloadConfig) -> RunRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class PhaseResult:
-    """One workload's runs in one phase: the two arms, and why it stopped, if it did."""
+class Tracked:
+    """Why a workload's runs stopped, if they did, and the output every run must repeat."""
 
-    reference: ArmSamples = field(default_factory=ArmSamples)
-    candidate: ArmSamples = field(default_factory=ArmSamples)
-    orders: list[str] = field(default_factory=list)  # "RC" or "CR" per pair
     failure: str | None = None  # reason code: run_failed | no_metric | expect_mismatch
     failure_kind: RunFailure | None = None  # what the failing run did (model.RunFailure)
     failure_text: str | None = None
     expected: str | None = None  # the first `expect` capture, which all must equal
 
+
+@dataclass(slots=True, kw_only=True)
+class PhaseResult(Tracked):
+    """One workload's runs in one phase: the two arms, and why it stopped, if it did."""
+
+    reference: ArmSamples = field(default_factory=ArmSamples)
+    candidate: ArmSamples = field(default_factory=ArmSamples)
+    orders: list[str] = field(default_factory=list)  # "RC" or "CR" per pair
 
     def recorded(self, phase: str, w: WorkloadConfig) -> PhaseRuns:
         """The phase's runs as the results file records them."""
@@ -190,10 +195,10 @@ def run_phase(
                 _spawn(spawner, tgt, w, env)  # a fresh build's first execution
                 warm.add((key, w.name))
 
-    for index in range(max((w.runs for w in workloads), default=0)):
+    for index in range(max((_pairs(w) for w in workloads), default=0)):
         for w in workloads:
             result = results[w.name]
-            if index >= w.runs or result.failure:
+            if index >= _pairs(w) or result.failure:
                 continue
             first_is_ref = _reference_first(w.order, index, rng)
             result.orders.append("RC" if first_is_ref else "CR")
@@ -204,14 +209,19 @@ def run_phase(
                 run = record(_spawn(spawner, tgt, w, env), w)
                 tick(w.name)
                 if not _accept(result, samples, run):
-                    planned -= 2 * (w.runs - index) - made  # keep the ETA honest
+                    planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
                     break
     return results
 
 
 def planned_runs(workloads: Sequence[WorkloadConfig]) -> int:
     """How many runs a phase makes: warm-ups and pairs, both arms."""
-    return sum(2 * (w.runs + w.warmup) for w in workloads)
+    return sum(2 * (_pairs(w) + w.warmup) for w in workloads)
+
+
+def _pairs(w: WorkloadConfig) -> int:
+    """A fixed design's pairs per phase (0 for a sequential workload)."""
+    return w.runs or 0
 
 
 def _reference_first(order: str, index: int, rng: random.Random) -> bool:
@@ -232,7 +242,7 @@ FAILURE_REASONS: dict[RunFailure, str] = {
 }
 
 
-def _accept(result: PhaseResult, samples: ArmSamples, run: RunRecord) -> bool:
+def _accept(result: Tracked, samples: ArmSamples, run: RunRecord) -> bool:
     """Append a run; on a failure mark the workload and return False."""
     if run.failure is not None:
         result.failure, result.failure_kind = FAILURE_REASONS[run.failure], run.failure
@@ -254,3 +264,99 @@ def _accept(result: PhaseResult, samples: ArmSamples, run: RunRecord) -> bool:
 
 def _clip(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- sequential measuring: rounds of triplets ---------------------------------------------
+
+# The six orders of base, base again and head in a triplet ("1", "2", "H"): taken in turn
+# (order: alternate) or drawn (order: random), so that every arm runs first, second and
+# last equally often and whatever a position adds cancels.
+TRIPLET_ORDERS = ("12H", "2H1", "H12", "21H", "1H2", "H21")
+
+
+@dataclass(slots=True, kw_only=True)
+class TripletResult(Tracked):
+    """One workload's triplets: base, base again and head, one of each per round."""
+
+    base: ArmSamples = field(default_factory=ArmSamples)
+    again: ArmSamples = field(default_factory=ArmSamples)
+    head: ArmSamples = field(default_factory=ArmSamples)
+    orders: list[str] = field(default_factory=list)  # a TRIPLET_ORDERS entry per round
+
+    @property
+    def pairs(self) -> int:
+        """Complete triplets so far."""
+        return min(len(self.base.wall_ns), len(self.again.wall_ns), len(self.head.wall_ns))
+
+    def recorded(self, w: WorkloadConfig) -> dict[str, PhaseRuns]:
+        """The triplets as two phases the results file knows: the A/A (base, base again)
+        and the A/B (base, head); the first base run of each triplet is in both."""
+        n = self.pairs
+        failure = {"failure": self.failure_text, "failure_code": self.failure,
+                   "failure_kind": self.failure_kind}
+        return {
+            "aa": PhaseRuns(arms={"base": _arm(_cut(self.base, n), w),
+                                  "base_again": _arm(_cut(self.again, n), w)},
+                            order="".join(_before(o, "1", "2") for o in self.orders[:n]),
+                            **failure),  # type: ignore[arg-type]
+            "ab": PhaseRuns(arms={"base": _arm(_cut(self.base, n), w),
+                                  "head": _arm(_cut(self.head, n), w)},
+                            order="".join(_before(o, "1", "H") for o in self.orders[:n]),
+                            **failure),  # type: ignore[arg-type]
+        }
+
+
+def _cut(samples: ArmSamples, n: int) -> ArmSamples:
+    """The first ``n`` runs (a failed round leaves a partial triplet behind)."""
+    return ArmSamples(wall_ns=samples.wall_ns[:n], cpu_ns=samples.cpu_ns[:n],
+                      maxrss_kib=samples.maxrss_kib[:n], value_ns=samples.value_ns[:n],
+                      expect=samples.expect[:n])
+
+
+def _before(order: str, a: str, b: str) -> str:
+    return "AB" if order.index(a) < order.index(b) else "BA"
+
+
+class Triplets:
+    """Measures workloads in rounds of triplets, one round at a time, for the engine's
+    sequential loop, which decides after each look which workloads go on."""
+
+    def __init__(self, workloads: Sequence[WorkloadConfig], base: Mapping[str, Target],
+                 head: Mapping[str, Target], *, spawner: Spawner, env: Mapping[str, str],
+                 seed: int) -> None:
+        self._by_name = {w.name: w for w in workloads}
+        self._base, self._head = base, head
+        self._spawner, self._env = spawner, env
+        self._rng = random.Random(seed)
+        self.results = {w.name: TripletResult() for w in workloads}
+        self.runs = 0  # runs made, warm-ups included
+
+    def warm_up(self, names: Sequence[str]) -> None:
+        """Each arm's warm-ups (at least one: a fresh build's first run is never kept)."""
+        for name in names:
+            w = self._by_name[name]
+            for _ in range(max(1, w.warmup)):
+                for tgt in (self._base[name], self._head[name]):
+                    _spawn(self._spawner, tgt, w, self._env)
+                    self.runs += 1
+
+    def round(self, names: Sequence[str], index: int,
+              progress: Callable[[str], None] | None = None) -> None:
+        """One triplet for each named workload still running (rounds are the outer loop)."""
+        for name in names:
+            w, result = self._by_name[name], self.results[name]
+            if result.failure:
+                continue
+            order = (self._rng.choice(TRIPLET_ORDERS) if w.order == "random"
+                     else TRIPLET_ORDERS[index % len(TRIPLET_ORDERS)])
+            result.orders.append(order)
+            arms = {"1": (result.base, self._base[name]), "2": (result.again, self._base[name]),
+                    "H": (result.head, self._head[name])}
+            for key in order:
+                samples, tgt = arms[key]
+                run = record(_spawn(self._spawner, tgt, w, self._env), w)
+                self.runs += 1
+                if progress is not None:
+                    progress(name)
+                if not _accept(result, samples, run):
+                    break

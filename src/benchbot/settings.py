@@ -23,6 +23,14 @@ from benchbot.model import OUTCOMES, Outcome
 
 MIN_RUNS = 10
 MAX_RUNS = 1000
+MAX_BUDGET_S = 86_400.0  # a day
+
+_UNITS_S = {
+    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
+}  # fmt: skip
+_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_DURATION_PART = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_RE = re.compile(rf"(?:{_NUMBER}(?:ns|us|µs|μs|ms|s|m|h))+")
 
 _INT = re.compile(r"[0-9]+")
 _FRACTION = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
@@ -45,6 +53,34 @@ def check_runs(value: int) -> int:
             f"must be from {MIN_RUNS} to {MAX_RUNS} (fewer than {MIN_RUNS} runs a side are "
             f"refused; more would hold the runner too long), got {value!r}"
         )
+    return value
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds: "60s", "500ms", "2m", "1m30s", "25us"/"25µs"; a bare number is
+    seconds."""
+    text = text.strip()
+    if re.fullmatch(_NUMBER, text):
+        return float(text)
+    if _DURATION_RE.fullmatch(text):
+        return sum(float(n) * _UNITS_S[u] for n, u in _DURATION_PART.findall(text))
+    raise SettingError(
+        f"not a duration: {text[:40]!r}; write a number and a unit (ns, us, ms, s, m, h), "
+        "e.g. 500ms, 60s, 1m30s"
+    )
+
+
+def check_budget(value: float) -> float:
+    """The wall time a comparison may take: above 0, at most a day."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_BUDGET_S:
+        raise SettingError(f"must be longer than 0 and at most a day (24h), got {value!r} s")
+    return float(value)
+
+
+def check_max_runs(value: int) -> int:
+    """The most pairs a workload is measured with: MIN_RUNS to MAX_RUNS."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_RUNS <= value <= MAX_RUNS:
+        raise SettingError(f"must be from {MIN_RUNS} to {MAX_RUNS} pairs, got {value!r}")
     return value
 
 
@@ -95,6 +131,16 @@ def _outcomes(text: str) -> tuple[Outcome, ...]:
     return tuple(o for o in OUTCOMES if o in items)
 
 
+def _budget(text: str) -> float:
+    return check_budget(seconds(text))
+
+
+def _max_runs(text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise SettingError(f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}, got {text!r}")
+    return check_max_runs(int(text))
+
+
 def _seed(text: str) -> int:
     if not _INT.fullmatch(text) or int(text) >= 2**63:
         raise SettingError(f"must be a whole number from 0 to 2^63-1, got {text!r}")
@@ -103,7 +149,7 @@ def _seed(text: str) -> int:
 
 READERS: dict[str, Callable[[str], Any]] = {
     "runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch,
-    "fail_on": _outcomes, "seed": _seed,
+    "fail_on": _outcomes, "seed": _seed, "budget": _budget, "max_runs": _max_runs,
 }  # fmt: skip
 
 
@@ -140,12 +186,18 @@ class Overrides:
     aa: bool | None = None
     fail_on: tuple[Outcome, ...] | None = None
     seed: int | None = None
+    budget: float | None = None  # seconds of wall time for the whole comparison
+    max_runs: int | None = None  # the most pairs a workload is measured with
 
     def __post_init__(self) -> None:
         if self.runs is not None:
             check_runs(self.runs)
         if self.parity is not None:
             check_parity(self.parity)
+        if self.budget is not None:
+            check_budget(self.budget)
+        if self.max_runs is not None:
+            check_max_runs(self.max_runs)
 
     def over(self, other: Overrides) -> Overrides:
         """These settings, with ``other``'s where it sets one (``other`` wins)."""
@@ -153,7 +205,8 @@ class Overrides:
         theirs = {f.name: getattr(other, f.name) for f in dataclasses.fields(other)}
         return Overrides(**{k: theirs[k] if theirs[k] is not None else v for k, v in mine.items()})
 
-    def words(self, names: Sequence[str] = ("runs", "only", "parity", "confirm", "aa")) -> str:
+    def words(self, names: Sequence[str] = ("runs", "budget", "only", "parity", "confirm",
+                                            "aa")) -> str:
         """The settings as ``key=value`` words, as a /bench comment writes them."""
         parts: list[str] = []
         for name in names:
@@ -162,6 +215,8 @@ class Overrides:
                 continue
             if isinstance(value, bool):
                 parts.append(f"{name}={'on' if value else 'off'}")
+            elif name == "budget":
+                parts.append(f"budget={duration_words(value)}")
             elif isinstance(value, tuple):
                 parts.append(f"{name}={','.join(value)}")
             elif isinstance(value, float):
@@ -182,10 +237,11 @@ class Overrides:
                     f"(known: {', '.join(known)}){_suggest(unknown[0], known)}"
                 )
             workloads = tuple(w for w in workloads if w.name in set(self.only))
-        runs, parity = self.runs, self.parity
+        runs, parity, most = self.runs, self.parity, self.max_runs
         workloads = tuple(
             dataclasses.replace(w, runs=w.runs if runs is None else runs,
-                                parity=w.parity if parity is None else parity)
+                                parity=w.parity if parity is None else parity,
+                                max_runs=w.max_runs if most is None else most)
             for w in workloads
         )
         return dataclasses.replace(
@@ -195,7 +251,18 @@ class Overrides:
             status=config.status if self.fail_on is None
             else dataclasses.replace(config.status, fail_on=self.fail_on),
             seed=config.seed if self.seed is None else self.seed,
+            budget_s=config.budget_s if self.budget is None else self.budget,
         )
+
+
+def duration_words(value: float) -> str:
+    """Seconds as a user writes them: 600 -> "10m", 90 -> "1m30s", 2.5 -> "2.5s"."""
+    if value >= 60 and float(value).is_integer():
+        minutes, rest = divmod(int(value), 60)
+        hours, minutes = divmod(minutes, 60)
+        text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "")
+        return text + (f"{rest}s" if rest else "")
+    return f"{value:g}s"
 
 
 def _suggest(word: str, known: Sequence[str]) -> str:

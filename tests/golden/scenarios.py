@@ -13,20 +13,23 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchbot import results
+from benchbot import results, sequential
 from benchbot.config import parse_config
-from benchbot.engine import judged_workloads, policy
 from benchbot.judge import judge
+from benchbot.measuring import Measured, policy
 from benchbot.model import (
     ARM_NAMES,
     ArmRuns,
     Environment,
+    Measuring,
     PhaseRuns,
     Results,
     Revision,
     RunFailure,
     SandboxInfo,
 )
+from benchbot.runner import TRIPLET_ORDERS
+from benchbot.sequential import StopReason
 
 N = 30
 CREATED = "2026-11-29T12:00:00Z"
@@ -91,8 +94,21 @@ def _arm(values: np.ndarray, reported: bool, higher: bool) -> ArmRuns:
                    maxrss_kib=(2048,) * len(ints))
 
 
+Triplet = tuple[np.ndarray, np.ndarray, np.ndarray, StopReason]  # base, again, head, why stopped
+
+
+def triplet_phases(b1: np.ndarray, b2: np.ndarray, h: np.ndarray) -> dict[str, PhaseRuns]:
+    """Rounds of triplets recorded as the engine records them: an A/A and an A/B phase."""
+    orders = [TRIPLET_ORDERS[i % 6] for i in range(len(h))]
+    ab = "".join("AB" if o.index("1") < o.index("H") else "BA" for o in orders)
+    aa = "".join("AB" if o.index("1") < o.index("2") else "BA" for o in orders)
+    return {"aa": PhaseRuns(arms={"base": _arm(b1, False, False), "base_again": _arm(b2, False, False)}, order=aa),
+            "ab": PhaseRuns(arms={"base": _arm(b1, False, False), "head": _arm(h, False, False)}, order=ab)}
+
+
 def document(config_text: str, phases: Mapping[str, Mapping[str, Runs | Failure]], *,
-             seed: int = 1, environment: Environment = ENVIRONMENT) -> Results:
+             seed: int = 1, environment: Environment = ENVIRONMENT,
+             triplets: Mapping[str, Triplet] | None = None) -> Results:
     """Judge the phases with the engine's own flow and make the results document."""
     config = parse_config(config_text)
     by_name = {w.name: w for w in config.workloads}
@@ -101,11 +117,26 @@ def document(config_text: str, phases: Mapping[str, Mapping[str, Runs | Failure]
                         higher=by_name[name].better == "higher") for p, runs in per.items()}
         for name, per in phases.items()
     }
-    judgement = judge(judged_workloads(config, recorded), policy(config, seed))
+    measured = Measured(phases=recorded)
+    for name, (b1, b2, h, stopped) in (triplets or {}).items():
+        measured.phases[name] = triplet_phases(b1, b2, h)
+        n = len(h)
+        looks = tuple(k for k in sequential.looks(by_name[name].max_runs) if k <= n)
+        measured.looks[name] = len(looks)
+        measured.measuring[name] = Measuring(
+            design="triplets", pairs=n, stopped=stopped, why=sequential.WHY[stopped], looks=looks,
+            orders="".join(TRIPLET_ORDERS[i % 6] for i in range(n)))
+    judgement = judge(measured.workloads(config), policy(config, seed))
+    for name, record in measured.measuring.items():  # what would settle it, as the engine says
+        if record.stopped in ("budget", "max_runs"):
+            settle = sequential.pairs_to_settle(judgement.workloads[name].ab, by_name[name].parity,
+                                                max_pairs=1000)
+            measured.measuring[name] = replace(record, settle_pairs=settle)
     doc = results.build(
         config=config,
-        workloads=[results.WorkloadResult(config=w, phases=recorded[w.name],
-                                          judged=judgement.workloads[w.name])
+        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
+                                          judged=judgement.workloads[w.name],
+                                          measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
         base=Revision(ref="main", sha="a1" * 20), head=Revision(ref="feature/faster-sort", sha="b2" * 20),
         seed=seed, environment=environment, repository="octo-org/octo-repo", aa=judgement.aa,
@@ -237,8 +268,30 @@ def many(count: int = 140) -> Results:
     return document(config, {n: {"aa": m.same(5e6, 0.02), "ab": m.pair(5e6, 1.0, 0.08)} for n in names})
 
 
+def sequential_design() -> Results:
+    """Measured until settled within a budget: settled early, settled late, out of budget,
+    and too fast for more runs to help."""
+    m = Maker(19)
+
+    def triplet(center: float, factor: float, noise: float, n: int, stopped: StopReason) -> Triplet:
+        drift = m.rng.lognormal(0, 0.02, n)
+        b1, b2, h = (center * f * drift * m.rng.lognormal(0, noise, n) for f in (1.0, 1.0, factor))
+        return b1, b2, h, stopped
+
+    config = "version: 1\nbudget: 10m\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort]}", "{name: copy, run: [kernels/build/copy]}",
+        "{name: bfs, run: [kernels/build/bfs]}", "{name: tiny, run: [bin/tiny]}",
+    )
+    return document(config, {}, triplets={
+        "sort": triplet(85e6, 1.043, 0.006, 34, "settled"),
+        "copy": triplet(91e6, 1.0, 0.01, 114, "settled"),
+        "bfs": triplet(60e6, 1.02, 0.12, 256, "budget"),
+        "tiny": triplet(260e3, 1.0, 0.02, 23, "cannot_help"),
+    })
+
+
 SCENARIOS: dict[str, Callable[[], Results]] = {
     "all-level": all_level, "mixed": mixed, "aa-aborted": aa_aborted, "aa-off": aa_off,
     "not-confirmed": not_confirmed, "invalid": invalid, "better-higher": better_higher,
-    "many": many,
+    "many": many, "sequential": sequential_design,
 }

@@ -93,6 +93,9 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
     },
     "better-higher": lambda d: outcomes(d)["tput"][0] == "faster" and outcomes(d)["qps"][0] == "slower",
     "many": lambda d: len(d.benchmarks) == 140 and d.summary.inconclusive > 100,
+    "sequential": lambda d: outcomes(d)["sort"][0] == "slower" and outcomes(d)["copy"][0] == "level"
+    and outcomes(d)["bfs"][0] == "inconclusive" and outcomes(d)["tiny"] == ("inconclusive", "floor")
+    and all(b.measuring and b.measuring.design == "triplets" for b in d.benchmarks),
 }
 
 

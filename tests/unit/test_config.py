@@ -164,8 +164,9 @@ def test_defaults_of_the_dataclasses() -> None:
     )  # fmt: skip
     (w,) = config.workloads
     assert (w.runs, w.warmup, w.parity, w.timeout_s, w.order, w.metric, w.better) == (
-        30, 1, 0.02, 60.0, "alternate", "wall", "lower",
+        None, 1, 0.02, 60.0, "alternate", "wall", "lower",
     )  # fmt: skip
+    assert (w.max_runs, w.stdout, config.budget_s) == (1000, "capture", 600.0)
 
 
 def test_kernels_example_parses() -> None:
@@ -671,7 +672,9 @@ def test_schema_defaults_match_the_dataclasses(schema: dict[str, Any]) -> None:
         n: _resolve(schema, p).get("default", p.get("default")) for n, p in props.items()
     }
     w = WorkloadConfig(name="x", run=("x",))
-    assert default["workloads.runs"] == w.runs
+    assert default.get("workloads.runs") is w.runs is None  # no default: sequential
+    assert default["workloads.max_runs"] == w.max_runs
+    assert parse_duration(default["budget"], where="") == Config(path="x").budget_s
     assert default["workloads.warmup"] == w.warmup
     assert default["workloads.parity"] == w.parity
     assert parse_duration(default["workloads.timeout"], where="") == w.timeout_s

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, read
 
 PREFIX = "/bench"
-OPTIONS = ("runs", "only", "parity", "confirm", "aa", "sha")
+OPTIONS = ("runs", "budget", "only", "parity", "confirm", "aa", "sha")
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
 
@@ -26,7 +26,8 @@ HELP = f"""\
 
 ```text
 /bench                      run with the repository's settings
-/bench runs=N               pairs per phase, {MIN_RUNS} to {MAX_RUNS}
+/bench budget=20m           measure until settled, for at most this long (the default: 10m)
+/bench runs=N               a fixed number of pairs per phase, {MIN_RUNS} to {MAX_RUNS}
 /bench only=a,b             only these workloads
 /bench parity=0.01          differences below this fraction (1%) count as level
 /bench confirm=off          skip the confirmation of standouts

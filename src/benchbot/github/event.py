@@ -139,6 +139,7 @@ def _overrides(get: Callable[[str], str | None]) -> Overrides:
     """The action's inputs that are settings: read as the command line reads them."""
     values: dict[str, object] = {}
     for name, variable, shown in (("runs", "BENCHBOT_RUNS", "input runs"),
+                                  ("budget", "BENCHBOT_BUDGET", "input budget"),
                                   ("fail_on", "BENCHBOT_FAIL_ON", "input fail-on")):
         text = get(variable)
         if text is not None:

@@ -12,6 +12,7 @@ from benchbot.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report.escape import md_code_span, md_inline
 from benchbot.report.view import Distribution, ReportView, Row
+from benchbot.settings import duration_words
 
 Format = Literal["markdown", "html"]
 
@@ -30,7 +31,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         change=fmt.change, percent=fmt.percent, setting_percent=fmt.setting_percent,
         tolerance=fmt.tolerance, interval=fmt.interval, load=fmt.load, short_sha=fmt.short_sha,
         spark=fmt.spark, verdict=verdict_words, md=md_inline, code=md_code_span,
-        picture=picture,
+        picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
     )
     env.globals["outcomes"] = OUTCOMES
     return env

@@ -28,6 +28,7 @@ from benchbot.model import (
     Revision,
     Verdict,
 )
+from benchbot.settings import duration_words
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -60,18 +61,22 @@ class Distribution:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settle:
-    """The command that would settle an inconclusive workload."""
+    """The command that would settle an inconclusive workload: more pairs (a fixed count),
+    or for sequential measuring a larger time budget."""
 
     style: CommandStyle
-    runs: int
     name: str
+    runs: int | None = None
+    budget_s: float | None = None
     argv: tuple[str, ...]  # the whole command, for the command-line style
 
     @property
     def text(self) -> str:
         """The command as a reader types it."""
         if self.style == "bench":
-            return f"/bench runs={self.runs} only={self.name}"
+            option = (f"budget={duration_words(self.budget_s)}" if self.budget_s is not None
+                      else f"runs={self.runs}")
+            return f"/bench {option} only={self.name}"
         return shlex.join(self.argv)
 
 
@@ -99,6 +104,9 @@ class Row:
     aa_ratio: float | None
     aa_outcome: Outcome | None
     pairs: int  # pairs the verdict rests on
+    design: str  # pairs (fixed phases) or triplets (sequential)
+    stopped: str | None  # sequential: why measuring stopped (sequential.StopReason)
+    stopped_why: str | None  # the same in words
     reason: str | None
     reason_code: str | None
     settle: Settle | None
@@ -148,6 +156,9 @@ class ReportView:
     other_cpu: float | None
     warnings: tuple[str, ...]
     runs: int
+    sequential: bool  # some workloads were measured in triplets, within a budget
+    budget_s: float | None
+    max_runs: int | None
     warmup: int
     order: str
     seed: int
@@ -182,6 +193,9 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         ),
         load_before=env.load_before, load_after=env.load_after, other_cpu=env.other_cpu,
         warnings=env.warnings, runs=s.runs, warmup=s.warmup, order=s.order, seed=s.seed,
+        sequential=any(b.measuring is not None and b.measuring.design == "triplets"
+                       for b in doc.benchmarks),
+        budget_s=s.budget_s, max_runs=s.max_runs,
         parity=s.parity, confirm=s.confirm, aa_on=s.aa,
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
@@ -210,7 +224,11 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
         ratio=v.ratio, ci=v.ci, best_ratio=v.best_ratio, tolerance=v.tolerance,
         best_tolerance=v.best_tolerance, spread=v.spread, parity=bench.parity,
         aa_ratio=bench.aa.ratio if bench.aa else None, aa_outcome=bench.aa.outcome if bench.aa else None,
-        pairs=v.n, reason=v.reason, reason_code=v.reason_code, settle=settle, note=note,
+        pairs=bench.measuring.pairs if bench.measuring else v.n,
+        design=bench.measuring.design if bench.measuring else "pairs",
+        stopped=bench.measuring.stopped if bench.measuring else None,
+        stopped_why=bench.measuring.why if bench.measuring else None,
+        reason=v.reason, reason_code=v.reason_code, settle=settle, note=note,
         ratios=distribution(pair_ratios), aa_ratios=distribution(aa_ratios),
         base_runs=distribution(base_runs), head_runs=distribution(head_runs),
         pair_ratios=pair_ratios, aa_pair_ratios=aa_ratios, base_series=base_runs,
@@ -242,17 +260,33 @@ def _head(base: float | None, v: Verdict, better: Better) -> float | None:
 
 
 def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | None:
-    runs = bench.verdict.suggested_runs
-    if not runs:
+    measuring = bench.measuring
+    runs, budget = bench.verdict.suggested_runs, None
+    if measuring is not None and measuring.design == "triplets":
+        if measuring.stopped not in ("budget", "max_runs") or not measuring.settle_pairs:
+            return None
+        runs = None
+        budget = _budget_for(bench, measuring.settle_pairs)
+    if not runs and budget is None:
         return None
     argv = ["benchbot", "compare"]
     if doc.settings.repo:
         argv += ["--repo", doc.settings.repo]
     if doc.settings.config_file:
         argv += ["--config", doc.settings.config_file]
-    argv += ["--base", doc.base.ref or doc.base.sha, "--head", doc.head.ref or doc.head.sha,
-             "--runs", str(runs), "--only", bench.name]
-    return Settle(style=style, runs=runs, name=bench.name, argv=tuple(argv))
+    argv += ["--base", doc.base.ref or doc.base.sha, "--head", doc.head.ref or doc.head.sha]
+    argv += ["--runs", str(runs)] if budget is None else ["--budget", duration_words(budget)]
+    argv += ["--only", bench.name]
+    return Settle(style=style, runs=runs, budget_s=budget, name=bench.name, argv=tuple(argv))
+
+
+def _budget_for(bench: Benchmark, pairs: int) -> float:
+    """A time budget that would carry this workload alone to ``pairs`` triplets: three runs
+    a triplet at their median wall time, a half again for builds and overhead, in whole
+    minutes."""
+    walls = [float(np.median(a.wall_ns)) for a in bench.arms.values() if a.wall_ns]
+    triplet_s = 3 * (max(walls) if walls else 1e9) / 1e9 + 0.006
+    return 60.0 * math.ceil(pairs * triplet_s * 1.5 / 60.0 + 0.5)
 
 
 def _aa_view(doc: Results) -> AAView:

@@ -1,0 +1,282 @@
+"""The two ways a workload is measured, as the engine runs them; ``judge`` decides.
+
+- **Fixed** (``runs`` given, in the config or as ``--runs`` / ``/bench runs=N``): the A/A
+  phase, the A/B phase for the workloads still comparable, and a confirmation phase for
+  the standouts, ``runs`` pairs each (spec/verdict.md).
+- **Sequential** (the default): rounds of triplets (base, base again, head) for every
+  workload still measuring, judged at a fixed schedule of looks until each is settled,
+  cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
+  (``sequential``). While the budget cannot carry every workload to a decision, the
+  rounds go to the workloads nearest to one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from benchbot import sequential
+from benchbot.config import Config
+from benchbot.judge import Judgement, Policy, Workload, judge
+from benchbot.model import Measuring, PhaseRuns, Verdict
+from benchbot.runner import Spawner, Target, Triplets, planned_runs, run_phase
+from benchbot.settings import MAX_RUNS
+
+PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
+
+
+class Progress(Protocol):
+    """Where measuring reports how far it got (the engine's Reporter)."""
+
+    def phase(self, name: str, workloads: int, runs: int) -> None: ...
+    def progress(self, phase: str, workload: str, done: int, planned: int) -> None: ...
+
+
+@dataclass(slots=True)
+class Measured:
+    """What measuring recorded, per workload: its phases and how it was measured."""
+
+    phases: dict[str, dict[str, PhaseRuns]]
+    measuring: dict[str, Measuring] = field(default_factory=dict)
+    looks: dict[str, int] = field(default_factory=dict)  # triplets: looks taken
+
+    def workloads(self, config: Config) -> list[Workload]:
+        """What judging needs of every workload."""
+        return [
+            Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
+                     phases=self.phases[w.name],
+                     design="triplets" if w.name in self.looks else "pairs",
+                     looks=self.looks.get(w.name, 1))
+            for w in config.workloads
+        ]
+
+
+def policy(config: Config, seed: int) -> Policy:
+    """The comparison-wide settings of the verdict rule."""
+    return Policy(alpha=config.alpha, confirm=config.confirm, aa=config.aa.enabled,
+                  abort_fraction=config.aa.abort_fraction, seed=seed)
+
+
+@dataclass(slots=True, kw_only=True)
+class Context:
+    """What both flows need: the config, the targets of each arm, where to run."""
+
+    config: Config
+    base: Mapping[str, Target]
+    head: Mapping[str, Target]
+    spawner: Spawner
+    env: Mapping[str, str]
+    seed: int
+    reporter: Progress
+
+    def judged(self, measured: Measured) -> Judgement:
+        return judge(measured.workloads(self.config), policy(self.config, self.seed))
+
+
+def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> None:
+    """A/A, then A/B for the workloads still comparable, then the standouts confirmed."""
+    config, by_name = ctx.config, {w.name: w for w in ctx.config.workloads}
+    expected: dict[str, str] = {}
+    warm: set[tuple[str, str]] = set()
+
+    def phase(name: str, among: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
+              phase_seed: int, runs: int | None = None) -> Judgement:
+        configs = [dataclasses.replace(by_name[n], runs=runs or by_name[n].runs) for n in among]
+        ctx.reporter.phase(name, len(configs), planned_runs(configs))
+        results = run_phase(
+            configs, ctx.base, cand, spawner=ctx.spawner, env=ctx.env, seed=phase_seed,
+            warm=warm, arm_keys=keys, expected=expected,
+            progress=lambda wl, done, total: ctx.reporter.progress(name, wl, done, total),
+        )
+        for w in configs:
+            measured.phases[w.name][name] = results[w.name].recorded(name, w)
+            if results[w.name].expected is not None:
+                expected.setdefault(w.name, results[w.name].expected)  # type: ignore[arg-type]
+        return _among(ctx.judged(measured), names)
+
+    judgement = _among(ctx.judged(measured), names)
+    if config.aa.enabled:
+        judgement = phase("aa", names, ctx.base, ("base", "base"), ctx.seed, runs=config.aa.runs)
+    if not judgement.aborted:
+        judgement = phase("ab", judgement.comparable, ctx.head, ("base", "head"), ctx.seed + 1)
+        if judgement.standouts:
+            phase("confirm", judgement.standouts, ctx.head, ("base", "head"), ctx.seed + 2)
+    for name in names:
+        phases = measured.phases[name]
+        pairs = sum(len(phases[p].order) // 2 for p in ("ab", "confirm") if p in phases)
+        measured.measuring[name] = Measuring(design="pairs", pairs=pairs, stopped="fixed",
+                                             why=sequential.WHY["fixed"])
+
+
+def _among(judgement: Judgement, names: Sequence[str]) -> Judgement:
+    """The judgement as far as it concerns ``names`` (the fixed group's own A/A rule)."""
+    keep = set(names)
+    failed = tuple(n for n in judgement.aa.failed if n in keep)
+    comparable = tuple(n for n in judgement.comparable if n in keep)
+    aborted = bool(comparable) and len(failed) > judgement.aa.abort_fraction * len(comparable)
+    return dataclasses.replace(
+        judgement, comparable=comparable,
+        standouts=tuple(n for n in judgement.standouts if n in keep),
+        aa=dataclasses.replace(judgement.aa, failed=failed, aborted=aborted),
+    )
+
+
+class Sequential:
+    """Rounds of triplets until every workload stops (module docstring)."""
+
+    def __init__(self, ctx: Context, names: Sequence[str], measured: Measured, *,
+                 deadline: float) -> None:
+        self.ctx, self.names, self.measured, self.deadline = ctx, list(names), measured, deadline
+        self.by_name = {w.name: w for w in ctx.config.workloads}
+        self.triplets = Triplets([self.by_name[n] for n in names], ctx.base, ctx.head,
+                                 spawner=ctx.spawner, env=ctx.env, seed=ctx.seed + 3)
+        self.schedule = {n: sequential.looks(self.by_name[n].max_runs) for n in names}
+        self.done_looks = dict.fromkeys(names, 0)
+        self.stopped: dict[str, sequential.StopReason] = {}
+        self.verdicts: dict[str, Verdict | None] = dict.fromkeys(names)
+        self.warmup_s: dict[str, float] = {}
+
+    def run(self) -> None:
+        """Measure until every workload has stopped; leave the records in ``measured``."""
+        self.ctx.reporter.phase("sequential", len(self.names), self._planned())
+        self._warm_up()
+        index = 0
+        active = list(self.names)
+        admitted = self._admit(active)
+        while active:
+            if not admitted or time.monotonic() + self._round_s(admitted) > self.deadline:
+                for name in active:
+                    self.stopped[name] = "budget"
+                break
+            self.triplets.round(admitted, index, self._tick)
+            index += 1
+            due = [n for n in admitted if self._due(n)]
+            if due:
+                self._look(due)
+                active = [n for n in active if n not in self.stopped]
+                admitted = self._admit(active)
+        self._record(final=True)
+
+    # --- looks ----------------------------------------------------------------------------
+
+    def _due(self, name: str) -> bool:
+        result = self.triplets.results[name]
+        looks = self.schedule[name]
+        return bool(result.failure) or result.pairs >= looks[min(self.done_looks[name], len(looks) - 1)]
+
+    def _look(self, due: Sequence[str]) -> None:
+        for name in due:
+            self.done_looks[name] += 1
+        judgement = self._record(final=False)
+        for name in due:
+            judged = judgement.workloads[name]
+            self.verdicts[name] = judged.ab
+            reason = sequential.stop_reason(
+                judged.ab, judged.aa, pairs=self.triplets.results[name].pairs,
+                max_pairs=self.by_name[name].max_runs,
+            )
+            if reason is not None:
+                self.stopped[name] = reason
+        if judgement.aborted:
+            for name in self.names:
+                self.stopped.setdefault(name, "aborted")
+
+    def _record(self, *, final: bool) -> Judgement:
+        for name in self.names:
+            w = self.by_name[name]
+            self.measured.phases[name] = self.triplets.results[name].recorded(w)
+            self.measured.looks[name] = max(1, self.done_looks[name])
+            if final:
+                self.measured.measuring[name] = self._measuring(name)
+        return self.ctx.judged(self.measured)
+
+    def _measuring(self, name: str) -> Measuring:
+        result = self.triplets.results[name]
+        reason = self.stopped.get(name, "budget")
+        looks = self.schedule[name][: self.done_looks[name]]
+        settle = None
+        if reason in ("budget", "max_runs"):
+            settle = sequential.pairs_to_settle(self.verdicts[name], self.by_name[name].parity,
+                                                max_pairs=MAX_RUNS)
+        return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
+                         why=sequential.WHY[reason], looks=looks, orders="".join(result.orders),
+                         settle_pairs=settle)
+
+    # --- the budget -----------------------------------------------------------------------
+
+    def _admit(self, active: Sequence[str]) -> list[str]:
+        """The workloads that get the next rounds: those nearest to a decision first, as
+        many as the remaining budget can carry to their next decision (at least one)."""
+        left = self.deadline - time.monotonic()
+        costs = sorted((self._cost_to_settle(n), n) for n in active)
+        chosen: list[str] = []
+        spent = 0.0
+        for cost, name in costs:
+            if chosen and spent + cost > left:
+                continue
+            chosen.append(name)
+            spent += cost
+        return [n for n in self.names if n in chosen]  # rounds keep the config's order
+
+    def _cost_to_settle(self, name: str) -> float:
+        result = self.triplets.results[name]
+        looks = self.schedule[name]
+        if self.verdicts[name] is None:
+            need = looks[0] - result.pairs
+        else:
+            target = sequential.pairs_to_settle(self.verdicts[name], self.by_name[name].parity,
+                                                max_pairs=self.by_name[name].max_runs)
+            need = max(target, looks[min(self.done_looks[name], len(looks) - 1)]) - result.pairs
+        return max(need, 1) * self._triplet_s(name)
+
+    def _triplet_s(self, name: str) -> float:
+        """Seconds one more triplet of this workload takes, from its runs so far."""
+        result = self.triplets.results[name]
+        walls = [_median(s.wall_ns) for s in (result.base, result.again, result.head) if s.wall_ns]
+        if len(walls) == 3:
+            return sum(walls) / 1e9 + 3 * PER_RUN_OVERHEAD_S
+        return 3 * (self.warmup_s.get(name, 0.01) + PER_RUN_OVERHEAD_S)
+
+    def _round_s(self, names: Sequence[str]) -> float:
+        return sum(self._triplet_s(n) for n in names)
+
+    def _warm_up(self) -> None:
+        for name in self.names:
+            start = time.monotonic()
+            self.triplets.warm_up([name])
+            runs = 2 * max(1, self.by_name[name].warmup)
+            self.warmup_s[name] = (time.monotonic() - start) / runs
+
+    # --- progress -------------------------------------------------------------------------
+
+    def _planned(self) -> int:
+        return sum(3 * sequential.FIRST_LOOK for _ in self.names)
+
+    def _tick(self, name: str) -> None:
+        done = self.triplets.runs
+        left = max(0.0, self.deadline - time.monotonic())
+        active = [n for n in self.names if n not in self.stopped]
+        per_run = self._round_s(active) / max(3 * len(active), 1)
+        self.ctx.reporter.progress("sequential", name, done, done + int(left / max(per_run, 1e-3)))
+
+
+def _median(values: Sequence[int]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def measure(ctx: Context, *, deadline: float) -> Measured:
+    """Measure every workload of the config: the fixed ones, then the sequential ones."""
+    measured = Measured(phases={w.name: {} for w in ctx.config.workloads})
+    fixed = [w.name for w in ctx.config.workloads if w.runs is not None]
+    rest = [w.name for w in ctx.config.workloads if w.runs is None]
+    if fixed:
+        measure_fixed(ctx, fixed, measured)
+    if rest:
+        Sequential(ctx, rest, measured, deadline=deadline).run()
+    return measured
+

@@ -1,0 +1,98 @@
+"""Sequential measuring: when to look at a workload's runs, how much error each look may
+spend, and when to stop. Pure: no I/O.
+
+A workload that is not settled gets more rounds of interleaved runs, and is judged again
+at a fixed schedule of looks (10, 15, 23, 34 … pairs, growing by half each time, up to
+``max_runs``). Looking many times at growing data would make a wrong call more likely
+each time, so each look spends part of the error budget (alpha spending over a fixed
+schedule): look k may err with probability ``alpha / family / (k (k + 1))``, where
+``family`` is the number of workloads measured this way. These sum to ``alpha / family``
+over all looks, and to ``alpha`` over all workloads, by the union bound, whatever is
+called at which look (docs/verdict.md says why this and not a confidence sequence).
+The interval at look k is the estimate +- z_k bootstrap standard errors.
+
+Stopping: a workload stops when it is settled (``slower``, ``faster`` or ``level``),
+when more runs cannot help (its median is too close to the floor of timing, or the A/A
+check called base different from itself), when it reaches ``max_runs`` pairs, when a run
+failed, or when the budget is spent.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Literal
+
+from benchbot.model import Verdict
+
+FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
+GROWTH = 1.5  # each look has half as many pairs again as the one before
+LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
+
+StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
+                     "aborted", "fixed"]
+
+CALLS = ("slower", "faster")
+
+
+def looks(max_pairs: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
+    """The pair counts at which a workload is judged, ending at ``max_pairs``."""
+    out: list[int] = []
+    n = float(first)
+    while round(n) < max_pairs:
+        if not out or round(n) > out[-1]:
+            out.append(round(n))
+        n *= GROWTH
+    out.append(max_pairs)
+    return tuple(out)
+
+
+def alpha_at(look: int, alpha: float, family: int) -> float:
+    """The error look ``look`` (1, 2, …) may spend: alpha / family / (k (k + 1))."""
+    return alpha / max(family, 1) / (look * (look + 1))
+
+
+def z_at(look: int, alpha: float, family: int) -> float:
+    """The number of standard errors a two-sided interval at that look spans."""
+    return NormalDist().inv_cdf(1.0 - alpha_at(look, alpha, family) / 2.0)
+
+
+def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int,
+                max_pairs: int) -> StopReason | None:
+    """Why a workload stops after a look, or None when more pairs may settle it."""
+    if (ab is not None and ab.outcome == "invalid") or (aa is not None and aa.outcome == "invalid"):
+        return "failed"
+    if aa is not None and aa.outcome in CALLS:
+        return "aa_failed"
+    if ab is None:
+        return None
+    if ab.outcome in ("slower", "faster", "level"):
+        return "settled"
+    if ab.reason_code == "floor":
+        return "cannot_help"
+    if pairs >= max_pairs:
+        return "max_runs"
+    return None
+
+
+def pairs_to_settle(ab: Verdict | None, parity: float, *, max_pairs: int) -> int:
+    """About how many pairs in all would settle it, from how the interval shrinks (1/sqrt n)."""
+    if ab is None or ab.ratio is None or ab.ci_half is None or ab.n <= 0:
+        return max_pairs
+    target = max(abs(math.log(ab.ratio)), math.log1p(parity)) / 2
+    if target <= 0:
+        return max_pairs
+    need = math.ceil(ab.n * (math.log1p(ab.ci_half) / target) ** 2)
+    return min(max(need, ab.n + 1), max_pairs)
+
+
+WHY: dict[StopReason, str] = {
+    "settled": "settled",
+    "budget": "the time budget was spent",
+    "max_runs": "it reached max_runs",
+    "cannot_help": "more runs cannot help",
+    "failed": "a run failed",
+    "aa_failed": "the A/A check called base different from itself",
+    "aborted": "the A/A check failed for too many workloads",
+    "fixed": "a fixed number of pairs was asked for",
+}
