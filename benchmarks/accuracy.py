@@ -19,8 +19,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchbot import engine
-from benchbot.runner import ProcessSpawner
+from benchbot import engine, results, sandbox
+from benchbot.model import Verdict
+from benchbot.settings import Overrides
+from benchbot.spawn import ProcessSpawner, SpawnRequest
 from benchmarks import methods, scenarios
 from benchmarks.methods import Call
 from benchmarks.scenarios import Built, Scenario
@@ -63,40 +65,47 @@ def benchbot_calls(built: Built, *, runs: int, seed: int) -> dict[str, Call]:
 
 def benchbot_run(built: Built, *, runs: int, seed: int,
                  **request: Any) -> tuple[dict[str, Call], dict[str, Any]]:
-    """The real engine's verdicts, and its entry for the workload (with every sample)."""
+    """The real engine's verdicts (the fixed design, ``runs`` pairs a phase), and its entry
+    for the workload as the results file has it (with every sample)."""
     doc = engine.compare(engine.Request(
-        repo=built.repo, base="base", head="HEAD", runs=runs, seed=seed, **request,
+        repo=built.repo, base="base", head="HEAD",
+        overrides=Overrides(runs=runs, seed=seed, **request),
     ))
-    bench = doc["benchmarks"][0]
-    final = _benchbot_call(bench["verdict"])
-    first = _benchbot_call(bench["ab"]["verdict"]) if bench.get("ab") else final
-    return {BENCHBOT: final, BENCHBOT_FIRST: first}, bench
+    bench = doc.benchmarks[0]
+    final = _benchbot_call(bench.verdict)
+    first = _benchbot_call(bench.ab) if bench.ab is not None else final
+    return {BENCHBOT: final, BENCHBOT_FIRST: first}, results.to_json(doc)["benchmarks"][0]
 
 
-def _benchbot_call(v: dict[str, Any]) -> Call:
-    outcome = v["outcome"]
-    direction = outcome if outcome in ("slower", "faster") else "none"
-    ratio = None if v.get("reason_code") == "aa_aborted" else v.get("ratio")
-    figures = {k: v.get(k) for k in FIGURES}
-    reason = v.get("reason_code") or ""
-    return Call(direction, ratio, outcome, reason, figures)  # type: ignore[arg-type]
+def _benchbot_call(v: Verdict) -> Call:
+    direction = v.outcome if v.outcome in ("slower", "faster") else "none"
+    ratio = None if v.reason_code == "aa_aborted" else v.ratio
+    figures = {k: getattr(v, k) for k in FIGURES}
+    return Call(direction, ratio, v.outcome, v.reason_code or "", figures)  # type: ignore[arg-type]
 
 
 def collect_blocks(built: Built, spawner: ProcessSpawner, runs: int) -> dict[str, list[int]]:
     """All base runs, then all head runs (one discarded warm-up each), benchbot's timer."""
-    env = built.env()
     out: dict[str, list[int]] = {}
     for side in ("base", "head"):
-        argv = built.argv(side)
         times = []
         for i in range(runs + 1):
-            raw = spawner.spawn(argv, cwd=built.repo, env=env, timeout_s=60, pin=None)
+            raw = spawner.spawn(request(built, built.argv(side)))
             if raw.returncode != 0:
-                raise RuntimeError(f"{argv}: exit {raw.returncode}: {raw.stderr.strip()}")
+                raise RuntimeError(f"{built.argv(side)}: exit {raw.returncode}: {raw.stderr_tail.strip()}")
             if i:
                 times.append(raw.wall_ns)
         out[side] = times
     return out
+
+
+def request(built: Built, argv: list[str]) -> SpawnRequest:
+    """One run of a scenario's program, with the environment benchbot would give it."""
+    env = sandbox.clean_env(built.env())
+    if built.speed_file is not None:
+        env["SPEED_FILE"] = str(built.speed_file)
+    return SpawnRequest(argv=tuple(argv), cwd=str(built.repo), env=tuple(env.items()),
+                        timeout_s=60)
 
 
 def hyperfine_blocks(
@@ -146,12 +155,11 @@ def run_rep(built: Built, *, rep: int, runs: int, seed: int, scratch: Path,
 def calibrate(built: Built, scratch: Path, pairs: int = 30) -> dict[str, list[int]]:
     """Times (ns) of the base with no work and with its planted work, interleaved."""
     spawner = ProcessSpawner(scratch)
-    env = built.env()
     empty = [str(built.base_prog), "0"]
     times: dict[str, list[int]] = {"fixed": [], "full": []}
     for i in range(pairs + 1):
         for argv, key in ((empty, "fixed"), (built.argv("base"), "full")):
-            raw = spawner.spawn(argv, cwd=built.repo, env=env, timeout_s=60, pin=None)
+            raw = spawner.spawn(request(built, argv))
             if i:
                 times[key].append(raw.wall_ns)
     return times

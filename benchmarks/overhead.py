@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from benchbot import sandbox
+from benchbot import results, sandbox
 from benchbot.model import Rule
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 from benchbot.stats import compare_many
+from benchmarks.decisive import measured
 from benchmarks.scenarios import Built
 
 TRUE = "/bin/true"
@@ -95,45 +96,46 @@ def floor(hyperfine: str | None, *, rounds: int, per_block: int) -> dict[str, An
     return result
 
 
-def _measured(doc_path: Path) -> tuple[float, int]:
-    """Summed wall time (ns) and count of the runs a results file recorded."""
-    doc = json.loads(doc_path.read_text())
+def _measured(doc_path: Path) -> tuple[float, int, str]:
+    """Summed wall time (s) and count of the runs a results file recorded (each run once),
+    and the first workload's outcome."""
+    doc = results.load(doc_path)
     total, count = 0.0, 0
-    for bench in doc["benchmarks"]:
-        for phase in bench["phases"].values():
-            for arm in phase["arms"].values():
-                total += sum(arm["wall_ns"])
-                count += len(arm["wall_ns"])
-    return total, count
+    for bench in doc.benchmarks:
+        secs, runs = measured(bench)
+        total, count = total + secs, count + runs
+    return total, count, doc.benchmarks[0].verdict.outcome
 
 
-def whole_run(built: Built, hyperfine: str | None, *, runs: int, seed: int) -> dict[str, Any]:
-    """(b) ``benchbot compare`` end to end (the CLI, a fresh Python) against its runs."""
+def whole_run(built: Built, hyperfine: str | None, *, runs: int | None,
+              seed: int) -> dict[str, Any]:
+    """(b) ``benchbot compare`` end to end (the CLI, a fresh Python) against its runs:
+    ``runs`` pairs a phase, or the sequential default when ``runs`` is None."""
     with tempfile.TemporaryDirectory(prefix="bench-whole-") as tmp:
         scratch = Path(tmp)
         out = scratch / "results.json"
         argv = [sys.executable, "-m", "benchbot", "compare", "--repo", str(built.repo),
-                "--base", "base", "--head", "HEAD", "--runs", str(runs), "--seed", str(seed),
+                "--base", "base", "--head", "HEAD", "--seed", str(seed),
                 "--json", str(out), "--quiet"]  # fmt: skip
+        if runs is not None:
+            argv += ["--runs", str(runs)]
         wall = _timed(argv)
-        measured, count = _measured(out)
-        doc = json.loads(out.read_text())
-        phases = len(doc["benchmarks"][0]["phases"])
+        measured_s, count, outcome = _measured(out)
         result: dict[str, Any] = {
-            "runs_measured": count, "wall_s": wall, "measured_s": measured / 1e9,
-            "overhead_factor": wall / (measured / 1e9),
-            "outcome": doc["benchmarks"][0]["verdict"]["outcome"],
+            "design": f"--runs {runs}" if runs is not None else "sequential (default)",
+            "runs_measured": count, "wall_s": wall, "measured_s": measured_s,
+            "overhead_factor": wall / measured_s, "outcome": outcome,
             "parts_s": {
                 "python_start": _timed([sys.executable, "-m", "benchbot", "--version"]),
                 "two_builds": 2 * _timed(["cc", "-O2", "-o", str(scratch / "p"),
                                           str(built.base_prog.parent / "prog.c")]),
-                "warmups": 2 * phases * measured / 1e9 / count,
+                "warmups": 2 * measured_s / count,
             },
         }  # fmt: skip
         if hyperfine is not None:
             commands = [" ".join(built.argv("base")), " ".join(built.argv("head"))]
             start = time.monotonic_ns()
-            times = _hyperfine_times(hyperfine, commands, count // 2, scratch)
+            times = _hyperfine_times(hyperfine, commands, max(2, count // 2), scratch)
             hwall = (time.monotonic_ns() - start) / 1e9
             hsum = sum(sum(t) for t in times) / 1e9
             result["hyperfine"] = {"runs_measured": sum(len(t) for t in times),
@@ -172,6 +174,7 @@ def run_overhead(built: Built, hyperfine: str | None, *, quick: bool, seed: int,
     a = floor(hyperfine, rounds=4 if quick else 10, per_block=100 if quick else 200)
     log("overhead (b): a whole benchbot compare against the time of its runs")
     b = whole_run(built, hyperfine, runs=runs, seed=seed)
+    b_seq = whole_run(built, hyperfine, runs=None, seed=seed)
     log("overhead (c): judging 100 workloads x 1,000 pairs")
     c = judging()
-    return {"floor": a, "whole_run": b, "judging": c}
+    return {"floor": a, "whole_run": b, "whole_run_sequential": b_seq, "judging": c}

@@ -138,10 +138,13 @@ def work_h(permille: int, modes: bool, slow_permille: int = 500) -> str:
             f"#define SLOW_PERMILLE {slow_permille}\n")
 
 
-def config_yml(iterations: int, runs: int, speed_file: Path | None) -> str:
-    """benchbot.yml of a scenario repository (read from the base commit)."""
-    lines = ["version: 1", f"build: {BUILD}", "defaults:", f"  runs: {runs}", "workloads:",
-             "  - name: prog", f"    run: ['./prog', '{iterations}']"]  # fmt: skip
+def config_yml(iterations: int, runs: int | None, speed_file: Path | None) -> str:
+    """benchbot.yml of a scenario repository (read from the base commit); without ``runs``
+    benchbot measures sequentially."""
+    lines = ["version: 1", f"build: {BUILD}"]
+    if runs is not None:
+        lines += ["defaults:", f"  runs: {runs}"]
+    lines += ["workloads:", "  - name: prog", f"    run: ['./prog', '{iterations}']"]
     if speed_file is not None:
         lines.append(f"    env: {{SPEED_FILE: '{speed_file}'}}")
     return "\n".join(lines) + "\n"
@@ -181,7 +184,7 @@ class Built:
         return env
 
 
-def make(scenario: Scenario, root: Path, *, iterations: int, runs: int) -> Built:
+def make(scenario: Scenario, root: Path, *, iterations: int, runs: int | None) -> Built:
     """Make the scenario's repository under ``root`` and build both sides for block runs."""
     top = root / scenario.key
     speed = top / "speed" if scenario.drift else None

@@ -66,6 +66,8 @@ class Rule:
     z: float | None = None
     # The best-run side judged on this quantile of single runs (None: the fastest run).
     low_quantile: float | None = None
+    # False: call a change on the central estimate alone (benchmarks/ weigh the check).
+    best_check: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

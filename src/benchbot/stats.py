@@ -402,9 +402,11 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     parity, m = rule.parity, fig.log_ratio
     t_log, bt_log = math.log1p(verdict.tolerance), math.log1p(verdict.best_tolerance)
     p_log = math.log1p(parity)
-    if m > t_log and fig.log_best > bt_log:
+    up = fig.log_best > bt_log or not rule.best_check
+    down = fig.log_best < -bt_log or not rule.best_check
+    if m > t_log and up:
         return replace(verdict, outcome="slower")
-    if m < -t_log and fig.log_best < -bt_log:
+    if m < -t_log and down:
         return replace(verdict, outcome="faster")
     if verdict.noise <= parity and fig.log_lo >= -p_log and fig.log_hi <= p_log:
         if fig.log_lo > 0 or fig.log_hi < 0:
