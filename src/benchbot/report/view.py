@@ -215,8 +215,8 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
     aa_ratios = tuple(a / b for b, a in zip(aa_base, aa_again, strict=False) if b > 0)
     base = float(np.median(base_runs)) if base_runs else None
     breaks, total = [], 0
-    for phase in judged[:-1]:
-        total += len(phase.order)
+    for phase in judged[:-1]:  # pairs, not runs: a phase's order holds two letters a pair
+        total += len(_series([phase], bench.better)[0])
         breaks.append(total)
     return Row(
         name=bench.name, outcome=v.outcome, icon=ICONS[v.outcome], better=bench.better,
