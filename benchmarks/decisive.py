@@ -30,7 +30,6 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from benchbot import engine, stats
@@ -264,7 +263,7 @@ def markdown(records: Sequence[Mapping[str, Any]], budget: Sequence[Mapping[str,
                          f"base run alone (median over {len(narrower)} recordings).")
     if budget:
         worst = max(b["over"] for b in budget)
-        lines.append(f"- Budget: {len(budget)} comparisons with budgets of "
-                     f"{', '.join('%.0f' % b['budget_s'] for b in budget)} s took at most "
+        budgets = ", ".join(f"{b['budget_s']:.0f}" for b in budget)
+        lines.append(f"- Budget: {len(budget)} comparisons with budgets of {budgets} s took at most "
                      f"{worst:+.1%} of their budget.")
     return lines

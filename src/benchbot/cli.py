@@ -20,7 +20,6 @@ from benchbot import __version__, files, logsafe, results, secret
 from benchbot.errors import BenchbotError, OutputError, UsageError
 from benchbot.model import Results
 from benchbot.progress import TerminalReporter
-from benchbot.report import render_results
 from benchbot.settings import Overrides, argparse_type
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_VERDICT = 0, 1, 2, 3
@@ -185,15 +184,20 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         request = engine.Request(repo=args.repo, base=args.base, head=args.head,
                                  config_path=args.config, overrides=overrides(args))
-        return _emit(engine.compare(request, reporter=_reporter(args, err)), args, out, err)
+        doc = engine.compare(request, reporter=_reporter(args, err),
+                             prepare=lambda: prepare_reports(args))
+        return _emit(doc, args, out, err)
     if args.command == "demo":
         from benchbot import demo
 
-        doc = demo.run(overrides=overrides(args), keep=args.keep, reporter=_reporter(args, err))
+        doc = demo.run(overrides=overrides(args), keep=args.keep, reporter=_reporter(args, err),
+                       prepare=lambda: prepare_reports(args))
         status = _emit(doc, args, out, err)
         out.write(f"\n{demo.EXPECTATION}\n")
         return status
     if args.command == "report":
+        from benchbot.report import render_results
+
         _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":
@@ -211,6 +215,14 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         env = {**os.environ, **({"BENCHBOT_MODE": args.mode} if args.mode else {})}
         return action.main(env, err=err, token=secret.token())
     raise UsageError(f"unknown command {args.command!r}")  # pragma: no cover
+
+
+def prepare_reports(args: argparse.Namespace) -> None:
+    """Import the report modules and compile the templates the command will render (done
+    while the builds run: about 0.1 s that no longer comes before them)."""
+    from benchbot import report
+
+    report.prepare("markdown", *(("html",) if args.html else ()))
 
 
 def _reporter(args: argparse.Namespace, err: TextIO) -> TerminalReporter | None:
@@ -237,6 +249,8 @@ def _emit(doc: Results, args: argparse.Namespace, out: TextIO, err: TextIO) -> i
     attempt(args.json, lambda: results.dumps(doc))
     if args.json and not failed:
         err.write(f"benchbot: results written to {args.json}\n")
+    from benchbot.report import render_results
+
     markdown = render_results(doc, "markdown")
     attempt(args.markdown, lambda: markdown)
     attempt(args.html, lambda: render_results(doc, "html"))

@@ -11,7 +11,7 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -77,9 +77,10 @@ def _place(keep: Path | None) -> Iterator[Path]:
 
 def run(
     *, overrides: Overrides | None = None, keep: Path | None = None,
-    reporter: engine.Reporter | None = None,
+    reporter: engine.Reporter | None = None, prepare: Callable[[], None] | None = None,
 ) -> Results:
-    """Make the demo repository and compare its two commits; return the results document."""
+    """Make the demo repository and compare its two commits; return the results document
+    (``prepare`` as for ``engine.compare``)."""
     with _place(keep) as repo:
         if reporter:
             reporter.note(f"demo: making a git repository of the bundled kernels in {repo}")
@@ -89,4 +90,4 @@ def run(
             overrides=Overrides(budget=DEMO_BUDGET_S).over(overrides or Overrides()),
             repository="benchbot-demo",
         )
-        return engine.compare(request, reporter=reporter)
+        return engine.compare(request, reporter=reporter, prepare=prepare)

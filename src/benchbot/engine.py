@@ -10,12 +10,13 @@ import contextlib
 import os
 import secrets
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchbot import gitops, machine, measuring, procs, results, sandbox
+from benchbot import gitops, machine, measuring, procs, results, sandbox, stats
 from benchbot.config import (
     DEFAULT_PATHS,
     Config,
@@ -82,12 +83,15 @@ def compare(
     reporter: Reporter | None = None,
     spawner_factory: Callable[[Path], Spawner] | None = None,
     source_env: Mapping[str, str] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> Results:
     """Run the whole comparison and return the results document (results.SCHEMA_VERSION).
 
     The code under test (the build and every run) gets the environment of
     ``sandbox.clean_env`` made from ``source_env`` (default: this process's), and runs in
     the sandbox the config asks for. ``spawner_factory`` replaces the process layer (tests).
+    ``prepare`` is the caller's own warming up (compiling its report templates), done in
+    a thread while the builds run and finished before the first run.
     """
     started = time.monotonic()  # the budget counts from here: builds take from it too
     reporter = reporter or Reporter()
@@ -110,15 +114,21 @@ def compare(
     env_before = machine.snapshot()
     with _scratch() as scratch, gitops.worktrees(repo, {"base": base_sha, "head": head_sha}) as co:
         confine = _Confinement(box, repo, scratch, co, config)
-        for side in ("base", "head"):
-            reporter.building(side, co[side].sha)
-            gitops.build(config.build, co[side], env=box.adjust_env(env), log_dir=scratch / "logs",
-                         wrap=confine.build_wrap())
-        spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
         # Every run's process group is killed after it; a process that left its group
         # (setsid) is ended with the sandbox, or else swept here when measuring ends.
         with contextlib.ExitStack() as stack:
+            # Started before the builds, whose time covers the worker's start-up and
+            # benchbot's own first-use costs (see _ahead): none of it is left to the
+            # measuring.
+            spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
+            with _ahead(prepare):
+                for side in ("base", "head"):
+                    reporter.building(side, co[side].sha)
+                    gitops.build(config.build, co[side], env=box.adjust_env(env),
+                                 log_dir=scratch / "logs", wrap=confine.build_wrap())
+            if isinstance(spawner, sandbox.WorkerSpawner):
+                spawner.ready()
             if not box.active:
                 stack.enter_context(procs.swept())
             ctx = measuring.Context(
@@ -173,6 +183,35 @@ class _Confinement:
         writable = [self.scratch, *self.worktrees, *(Path(p) for p in self.config.sandbox.writable)]
         return sandbox.WorkerSpawner(self.box, self.scratch, env, writable=writable,
                                      git_dir=self.git_dir, git_config=self.git_config)
+
+
+@contextlib.contextmanager
+def _ahead(prepare: Callable[[], None] | None) -> Iterator[None]:
+    """Pay first-use costs in a thread while the block (the builds, which wait on child
+    processes) runs, and finish before it returns, so that no measured run shares the
+    machine with them: numpy's lazily imported random module and ``prepare``'s work."""
+
+    def work() -> None:
+        stats.warm_up()
+        if prepare is not None:
+            prepare()
+
+    failed: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            work()
+        except BaseException as exc:  # re-raised in the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=guarded, name="benchbot-ahead", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def _close(spawner: Spawner) -> None:

@@ -85,7 +85,7 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
     def phase(name: str, among: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
               phase_seed: int, runs: int | None = None) -> Judgement:
         configs = [dataclasses.replace(by_name[n], runs=runs or by_name[n].runs) for n in among]
-        ctx.reporter.phase(name, len(configs), planned_runs(configs))
+        ctx.reporter.phase(name, len(configs), planned_runs(configs, warm=warm, arm_keys=keys))
         results = run_phase(
             configs, ctx.base, cand, spawner=ctx.spawner, env=ctx.env, seed=phase_seed,
             warm=warm, arm_keys=keys, expected=expected,

@@ -78,18 +78,31 @@ def descendants(pid: int | None = None) -> set[int]:
 
 class Sweep:
     """Kills what a piece of work left running: the processes that became this process's
-    descendants since the sweep began, except those named in ``keep``."""
+    descendants since the sweep began, except those named in ``keep`` and those below a
+    process that was already there (the sandbox's measuring worker, starting up while a
+    build runs, has new processes too)."""
 
     def __init__(self) -> None:
         self._before = descendants()
 
     def finish(self, keep: set[int] | None = None) -> set[int]:
         """Kill and reap the leftovers; return their pids."""
-        left = descendants() - self._before - (keep or set())
+        parents, me = _parents(), os.getpid()
+
+        def under_older(pid: int) -> bool:
+            seen = set()
+            while pid in parents and pid != me and pid not in seen:
+                seen.add(pid)
+                pid = parents[pid]
+                if pid in self._before:
+                    return True
+            return False
+
+        left = {pid for pid in descendants() - self._before - (keep or set())
+                if not under_older(pid)}
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        me = os.getpid()
         for pid in left:
             with contextlib.suppress(ChildProcessError, OSError):
                 if _parents().get(pid) == me:

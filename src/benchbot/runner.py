@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from benchbot.config import WorkloadConfig
 from benchbot.model import ARM_NAMES, ArmRuns, ArmSamples, PhaseRuns, RunFailure, RunRecord
-from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest
+from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, in_turn
 
 __all__ = ["ProcessSpawner", "RawRun", "SpawnRequest", "Spawner"]
 
@@ -26,6 +26,14 @@ class Spawner(Protocol):
     """Starts one fresh process and waits for it: the seam tests replace."""
 
     def spawn(self, request: SpawnRequest) -> RawRun: ...
+
+
+@runtime_checkable
+class ManySpawner(Spawner, Protocol):
+    """A spawner that makes several runs in one exchange (the sandbox's worker: one round
+    trip per pair or triplet), up to and including the first that failed."""
+
+    def spawn_many(self, requests: Sequence[SpawnRequest]) -> list[RawRun]: ...
 
 
 # --- one workload, one arm ---------------------------------------------------------------
@@ -163,10 +171,11 @@ def run_phase(
 ) -> dict[str, PhaseResult]:
     """Measure every workload's reference against its candidate in interleaved pairs.
 
-    Warm-ups (per workload's ``warmup``, per arm) are made first and discarded; the
-    first execution of a build (keyed by ``arm_keys`` and workload in ``warm``) is
-    always discarded, even with ``warmup: 0``. A workload whose run fails stops being
-    run; the others go on.
+    Warm-ups (per workload's ``warmup``, per build) are made first and discarded, for a
+    build not yet warm (keyed by ``arm_keys`` and workload in ``warm``): a later phase
+    follows the last one's runs at once and finds its builds warm. The first execution
+    of a build is always discarded, even with ``warmup: 0``. A workload whose run fails
+    stops being run; the others go on.
     """
     rng = random.Random(seed)
     results = {w.name: PhaseResult() for w in workloads}
@@ -174,7 +183,7 @@ def run_phase(
         for name, value in expected.items():
             if name in results:
                 results[name].expected = value
-    planned = planned_runs(workloads)
+    planned = planned_runs(workloads, warm=warm, arm_keys=arm_keys)
     done = 0
 
     def tick(name: str) -> None:
@@ -185,15 +194,12 @@ def run_phase(
 
     for w in workloads:
         arms = ((arm_keys[0], reference[w.name]), (arm_keys[1], candidate[w.name]))
-        for _ in range(w.warmup):
-            for key, tgt in arms:
+        cold = {key: tgt for key, tgt in arms if (key, w.name) not in warm}
+        for _ in range(max(1, w.warmup) if cold else 0):  # a fresh build's first run at least
+            for tgt in cold.values():
                 _spawn(spawner, tgt, w, env)
-                warm.add((key, w.name))
                 tick(w.name)
-        for key, tgt in arms:
-            if (key, w.name) not in warm:
-                _spawn(spawner, tgt, w, env)  # a fresh build's first execution
-                warm.add((key, w.name))
+        warm.update((key, w.name) for key in cold)
 
     for index in range(max((_pairs(w) for w in workloads), default=0)):
         for w in workloads:
@@ -205,18 +211,23 @@ def run_phase(
             sides = [(result.reference, reference[w.name]), (result.candidate, candidate[w.name])]
             if not first_is_ref:
                 sides.reverse()
-            for made, (samples, tgt) in enumerate(sides, start=1):
-                run = record(_spawn(spawner, tgt, w, env), w)
+            raws = _spawn_in_turn(spawner, [tgt for _, tgt in sides], w, env)
+            for made, ((samples, _), raw) in enumerate(zip(sides, raws, strict=False), start=1):
                 tick(w.name)
-                if not _accept(result, samples, run):
+                if not _accept(result, samples, record(raw, w)):
                     planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
                     break
     return results
 
 
-def planned_runs(workloads: Sequence[WorkloadConfig]) -> int:
-    """How many runs a phase makes: warm-ups and pairs, both arms."""
-    return sum(2 * (_pairs(w) + w.warmup) for w in workloads)
+def planned_runs(workloads: Sequence[WorkloadConfig], *, warm: Set[tuple[str, str]] = frozenset(),
+                 arm_keys: tuple[str, str] = ("base", "head")) -> int:
+    """How many runs a phase makes: the warm-ups of builds not yet warm, and the pairs."""
+    return sum(
+        2 * _pairs(w) + sum(max(1, w.warmup) for key in dict.fromkeys(arm_keys)
+                            if (key, w.name) not in warm)
+        for w in workloads
+    )
 
 
 def _pairs(w: WorkloadConfig) -> int:
@@ -232,6 +243,15 @@ def _reference_first(order: str, index: int, rng: random.Random) -> bool:
 
 def _spawn(spawner: Spawner, tgt: Target, w: WorkloadConfig, env: Mapping[str, str]) -> RawRun:
     return spawner.spawn(request(tgt, w, env))
+
+
+def _spawn_in_turn(spawner: Spawner, targets: Sequence[Target], w: WorkloadConfig,
+                   env: Mapping[str, str]) -> list[RawRun]:
+    """One run of each target in turn (a pair or a triplet), up to the first that failed."""
+    requests = [request(tgt, w, env) for tgt in targets]
+    if isinstance(spawner, ManySpawner):
+        return spawner.spawn_many(requests)
+    return in_turn(spawner.spawn, requests)
 
 
 # A run's failure kind -> the reason code of the workload's verdict (model.REASON_CODES).
@@ -352,11 +372,10 @@ class Triplets:
             result.orders.append(order)
             arms = {"1": (result.base, self._base[name]), "2": (result.again, self._base[name]),
                     "H": (result.head, self._head[name])}
-            for key in order:
-                samples, tgt = arms[key]
-                run = record(_spawn(self._spawner, tgt, w, self._env), w)
+            raws = _spawn_in_turn(self._spawner, [arms[key][1] for key in order], w, self._env)
+            for key, raw in zip(order, raws, strict=False):
                 self.runs += 1
                 if progress is not None:
                     progress(name)
-                if not _accept(result, samples, run):
+                if not _accept(result, arms[key][0], record(raw, w)):
                     break

@@ -21,7 +21,7 @@ import select
 import shutil
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,11 @@ class RawRun:
     stderr_tail: str = ""
     not_started: str | None = None  # why the process could not be started at all
 
+    @property
+    def failed(self) -> bool:
+        """The process did not start, timed out or exited non-zero."""
+        return self.not_started is not None or self.timed_out or self.returncode != 0
+
     def to_json(self) -> dict[str, Any]:
         """The run as plain JSON values (from the sandboxed worker)."""
         return {
@@ -136,6 +141,10 @@ class ProcessSpawner:
             os.close(self._devnull)
             self._devnull = -1
 
+    def spawn_many(self, requests: Sequence[SpawnRequest]) -> list[RawRun]:
+        """The requests' runs one after another, up to and including the first that failed."""
+        return in_turn(self.spawn, requests)
+
     def spawn(self, request: SpawnRequest) -> RawRun:
         """Run the request's process once; kill its process group at the timeout and after."""
         env = dict(request.env)
@@ -190,6 +199,18 @@ class ProcessSpawner:
             captures=find_captures(request.patterns, stdout, stderr),
             stderr_tail=stderr[-STDERR_TAIL_BYTES:],
         )
+
+
+def in_turn(spawn: Callable[[SpawnRequest], RawRun],
+            requests: Sequence[SpawnRequest]) -> list[RawRun]:
+    """``spawn`` each request in turn, stopping after the first run that failed (the runs
+    after it would belong to a workload that stops being measured)."""
+    runs: list[RawRun] = []
+    for request in requests:
+        runs.append(spawn(request))
+        if runs[-1].failed:
+            break
+    return runs
 
 
 def _anonymous_file(directory: Path) -> int:

@@ -1,11 +1,14 @@
 """The measuring process that runs inside the sandbox: it spawns and times every run.
 
 benchbot starts one worker per comparison inside bubblewrap (``sandbox.Sandbox``) and
-sends it one JSON line per run (a ``spawn.SpawnRequest``); the worker answers with one
-JSON line (a ``spawn.RawRun``). Starting ``bwrap`` for every run would cost about 5 ms
-each and move the floor of timing; one long-lived worker keeps the spawn-to-reap path
-exactly as it is outside the sandbox. The worker needs the standard library only and holds
-nothing secret: its environment is the allow-listed one.
+sends it one JSON line per pair or triplet of runs (``{"many": [SpawnRequest, ...]}``);
+the worker makes them one after another, stopping after a run that failed, and answers
+with one JSON line (``{"runs": [RawRun, ...]}``). Starting ``bwrap`` for every run would
+cost about 5 ms each and move the floor of timing; one long-lived worker keeps the
+spawn-to-reap path exactly as it is outside the sandbox, and one exchange per pair rather
+than per run saves a wake-up of both processes (about 0.45 ms a run on a 2-core VM). The
+worker needs the standard library only and holds nothing secret: its environment is the
+allow-listed one.
 """
 
 from __future__ import annotations
@@ -28,13 +31,13 @@ def serve(scratch: Path, lines: TextIO, out: TextIO) -> int:
             if not line.strip():
                 continue
             try:
-                request = SpawnRequest.from_json(json.loads(line))
+                requests = [SpawnRequest.from_json(r) for r in json.loads(line)["many"]]
             except (ValueError, KeyError, TypeError) as exc:
                 out.write(json.dumps({"error": f"bad request: {exc}"}) + "\n")
                 out.flush()
                 continue
-            run: RawRun = spawner.spawn(request)
-            out.write(json.dumps({"run": run.to_json()}) + "\n")
+            runs: list[RawRun] = spawner.spawn_many(requests)
+            out.write(json.dumps({"runs": [run.to_json() for run in runs]}) + "\n")
             out.flush()
     finally:
         spawner.close()

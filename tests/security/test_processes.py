@@ -140,3 +140,30 @@ def test_a_finished_build_leaves_nothing_running(make_repo: MakeRepo, mode: str)
     assert leaves_processes(repo / "build.sh", marker)
     as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
     assert wait_gone(marker) == []
+
+
+def test_a_sweep_ends_new_processes_but_not_those_below_one_already_running() -> None:
+    """The sandbox's measuring worker starts while the builds run (its start-up overlaps
+    them), so a build's sweep sees the worker's own new processes appear: they are below a
+    process that was there before the sweep, and must be left alone."""
+    from benchbot import procs
+
+    procs.become_subreaper()  # as benchbot is when it sweeps: orphans stay its descendants
+    older_marker, newer_marker = _marker(), _marker()
+    # Already running when the sweep begins; its child appears only later.
+    # (The markers travel in the environment: only the sleeps carry them on their command line.)
+    older = subprocess.Popen(["sh", "-c", "sleep 0.3; sleep $M & wait"], start_new_session=True,
+                             env={**os.environ, "M": older_marker})
+    try:
+        with procs.swept():
+            subprocess.run(["sh", "-c", "sleep $M & exit 0"], check=True,
+                           env={**os.environ, "M": newer_marker})
+            deadline = time.monotonic() + 5
+            while not (marked(older_marker) and marked(newer_marker)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert marked(older_marker) and marked(newer_marker)
+        assert wait_gone(newer_marker) == []  # the new process's leftover is ended
+        assert wait_gone(older_marker, timeout_s=1.0) != []  # the older one's new child is not
+    finally:
+        os.killpg(older.pid, signal.SIGKILL)
+        older.wait()

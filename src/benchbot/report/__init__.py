@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from benchbot.model import Results
-from benchbot.report.render import Format, render
+from benchbot.report.render import Format, prepare, render
 from benchbot.report.view import CommandStyle, build_view
 
-__all__ = ["build_view", "render", "render_results"]
+__all__ = ["build_view", "prepare", "render", "render_results"]
 
 
 def render_results(

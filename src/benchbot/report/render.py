@@ -39,11 +39,20 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     return env
 
 
+TEMPLATES: dict[Format, str] = {"markdown": "report.md.j2", "html": "report.html.j2"}
+
+
+def prepare(*formats: Format) -> None:
+    """Compile the templates of ``formats`` now (about 50 ms each, once per process)."""
+    for f in formats:
+        _environment(f == "html").get_template(TEMPLATES[f])
+
+
 def render(view: ReportView, fmt_: Format = "markdown") -> str:
     """Render the report."""
     if fmt_ == "html":
-        return _environment(True).get_template("report.html.j2").render(view=view)
-    text = _environment(False).get_template("report.md.j2").render(view=view)
+        return _environment(True).get_template(TEMPLATES["html"]).render(view=view)
+    text = _environment(False).get_template(TEMPLATES["markdown"]).render(view=view)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
