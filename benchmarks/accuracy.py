@@ -81,7 +81,7 @@ def _benchbot_call(v: Verdict) -> Call:
     direction = v.outcome if v.outcome in ("slower", "faster") else "none"
     ratio = None if v.reason_code == "aa_aborted" else v.ratio
     figures = {k: getattr(v, k) for k in FIGURES}
-    return Call(direction, ratio, v.outcome, v.reason_code or "", figures)  # type: ignore[arg-type]
+    return Call(direction, ratio, v.outcome, v.reason_code or "", figures)
 
 
 def collect_blocks(built: Built, spawner: ProcessSpawner, runs: int) -> dict[str, list[int]]:

@@ -125,7 +125,7 @@ def variants(doc: Results) -> tuple[dict[str, str], float | None]:
                  better=bench.better, phases=bench.phases, design="triplets",
                  looks=max(1, len(bench.measuring.looks)))
     base = Policy(alpha=doc.settings.alpha, aa=doc.settings.aa, seed=doc.settings.seed)
-    out = {}
+    out: dict[str, str] = {}
     for name, change in VARIANTS.items():
         verdict = judge([w], replace(base, **change)).workloads[w.name].final
         out[name] = verdict.outcome if verdict else "none"
@@ -134,7 +134,7 @@ def variants(doc: Results) -> tuple[dict[str, str], float | None]:
     head = bench.phases["ab"].arms["head"].samples_ns
     narrower = None
     if len(head) >= 10:
-        rule = Rule(parity=bench.parity, floor_ns=bench.floor_ns, z=1.96)
+        rule = Rule(parity=bench.parity, floor_ns=bench.floor_ns, look_alpha=0.05)
         one = stats.compare(b1, head, rule=rule)
         both = stats.compare([(a * b) ** 0.5 for a, b in zip(b1, b2, strict=False)], head, rule=rule)
         if one.ci_half and both.ci_half:
@@ -199,8 +199,9 @@ def budget_check(built: Built, *, budgets: Sequence[float], seed: int,
 # --- tables ---------------------------------------------------------------------------------
 
 
-def _share(rows: Sequence[Mapping[str, Any]], pred: Callable[[Mapping[str, Any]], bool]) -> str:
-    hits = sum(1 for r in rows if pred(r))
+def _count(rows: Sequence[Mapping[str, Any]], outcomes: Sequence[str], not_: str = "") -> str:
+    """How many of ``rows`` came out one of ``outcomes`` (other than ``not_``), of how many."""
+    hits = sum(1 for r in rows if r["outcome"] in outcomes and r["outcome"] != not_)
     return f"{hits}/{len(rows)}"
 
 
@@ -213,10 +214,8 @@ def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             if not rs:
                 continue
             truth = "slower" if s.work > 1 else "faster" if s.work < 1 else "none"
-            calls = {o: _share(rs, lambda r, o=o: r["outcome"] == o)
-                     for o in ("slower", "faster", "level", "inconclusive")}
-            wrong = _share(rs, lambda r, t=truth: r["outcome"] in ("slower", "faster")
-                           and r["outcome"] != t)
+            calls = {o: _count(rs, (o,)) for o in ("slower", "faster", "level", "inconclusive")}
+            wrong = _count(rs, ("slower", "faster"), not_=truth)
             rows.append([
                 s.label, design, calls["slower"], calls["faster"], calls["level"],
                 calls["inconclusive"], wrong,
@@ -256,11 +255,13 @@ def markdown(records: Sequence[Mapping[str, Any]], budget: Sequence[Mapping[str,
                              for o in ("slower", "faster", "level", "inconclusive"))
                     for v in VARIANTS)])
         lines += [markdown_table(vhead, vrows), ""]
-        narrower = [r["narrower"] for r in seq if r["narrower"]]
-        if narrower:
-            lines.append(f"- The A/B interval with both base runs of a triplet (geometric mean) is "
-                         f"{statistics.median(narrower):.2f}x the width of the one with the first "
-                         f"base run alone (median over {len(narrower)} recordings).")
+        widths = {s.label: [r["narrower"] for r in seq if r["narrower"] and r["scenario"] == s.key]
+                  for s in SCENARIOS}
+        said = ", ".join(f"{label} {statistics.median(w):.2f}x" for label, w in widths.items() if w)
+        if said:
+            lines.append("- The A/B interval (95%, distribution-free) with both base runs of a "
+                         "triplet (their geometric mean) against the one with the first base run "
+                         f"alone, median width ratio per scenario: {said}.")
     if budget:
         worst = max(b["over"] for b in budget)
         budgets = ", ".join(f"{b['budget_s']:.0f}" for b in budget)

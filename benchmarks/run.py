@@ -1,7 +1,8 @@
-"""benchbot's performance benchmark: verdict accuracy, resolution, overhead, published data.
+"""benchbot's performance benchmark: verdict accuracy, resolution, overhead, published data,
+and decisive verdicts (the sequential design against the fixed one).
 
-    python benchmarks/run.py --quick     # minutes: R=3, a reduced sweep
-    python benchmarks/run.py             # the full run: R=10 (about an hour on 2 cores)
+    python benchmarks/run.py --quick     # R=3, a reduced sweep (about 20 min on 2 cores)
+    python benchmarks/run.py             # the full run: R=10, decisive R=20 (about 2.5 h)
 
 Prints progress and a table, and writes ``benchmarks/results/<name>.json`` and
 ``<name>.md`` (``full``/``summary.md`` for the full run, ``quick`` for --quick). This is
@@ -37,14 +38,12 @@ except ModuleNotFoundError:  # pragma: no cover - a message beats a traceback
              "e.g. .venv/bin/python benchmarks/run.py --quick")
 
 from benchbot import __version__, machine
-from benchmarks import accuracy, overhead, published, rejudge, report, scenarios
+from benchmarks import accuracy, decisive, overhead, published, report, scenarios
 from benchmarks.methods import BLOCK_METHODS
 from benchmarks.scenarios import Scenario
 
 RESULTS = Path(__file__).resolve().parent / "results"
-SECTIONS = ("accuracy", "resolution", "overhead", "published", "biasedmodes")
-# What a plain run does; biasedmodes (the best-run check re-judged) is asked for by name.
-DEFAULT_SECTIONS = SECTIONS[:4]
+SECTIONS = ("accuracy", "resolution", "overhead", "published", "decisive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +57,13 @@ class Plan:
     resolution_planted: tuple[float, ...]
     resolution_runs: tuple[int, ...]
     resolution_reps: int
+    decisive_reps: int
+    budgets: tuple[float, ...]  # the budget check's budgets (seconds)
 
 
-QUICK = Plan("quick", 3, 30, 3_000_000, (1.02, 1.03, 1.043, 1.06), (10, 30), 3)
-FULL = Plan("full", 10, 30, 6_000_000, (1.01, 1.02, 1.03, 1.043, 1.06, 1.10), (10, 30, 100), 10)
+QUICK = Plan("quick", 3, 30, 3_000_000, (1.02, 1.03, 1.043, 1.06), (10, 30), 3, 3, (15.0,))
+FULL = Plan("full", 10, 30, 6_000_000, (1.01, 1.02, 1.03, 1.043, 1.06, 1.10), (10, 30, 100), 10,
+            20, (15.0, 30.0, 60.0))
 
 
 class LoadSampler:
@@ -103,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="R=3 and a reduced sweep (minutes)")
     p.add_argument("--reps", type=int, help="repetitions per scenario (R)")
-    p.add_argument("--sections", default=",".join(DEFAULT_SECTIONS),
+    p.add_argument("--sections", default=",".join(SECTIONS),
                    help=f"comma-separated subset of {', '.join(SECTIONS)}")
     p.add_argument("--name", help="results file name (default: quick, or full)")
     p.add_argument("--seed", type=int, default=20240601, help="seed of orders and drift")
@@ -128,8 +130,9 @@ def meta(args: argparse.Namespace, plan: Plan, hyperfine_version: str) -> dict[s
         "command": " ".join(["python", "benchmarks/run.py", *map(shlex.quote, sys.argv[1:])]),
         "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "benchbot": __version__, "hyperfine": hyperfine_version,
-        "machine": {k: snap[k] for k in ("cpu", "cores", "kernel", "python", "governor")},
-        "load_before": snap["load_before"], "plan": dataclasses.asdict(plan), "seed": args.seed,
+        "machine": {k: getattr(snap.environment, k)
+                    for k in ("cpu", "cores", "kernel", "python", "governor")},
+        "load_before": snap.environment.load_before, "plan": dataclasses.asdict(plan), "seed": args.seed,
     }  # fmt: skip
 
 
@@ -179,14 +182,16 @@ def section_overhead(doc: dict[str, Any], root: Path, plan: Plan, seed: int,
                                             runs=plan.runs, log=log)
 
 
-def section_biasedmodes(doc: dict[str, Any], root: Path, plan: Plan, seed: int,
-                        hyperfine: str | None) -> None:
-    """Biased modes with every method, and benchbot's samples re-judged without the check."""
-    sec = rejudge.run_section(root, reps=plan.reps, runs=plan.runs, iterations=plan.iterations,
-                              seed=seed + 31, hyperfine=hyperfine, log=log)
-    sec["stored"] = rejudge.stored_first_phase([RESULTS / "full.json",
-                                                RESULTS / "full-loaded.json"])
-    doc["biasedmodes"] = sec
+def section_decisive(doc: dict[str, Any], root: Path, plan: Plan, seed: int) -> None:
+    """Decisive verdicts: the sequential design and the fixed one on the same builds."""
+    built = {s.key: scenarios.make(s, root / "dec", iterations=plan.iterations, runs=None)
+             for s in decisive.SCENARIOS}  # fmt: skip
+    sec: dict[str, Any] = {"reps": plan.decisive_reps, "records": []}
+    doc["decisive"] = sec
+    sec["records"] = decisive.run_section(built, reps=plan.decisive_reps, seed=seed + 53, log=log)
+    log("decisive: the budget honoured")
+    sec["budget"] = decisive.budget_check(built[scenarios.BIASED_MODES.key], budgets=plan.budgets,
+                                          seed=seed + 59, log=log)
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -214,9 +219,8 @@ def render(doc: dict[str, Any]) -> str:
                 f"Smallest planted slowdown called slower in >= 95% of repetitions: {smallest}."]
     if "overhead" in doc:
         out += ["", "## 3. Overhead", "", *report.overhead_lines(doc["overhead"])]
-    if "biasedmodes" in doc:
-        out += ["", "## Biased modes: does the best-run check earn its cost?", "",
-                *rejudge.markdown(doc["biasedmodes"], doc["biasedmodes"].get("stored", []))]
+    if "decisive" in doc:
+        out += ["", *decisive.markdown(doc["decisive"]["records"], doc["decisive"].get("budget", []))]
     if "published" in doc:
         out += ["", "## 4. Published paired experiment (throughput, higher is better)", "",
                 report.published_table(doc["published"])]
@@ -253,7 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     plan = QUICK if args.quick else FULL
     if args.reps:
-        plan = dataclasses.replace(plan, reps=args.reps, resolution_reps=args.reps)
+        plan = dataclasses.replace(plan, reps=args.reps, resolution_reps=args.reps,
+                                   decisive_reps=args.reps)
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = set(sections) - set(SECTIONS)
     if unknown:
@@ -270,8 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 section_accuracy(doc, root, plan, args.seed, hyperfine)
             elif section == "resolution":
                 section_resolution(doc, root, plan, args.seed)
-            elif section == "biasedmodes":
-                section_biasedmodes(doc, root, plan, args.seed, hyperfine)
+            elif section == "decisive":
+                section_decisive(doc, root, plan, args.seed)
             elif section == "overhead":
                 section_overhead(doc, root, plan, args.seed, hyperfine, args.quick)
             else:

@@ -158,13 +158,14 @@ def _triplets(w: Workload, policy: Policy, family: int) -> tuple[Verdict | None,
             return failed, failed
     base, again = w.values("aa")
     _, head = w.values("ab")
-    z = sequential.z_at(max(1, w.looks), policy.alpha, family)
-    aa_rule = replace(rule_for(w, policy, seed=policy.seed), z=z, low_quantile=policy.low_quantile)
+    look_alpha = sequential.alpha_at(max(1, w.looks), policy.alpha, family)
+    aa_rule = replace(rule_for(w, policy, seed=policy.seed), look_alpha=look_alpha,
+                      low_quantile=policy.low_quantile)
     aa = stats.compare(base, again, rule=aa_rule)
     mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
     ab_rule = replace(aa_rule, seed=policy.seed + 1)
     ab = stats.compare(mean, head, rule=ab_rule, aa_noise=stats.aa_noise_of(aa),
-                       low=(base + again, head))
+                       low=((base, again), head))
     if aa.outcome in CALLS:
         ab = stats.force_aa_failed(ab, aa)
     return aa, ab

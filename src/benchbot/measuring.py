@@ -176,7 +176,7 @@ class Sequential:
             self.verdicts[name] = judged.ab
             reason = sequential.stop_reason(
                 judged.ab, judged.aa, pairs=self.triplets.results[name].pairs,
-                max_pairs=self.by_name[name].max_runs,
+                max_pairs=self.by_name[name].max_runs, parity=self.by_name[name].parity,
             )
             if reason is not None:
                 self.stopped[name] = reason

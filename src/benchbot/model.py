@@ -61,9 +61,10 @@ class Rule:
     min_runs: int = 10
     # k comparisons for Bonferroni (1 - alpha/k); 1 when confirmation is on.
     comparisons: int = 1
-    # Sequential measuring: the interval is the estimate +- z bootstrap standard errors,
-    # z from the error this look may spend (None: the percentile interval at alpha/k).
-    z: float | None = None
+    # Sequential measuring: the error this look may spend (two-sided); the interval is then
+    # the distribution-free one from order statistics (None: the bootstrap percentile
+    # interval at alpha/k).
+    look_alpha: float | None = None
     # The best-run side judged on this quantile of single runs (None: the fastest run).
     low_quantile: float | None = None
     # False: call a change on the central estimate alone (benchmarks/ weigh the check).
@@ -87,6 +88,7 @@ class Verdict:
     ci: tuple[float, float] | None = None
     best_ratio: float | None = None
     low_ratio: float | None = omitted_when_none(default=None)  # with Rule.low_quantile
+    low_ci_half: float | None = omitted_when_none(default=None)  # at a look: its interval
     median_ratio: float | None = None
     spread: float | None = None
     ci_half: float | None = None

@@ -53,6 +53,15 @@ RULE_SENTENCE = (
     "and the best-run ratio leaves max(parity, floor/best run) the same way; level when "
     "the whole interval lies inside the parity band; inconclusive otherwise."
 )
+SEQUENTIAL_RULE_SENTENCE = (
+    "Measured in rounds of base, base again and head, and judged at looks of 10, 15, 22, "
+    "34 … pairs: a workload is slower (faster) only when the median of per-pair ratios "
+    "leaves max(parity, interval half-width, A/A noise, floor/median) upward (downward) and "
+    "the 10th-percentile ratio of single runs leaves max(parity, its own interval, floor) "
+    "the same way; level when the whole interval lies inside the parity band. Each look's "
+    "intervals are distribution-free and spend a share of alpha, so that all looks of all "
+    "workloads together err at most alpha."
+)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkloadResult:
@@ -175,7 +184,7 @@ def build(
             max_runs=first.max_runs if sequential else None,
         ),
         noise_model=NoiseModel(floor_ns=first.effective_floor_ns, parity=first.parity,
-                               rule=RULE_SENTENCE),
+                               rule=SEQUENTIAL_RULE_SENTENCE if sequential else RULE_SENTENCE),
         environment=environment, aa=aa, benchmarks=benchmarks,
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),

@@ -9,20 +9,25 @@ schedule): look k may err with probability ``alpha / family / (k (k + 1))``, whe
 ``family`` is the number of workloads measured this way. These sum to ``alpha / family``
 over all looks, and to ``alpha`` over all workloads, by the union bound, whatever is
 called at which look (docs/verdict.md says why this and not a confidence sequence).
-The interval at look k is the estimate +- z_k bootstrap standard errors.
+The interval at look k is distribution-free: the order statistics of the per-pair ratios
+that hold the median with that error, by the binomial count of pairs below it
+(``stats.order_interval``); a bootstrap's standard error of a median of ten pairs is too
+small by a third, and looking often finds that out.
 
 Stopping: a workload stops when it is settled (``slower``, ``faster`` or ``level``),
-when more runs cannot help (its median is too close to the floor of timing, or the A/A
-check called base different from itself), when it reaches ``max_runs`` pairs, when a run
-failed, or when the budget is spent.
+when more runs cannot help (its median is too close to the floor of timing; or the
+medians differ while the best runs are level with an interval inside parity: timing
+modes one build lands in more often), when the A/A check called base different from
+itself, when it reaches ``max_runs`` pairs, when a run failed, or when the budget is
+spent.
 """
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import Literal
 
+from benchbot import stats
 from benchbot.model import Verdict
 
 FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
@@ -52,13 +57,8 @@ def alpha_at(look: int, alpha: float, family: int) -> float:
     return alpha / max(family, 1) / (look * (look + 1))
 
 
-def z_at(look: int, alpha: float, family: int) -> float:
-    """The number of standard errors a two-sided interval at that look spans."""
-    return NormalDist().inv_cdf(1.0 - alpha_at(look, alpha, family) / 2.0)
-
-
-def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int,
-                max_pairs: int) -> StopReason | None:
+def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int, max_pairs: int,
+                parity: float) -> StopReason | None:
     """Why a workload stops after a look, or None when more pairs may settle it."""
     if (ab is not None and ab.outcome == "invalid") or (aa is not None and aa.outcome == "invalid"):
         return "failed"
@@ -68,11 +68,25 @@ def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int,
         return None
     if ab.outcome in ("slower", "faster", "level"):
         return "settled"
-    if ab.reason_code == "floor":
+    if ab.reason_code == "floor" or _modes_only(ab, parity):
         return "cannot_help"
     if pairs >= max_pairs:
         return "max_runs"
     return None
+
+
+def _modes_only(ab: Verdict, parity: float) -> bool:
+    """The medians differ but the best runs do not follow, with intervals that say they
+    will not: timing modes that one build lands in more often. More runs only confirm it."""
+    if ab.reason_code not in ("best_disagree", "timing_modes"):
+        return False
+    if ab.low_ratio is None or ab.low_ci_half is None or ab.ratio is None or ab.ci_half is None:
+        return False
+    central = math.log(ab.ratio)
+    nearest = max(abs(central) - math.log1p(ab.ci_half), 0.0)  # the central move, at least
+    needed = max(math.log1p(max(parity, ab.floor_best or 0.0)), stats.AGREEMENT * nearest)
+    low = math.log(ab.low_ratio) * math.copysign(1.0, central) + math.log1p(ab.low_ci_half)
+    return low < needed  # even the best runs' interval's far edge falls short
 
 
 def pairs_to_settle(ab: Verdict | None, parity: float, *, max_pairs: int) -> int:

@@ -48,15 +48,27 @@ IndexArray = npt.NDArray[np.intp]
 TIMING_MODES_FACTOR = 2.0
 # verdict.md, "Suggested run count": never suggest more than this.
 MAX_SUGGESTED_RUNS = 1000
+# With a low quantile for the best-run side (sequential measuring), that side must also
+# move at least this share of the central estimate's move (log scale). A change in the
+# code moves every run, so both estimates move alike; timing modes that one build lands
+# in more often move the median by several percent and the fast runs by one or two, and
+# with looks at hundreds of pairs even that small move can leave parity (benchmarks/
+# README.md, "Decisive verdicts", the biased-modes scenario).
+AGREEMENT = 0.5
+
+
+# The single runs whose low quantiles stand for the best runs: the reference's arms (one
+# or more, each as many runs as the candidate's) and the candidate's.
+Low = tuple[Sequence[npt.ArrayLike], npt.ArrayLike]
 
 
 def compare(x: npt.ArrayLike, y: npt.ArrayLike, *, rule: Rule, aa_noise: float = 0.0,
-            low: tuple[npt.ArrayLike, npt.ArrayLike] | None = None) -> Verdict:
+            low: Low | None = None) -> Verdict:
     """Judge candidate y against reference x, paired by index (spec/verdict.md).
 
     ``low``: the single runs whose low quantiles stand for the best runs (with
     ``rule.low_quantile``), when they are not x and y themselves (triplets: x is the
-    geometric mean of two base runs, and the base's single runs are both of them).
+    geometric mean of two base runs, and the base's arms are both of them).
     """
     return compare_many([x], [y], rules=[rule], aa_noise=[aa_noise], lows=[low])[0]
 
@@ -67,7 +79,7 @@ def compare_many(
     *,
     rules: Rule | Sequence[Rule],
     aa_noise: float | Sequence[float] = 0.0,
-    lows: Sequence[tuple[npt.ArrayLike, npt.ArrayLike] | None] | None = None,
+    lows: Sequence[Low | None] | None = None,
 ) -> list[Verdict]:
     """Judge many comparisons at once: the same verdicts as ``compare`` on each, but fast.
 
@@ -108,11 +120,12 @@ def compare_many(
         )
         for (i, x, y), fig in zip(members, figures, strict=True):
             rule = rule_list[i]
-            if rule.z is not None:
-                fig = replace(fig, log_lo=fig.log_ratio - rule.z * fig.boot_sd,
-                              log_hi=fig.log_ratio + rule.z * fig.boot_sd)
+            if rule.look_alpha is not None:
+                d = np.sort(np.log(y) - np.log(x))
+                lo, hi = order_interval(d, 0.5, rule.look_alpha)
+                fig = replace(fig, log_lo=lo, log_hi=hi)
             if rule.low_quantile is not None:
-                fig = _with_low(fig, rule, low_list[i] or (x, y))
+                fig = _with_low(fig, rule, low_list[i] or ((x,), y))
             verdicts[i] = _decide(fig, rule, aa_list[i])
     return [v for v in verdicts if v is not None]
 
@@ -219,6 +232,7 @@ class _Figures:
     boot_sd: float = 0.0  # standard deviation of the bootstrap medians (log scale)
     low_ratio: float | None = None  # with rule.low_quantile: that quantile's ratio
     low_x: float | None = None  # and the reference's quantile (for the floor)
+    low_half: float = 0.0  # the half-width of the low ratio's interval (log scale)
 
 
 def _judged_samples(
@@ -314,8 +328,16 @@ def _group_figures(
     ]
 
 
-def _with_low(fig: _Figures, rule: Rule, low: tuple[npt.ArrayLike, npt.ArrayLike]) -> _Figures:
+def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     """The best-run side judged on a low quantile of single runs instead of the fastest.
+
+    The reference's quantile is the geometric mean of its arms' (each as many runs as the
+    candidate's: the minimum of more runs would be lower by count alone). With
+    ``rule.look_alpha`` (sequential looks) the ratio of quantiles gets an interval too,
+    from the order statistics around each quantile (``order_interval``), and the best-run side must
+    leave it as the central estimate leaves its own: a low quantile of a few dozen runs
+    moves by a few percent by chance, and looked at again and again it would leave parity
+    by chance sooner or later (benchmarks/README.md, "Decisive verdicts").
 
     Note: the fastest run alone moved by +-3% between identical builds on a 2-core VM, so a
     true +3% change was withheld by it in 3 of 10 repetitions (benchmarks/README.md); the
@@ -323,15 +345,67 @@ def _with_low(fig: _Figures, rule: Rule, low: tuple[npt.ArrayLike, npt.ArrayLike
     holds more than a tenth of the runs.
     """
     assert rule.low_quantile is not None
-    xs = np.asarray(low[0], dtype=np.float64).ravel()
+    arms = [np.asarray(a, dtype=np.float64).ravel() for a in low[0]]
     ys = np.asarray(low[1], dtype=np.float64).ravel()
     if rule.better == "higher":
-        xs, ys = 1.0 / xs, 1.0 / ys
-    qx = float(np.quantile(xs, rule.low_quantile))
-    qy = float(np.quantile(ys, rule.low_quantile))
-    if qx <= 0 or qy <= 0:
+        arms, ys = [1.0 / a for a in arms], 1.0 / ys
+    if any(a.size == 0 or np.any(a <= 0) for a in arms) or ys.size == 0 or np.any(ys <= 0):
         return fig
-    return replace(fig, log_best=math.log(qy) - math.log(qx), low_ratio=qy / qx, low_x=qx)
+    x_logs = [_low_log(a, rule.low_quantile, rule.look_alpha) for a in arms]
+    log_qx = sum(q for q, _ in x_logs) / len(x_logs)
+    half_x = math.sqrt(sum(h * h for _, h in x_logs)) / len(x_logs)
+    log_qy, half_y = _low_log(ys, rule.low_quantile, rule.look_alpha)
+    qx = math.exp(log_qx)
+    return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
+                   low_half=math.hypot(half_x, half_y))
+
+
+def _low_log(values: FloatArray, q: float, look_alpha: float | None) -> tuple[float, float]:
+    """ln of the q-quantile of ``values``, and (at a look) the larger half-width of its
+    interval on the log scale (``order_interval``; 0 otherwise)."""
+    logs = np.sort(np.log(values))
+    point = float(np.quantile(logs, q))
+    if look_alpha is None:
+        return point, 0.0
+    # Two quantiles share the error; at few runs the interval is cut to the runs there are
+    # (a 10th percentile of 10 runs has no lower bound at 1%: the check is then about as
+    # strict as the fastest run's, and grows stricter as the runs come in).
+    lo, hi = order_interval(logs, q, look_alpha / 2, clip=True)
+    return point, max(point - lo, hi - point)
+
+
+def order_interval(ordered: FloatArray, q: float, alpha: float, *,
+                   clip: bool = False) -> tuple[float, float]:
+    """A distribution-free interval for the q-quantile of what ``ordered`` (sorted) samples:
+    [X(j), X(m)] with the order statistics chosen so that each side misses with
+    probability at most alpha / 2, by the binomial count of samples below the quantile.
+    Exact for any continuous distribution (ties only make it wider). A side that no order
+    statistic can hold at this error is infinite (too few samples to decide), or with
+    ``clip`` the smallest or largest sample."""
+    n = ordered.size
+    cdf = _binomial_cdf(n, q)
+    j = sum(1 for c in cdf[:n] if c <= alpha / 2)  # X(j) lies above the quantile w.p. <= alpha/2
+    m = next((i + 1 for i in range(n) if 1.0 - cdf[i] <= alpha / 2), None)
+    if clip:
+        j, m = max(j, 1), m or n
+    lo = float(ordered[j - 1]) if j >= 1 else -math.inf
+    hi = float(ordered[m - 1]) if m is not None else math.inf
+    return lo, hi
+
+
+@functools.lru_cache(maxsize=4096)
+def _binomial_cdf(n: int, q: float) -> tuple[float, ...]:
+    """P(Binomial(n, q) <= i) for i = 0 .. n, summed in log space (n up to thousands)."""
+    if q <= 0.0 or q >= 1.0:
+        return tuple(1.0 for _ in range(n + 1))
+    log_q, log_p = math.log(q), math.log1p(-q)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+             + i * log_q + (n - i) * log_p for i in range(n + 1)]
+    out, total = [], 0.0
+    for t in terms:
+        total += math.exp(t)
+        out.append(min(total, 1.0))
+    return tuple(out)
 
 
 def _percentiles(boot: FloatArray, levels: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -370,6 +444,14 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
                 n=fig.n,
             )
     m = fig.log_ratio
+    if not (math.isfinite(fig.log_lo) and math.isfinite(fig.log_hi)):
+        return Verdict(
+            outcome="inconclusive", reason_code="few_runs", n=fig.n, ratio=math.exp(m),
+            best_ratio=fig.best_ratio, low_ratio=fig.low_ratio, median_ratio=fig.median_ratio,
+            spread=fig.spread, aa_noise=aa_noise,
+            reason=f"{fig.n} pairs are too few to bound the ratio at the error this look may "
+            "spend: more pairs will",
+        )
     ci_half = math.expm1(max(abs(fig.log_hi - m), abs(m - fig.log_lo)))
     floor_med, floor_best = floor / fig.median_x, floor / (fig.low_x or fig.min_x)
     noise = max(ci_half, aa_noise, floor_med)
@@ -380,6 +462,8 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
         ci=(math.exp(fig.log_lo), math.exp(fig.log_hi)),
         best_ratio=fig.best_ratio,
         low_ratio=fig.low_ratio,
+        low_ci_half=(math.expm1(fig.low_half) if fig.low_ratio is not None
+                     and rule.look_alpha is not None else None),
         median_ratio=fig.median_ratio,
         spread=fig.spread,
         ci_half=ci_half,
@@ -388,7 +472,7 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
         floor_best=floor_best,
         noise=noise,
         tolerance=max(rule.parity, noise),
-        best_tolerance=max(rule.parity, floor_best),
+        best_tolerance=max(rule.parity, floor_best, math.expm1(fig.low_half)),
     )
     if fig.n < rule.min_runs:
         runs = min(_runs_for(fig.n, ci_half, math.exp(m), rule.parity), MAX_SUGGESTED_RUNS)
@@ -409,6 +493,8 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     parity, m = rule.parity, fig.log_ratio
     t_log, bt_log = math.log1p(verdict.tolerance), math.log1p(verdict.best_tolerance)
     p_log = math.log1p(parity)
+    if rule.low_quantile is not None:  # and agree: a low quantile moves with a real change
+        bt_log = max(bt_log, AGREEMENT * abs(m))
     up = fig.log_best > bt_log or not rule.best_check
     down = fig.log_best < -bt_log or not rule.best_check
     if m > t_log and up:

@@ -171,6 +171,21 @@ class ReportView:
     created: str
     rule: str
 
+    @property
+    def interval_head(self) -> str:
+        """The interval column's heading: 95% only where it is."""
+        return "95% interval" if self.confirm and not self.sequential else "interval"
+
+    @property
+    def interval_words(self) -> str:
+        """What the interval is, for the legend."""
+        if self.sequential:
+            return ("interval (distribution-free, at the error its last look may spend: "
+                    "wider than 95%)")
+        if not self.confirm:
+            return "bootstrap interval (widened for the number of workloads)"
+        return "95% bootstrap interval"
+
 
 def build_view(doc: Results, *, run_url: str | None = None, command_style: CommandStyle = "cli",
                title: str = "benchbot") -> ReportView:
