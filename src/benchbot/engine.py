@@ -111,7 +111,6 @@ def compare(
     if not box.active:
         procs.become_subreaper()  # so that a build's daemons can be found and stopped
     reporter.note(f"sandbox: {box.description}")
-    env_before = machine.snapshot()
     with _scratch() as scratch, gitops.worktrees(repo, {"base": base_sha, "head": head_sha}) as co:
         confine = _Confinement(box, repo, scratch, co, config)
         # Every run's process group is killed after it; a process that left its group
@@ -129,6 +128,7 @@ def compare(
                                  log_dir=scratch / "logs", wrap=confine.build_wrap())
             if isinstance(spawner, sandbox.WorkerSpawner):
                 spawner.ready()
+            env_before = machine.snapshot()  # the machine as measuring begins
             if not box.active:
                 stack.enter_context(procs.swept())
             ctx = measuring.Context(
@@ -139,6 +139,7 @@ def compare(
             )
             measured = measuring.measure(ctx, deadline=started + config.budget_s)
     judgement = judge(measured.workloads(config), measuring.policy(config, seed))
+    unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
     return results.build(
         config=config,
         workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
@@ -146,7 +147,7 @@ def compare(
                                           measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
         base=Revision(ref=request.base, sha=base_sha), head=Revision(ref=head_ref, sha=head_sha),
-        seed=seed, environment=machine.finish(env_before), repository=request.repository,
+        seed=seed, environment=machine.finish(env_before, unreaped), repository=request.repository,
         aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
         fail_on=config.status.fail_on, repo=str(repo),
         config_file=str(request.config_path.resolve()) if request.config_path else None,

@@ -134,9 +134,11 @@ def own_peak_rss_kib() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
-def other_cpu(before: Before) -> float | None:
+def other_cpu(before: Before, unreaped_s: float = 0.0) -> float | None:
     """How many CPUs' worth of other processes' work ran while measuring (0.0 on a quiet
     machine): all busy time, less benchbot's own and that of everything it ran.
+    ``unreaped_s``: CPU time of benchbot's own work that the kernel does not pass up to it
+    when it reaps a child (the sandbox's worker and its runs: see WorkerSpawner.close).
 
     Note: the load average was used first. A benchbot run keeps one core busy, so it reads
     near 1 after (and, for the next run, before) any comparison, and warned every time.
@@ -145,15 +147,15 @@ def other_cpu(before: Before) -> float | None:
     elapsed = time.monotonic() - before.wall_s
     if busy_now is None or before.busy_s is None or elapsed <= 0:
         return None
-    others = (busy_now - before.busy_s) - (own_cpu_seconds() - before.own_s)
+    others = (busy_now - before.busy_s) - (own_cpu_seconds() - before.own_s) - unreaped_s
     return max(0.0, others / elapsed)
 
 
-def finish(before: Before) -> Environment:
+def finish(before: Before, unreaped_s: float = 0.0) -> Environment:
     """The environment after measuring: the load, the memory floor, other processes' CPU
-    use, and the warnings a reader should see."""
+    use (``other_cpu``), and the warnings a reader should see."""
     env = replace(before.environment, load_after=tuple(load_average()),
-                  maxrss_floor_kib=own_peak_rss_kib(), other_cpu=other_cpu(before))
+                  maxrss_floor_kib=own_peak_rss_kib(), other_cpu=other_cpu(before, unreaped_s))
     return replace(env, warnings=tuple(warnings(env)))
 
 

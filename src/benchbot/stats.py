@@ -535,10 +535,11 @@ def _best_disagree(verdict: Verdict) -> Verdict:
     """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes)."""
     assert verdict.ratio is not None and verdict.best_ratio is not None
     assert verdict.spread is not None and verdict.tolerance is not None
-    moved = (
-        f"the runs read {_signed_pct(verdict.ratio)} but the best runs "
-        f"{_signed_pct(verdict.best_ratio)}"
-    )
+    if verdict.low_ratio is not None:  # sequential: the best-run side is a low quantile
+        best = f"the fast runs (10th percentile) {_signed_pct(verdict.low_ratio)}"
+    else:
+        best = f"the best runs {_signed_pct(verdict.best_ratio)}"
+    moved = f"the runs read {_signed_pct(verdict.ratio)} but {best}"
     if verdict.spread > TIMING_MODES_FACTOR * verdict.tolerance:
         return replace(
             verdict,
@@ -548,7 +549,7 @@ def _best_disagree(verdict: Verdict) -> Verdict:
     return replace(
         verdict,
         reason_code="best_disagree",
-        reason=f"{moved}: a real difference moves both",
+        reason=f"{moved}: a real difference moves both alike",
     )
 
 

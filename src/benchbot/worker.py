@@ -14,6 +14,7 @@ allow-listed one.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -37,7 +38,10 @@ def serve(scratch: Path, lines: TextIO, out: TextIO) -> int:
                 out.flush()
                 continue
             runs: list[RawRun] = spawner.spawn_many(requests)
-            out.write(json.dumps({"runs": [run.to_json() for run in runs]}) + "\n")
+            t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
+            out.write(json.dumps({"runs": [run.to_json() for run in runs],
+                                  "cpu_s": t.user + t.system + t.children_user
+                                  + t.children_system}) + "\n")
             out.flush()
     finally:
         spawner.close()

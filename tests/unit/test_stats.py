@@ -305,7 +305,7 @@ def test_a_ratio_that_left_while_best_runs_did_not_is_best_disagree() -> None:
     assert v.outcome == "inconclusive"
     assert v.reason_code == "best_disagree"
     assert v.best_ratio == 1.0
-    assert v.reason == "the runs read +5.0% but the best runs +0.0%: a real difference moves both"
+    assert v.reason == "the runs read +5.0% but the best runs +0.0%: a real difference moves both alike"
 
 
 def test_bonferroni_widens_the_interval() -> None:
