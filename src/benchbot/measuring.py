@@ -209,17 +209,27 @@ class Sequential:
 
     def _admit(self, active: Sequence[str]) -> list[str]:
         """The workloads that get the next rounds: those nearest to a decision first, as
-        many as the remaining budget can carry to their next decision (at least one)."""
+        many as the remaining budget can carry to their next look (at least one). While
+        the budget lasts every workload goes on (a projection from a few pairs is a poor
+        guide, and each look costs half as much again as the last); when it runs short,
+        the ones likeliest to settle get it."""
         left = self.deadline - time.monotonic()
-        costs = sorted((self._cost_to_settle(n), n) for n in active)
+        order = sorted(active, key=self._cost_to_settle)
         chosen: list[str] = []
         spent = 0.0
-        for cost, name in costs:
+        for name in order:
+            cost = self._cost_to_look(name)
             if chosen and spent + cost > left:
                 continue
             chosen.append(name)
             spent += cost
         return [n for n in self.names if n in chosen]  # rounds keep the config's order
+
+    def _cost_to_look(self, name: str) -> float:
+        result = self.triplets.results[name]
+        looks = self.schedule[name]
+        due = looks[min(self.done_looks[name], len(looks) - 1)]
+        return max(due - result.pairs, 1) * self._triplet_s(name)
 
     def _cost_to_settle(self, name: str) -> float:
         result = self.triplets.results[name]
