@@ -314,3 +314,43 @@ def test_a_config_of_one_workload_still_splits() -> None:
     config: Config = parse_config("version: 1\nworkloads: [{name: only, run: x}]\n")
     plans = [shards.plan(config, Shard(index=k, count=3)) for k in (1, 2, 3)]
     assert [len(p.config.workloads) for p in plans] == [1, 0, 0]
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def test_the_report_names_the_machines_and_the_missing_and_failed_shards() -> None:
+    from benchbot.report import render_results
+
+    doc = mixed()
+    names = [b.name for b in doc.benchmarks]
+    files = split_doc(doc, [names[:2], names[2:4], names[4:]])
+    whole = render_results(merging.merge(files))
+    assert ("Measured on 2 machines in 3 shards: shard 1/3 on `bench-1 (aaaaaaaa)` (2 workloads), "
+            "shard 2/3 on `bench-2 (bbbbbbbb)` (2 workloads)") in whole
+    assert "| machines | shard 1/3: bench-1 (aaaaaaaa), Example CPU" in whole
+    assert "[!WARNING]" not in whole
+    partial = merging.merge([files[0]], allow_missing=True, failed=[
+        FailedShard(index=3, reason="build of head failed (exit 2): make\n<img src=x> @alice")])
+    text = render_results(partial)
+    assert "check: **neutral**" in text
+    assert ("> **Shard 2 of 3 did not report** (its job failed, was cancelled or never ran). "
+            "**Shard 3 of 3 failed:** build of head failed (exit 2): make. Not measured: `sum`, "
+            "`edit_distance`, `crash`, `parse`. The check is neutral until every shard reports.") in text
+    assert "Measured on 1 machine in 1 shard (of 3)" in text
+    html = render_results(replace(partial, failed_shards=(FailedShard(index=3, reason="<img src=x>"),)), "html")
+    assert "failed:</strong> &lt;img src=x&gt;" in html and "<img src=x>" not in html
+
+
+def test_a_shard_s_own_report_says_what_share_it_holds() -> None:
+    from benchbot.report import render_results
+
+    doc = mixed()
+    names = [b.name for b in doc.benchmarks]
+    own = split_doc(doc, [names[:2], names[2:]])[1].doc
+    assert ("Shard 2 of 2: 4 of the comparison's 6 workloads, measured on `bench-2 (bbbbbbbb)`. "
+            "`benchbot merge` makes one comparison") in render_results(own)
+    empty = replace(own, benchmarks=(), shard=replace(own.shard, plan=(tuple(names), ())))
+    text = render_results(empty)
+    assert "Shard 2 of 2 has no workloads: the split gave all 6 to the other shards" in text
+    assert "| workload |" not in text and "A/A check" not in text
