@@ -328,7 +328,7 @@ def test_the_report_names_the_machines_and_the_missing_and_failed_shards() -> No
     whole = render_results(merging.merge(files))
     assert ("Measured on 2 machines in 3 shards: shard 1/3 on `bench-1 (aaaaaaaa)` (2 workloads), "
             "shard 2/3 on `bench-2 (bbbbbbbb)` (2 workloads)") in whole
-    assert "| machines | shard 1/3: bench-1 (aaaaaaaa), Example CPU" in whole
+    assert "| shard 1/3 | bench-1 (aaaaaaaa): Example CPU" in whole and "| load before" not in whole
     assert "[!WARNING]" not in whole
     partial = merging.merge([files[0]], allow_missing=True, failed=[
         FailedShard(index=3, reason="build of head failed (exit 2): make\n<img src=x> @alice")])

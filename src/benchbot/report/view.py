@@ -22,6 +22,8 @@ from benchbot.model import (
     OUTCOMES,
     Benchmark,
     Better,
+    Environment,
+    Machine,
     Outcome,
     PhaseRuns,
     Results,
@@ -213,6 +215,11 @@ class ReportView:
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
 
     @property
+    def per_machine(self) -> bool:
+        """Shards ran on several machines: the environment rows are one per shard."""
+        return self.shards is not None and self.shards.machines > 1
+
+    @property
     def aa_noisy(self) -> str:
         """Who the A/A check found too noisy: the runner, or the runners of the shards."""
         several = self.shards is not None and self.shards.machines > 1
@@ -269,20 +276,30 @@ def _first_line(text: str, limit: int = 300) -> str:
 
 
 def _environment(doc: Results) -> tuple[tuple[str, str], ...]:
-    """The machine's rows; after a merge of shards from several machines, one row names
-    each shard's machine."""
+    """The machine's rows; after a merge of shards measured on several machines, a row
+    for each shard's machine with its own CPU, load and other processes' work."""
     env = doc.environment
+    if _machines(doc) > 1:
+        return tuple((f"shard {s.index}/{s.count}", _machine_words(s.machine, s.environment))
+                     for s in doc.shards or ())
     rows = [("CPU", f"{env.cpu} ({env.cores} usable cores)"), ("kernel", env.kernel),
             ("Python", env.python), ("governor", env.governor or "not exposed")]
-    machines = {s.machine for s in doc.shards or ()}
-    if len(machines) > 1:
-        rows.append(("machines", "; ".join(
-            f"shard {s.index}/{s.count}: {s.machine.label if s.machine else 'unknown'}, "
-            f"{s.environment.cpu} ({s.environment.cores} usable cores), {s.environment.kernel}"
-            for s in doc.shards or ())))
-    elif env.machine is not None:
+    if env.machine is not None:
         rows.append(("machine", env.machine.label))
     return tuple(rows)
+
+
+def _machines(doc: Results) -> int:
+    return len({s.machine for s in doc.shards or ()})
+
+
+def _machine_words(machine: Machine | None, env: Environment) -> str:
+    load = " / ".join(f"{v:.2f}" for v in env.load_before) or "–"
+    after = " / ".join(f"{v:.2f}" for v in env.load_after) or "–"
+    other = "not measured" if env.other_cpu is None else f"{env.other_cpu:.2f} CPUs"
+    return (f"{machine.label if machine else 'unknown machine'}: {env.cpu} ({env.cores} usable "
+            f"cores), {env.kernel}, Python {env.python}, governor {env.governor or 'not exposed'}; "
+            f"load {load} → {after}; other processes {other}")
 
 
 def _shards_view(doc: Results) -> ShardsView | None:
@@ -304,8 +321,7 @@ def _shards_view(doc: Results) -> ShardsView | None:
                      for f in doc.failed_shards or ()], key=lambda g: g.index)
     unmeasured = doc.unmeasured or ()
     return ShardsView(own=None, total=len(doc.benchmarks) + len(unmeasured), reported=reported,
-                      machines=len({s.machine for s in doc.shards}), gaps=tuple(gaps),
-                      unmeasured=unmeasured)
+                      machines=_machines(doc), gaps=tuple(gaps), unmeasured=unmeasured)
 
 
 def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
