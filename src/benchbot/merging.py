@@ -90,7 +90,8 @@ def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
     docs = [f.doc for f in ordered]
     benchmarks, aa = _judged(docs)
     unreported = [*missing, *(f.index for f in failed)]
-    unmeasured = tuple(n for k in sorted(unreported) for n in first.shard.plan[k - 1])
+    plan = first.shard.plan
+    unmeasured = tuple(n for k in sorted(unreported) if k <= len(plan) for n in plan[k - 1])
     return replace(
         first, created=max(d.created for d in docs), benchmarks=tuple(benchmarks), aa=aa,
         environment=_environment(docs), sandbox=_weakest_sandbox(docs),

@@ -6,7 +6,7 @@ earlier results file if one is given), so the shards of one comparison never mea
 workload twice or leave one out, whatever machine or moment they run on.
 
 The split balances expected cost with the greedy longest-processing-time rule: the
-workloads, dearest first (ties by name), each go to the shard with the least cost so far
+workloads, costliest first (ties by name), each go to the shard with the least cost so far
 (ties to the lowest index). It is within 4/3 of the best split and needs no search. A
 workload's expected cost is what an earlier results file measured (its median wall time
 times the runs it took), else its config ``weight`` in the unit of the measured ones.

@@ -354,3 +354,14 @@ def test_a_shard_s_own_report_says_what_share_it_holds() -> None:
     text = render_results(empty)
     assert "Shard 2 of 2 has no workloads: the split gave all 6 to the other shards" in text
     assert "| workload |" not in text and "A/A check" not in text
+
+
+def test_a_machine_is_named_by_its_host_and_a_stable_hashed_id() -> None:
+    from benchbot import machine
+
+    me = machine.identity()
+    assert me == machine.identity() and re.fullmatch(r"[0-9a-f]{12}", me.id)
+    assert me.label == f"{me.hostname} ({me.id[:8]})"
+    raw = Path("/etc/machine-id")
+    if raw.is_file():
+        assert raw.read_text().strip()[:12] != me.id  # hashed, never the id itself
