@@ -72,10 +72,10 @@ def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
     Every refusal is a ResultsError of one line naming the files.
     """
     check(files)
-    first = files[0].doc
+    ordered = sorted(files, key=lambda f: f.doc.shard.index if f.doc.shard else 0)
+    first = ordered[0].doc  # the document's settings and seed are the lowest shard's
     assert first.shard is not None
     count = first.shard.count
-    ordered = sorted(files, key=lambda f: f.doc.shard.index if f.doc.shard else 0)
     present = {f.doc.shard.index for f in ordered if f.doc.shard}
     failed = sorted({f.index: f for f in failed if f.index not in present}.values(),
                     key=lambda f: f.index)
@@ -84,7 +84,8 @@ def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
     if missing and not allow_missing:
         given = ", ".join(f"{f.where} ({f.doc.shard.index}/{count})" for f in ordered if f.doc.shard)
         raise ResultsError(
-            f"cannot merge: shard {_and(missing)} of {count} is missing (given: {given}); "
+            f"cannot merge: {_shards(missing)} of {count} {'is' if len(missing) == 1 else 'are'} "
+            f"missing (given: {given}); "
             "pass --allow-missing to merge the shards that reported"
         )
     docs = [f.doc for f in ordered]
@@ -213,6 +214,9 @@ def _weakest_sandbox(docs: Sequence[Results]) -> SandboxInfo | None:
     return next((b for b in boxes if b.kind == "none"), boxes[0] if boxes else None)
 
 
-def _and(items: Sequence[int]) -> str:
+def _shards(items: Sequence[int]) -> str:
+    """``shard 2``, ``shards 2 and 3``, ``shards 1, 2 and 4``."""
     words = [str(i) for i in items]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    if len(words) == 1:
+        return f"shard {words[0]}"
+    return "shards " + ", ".join(words[:-1]) + " and " + words[-1]

@@ -234,6 +234,8 @@ def test_missing_shards_are_refused_unless_allowed_then_named_and_neutral() -> N
     with pytest.raises(ResultsError, match=r"^cannot merge: shard 2 of 3 is missing \(given: "
                        r"shard1\.json \(1/3\), shard3\.json \(3/3\)\); pass --allow-missing"):
         merging.merge([files[0], files[2]])
+    with pytest.raises(ResultsError, match=r"^cannot merge: shards 1 and 3 of 3 are missing"):
+        merging.merge([files[1]])
     merged = merging.merge([files[2], files[0]], allow_missing=True)
     assert merged.missing_shards == (2,) and merged.unmeasured == tuple(names[2:4])
     assert [s.index for s in merged.shards or ()] == [1, 3]
