@@ -130,11 +130,12 @@ def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], abort
               incomplete: bool = False) -> Summary:
     """Counts per outcome, the geometric mean ratio, and the check's conclusion.
 
-    The conclusion is ``neutral`` when the comparison is ``incomplete`` (a shard did not
-    report or failed: the whole was not compared, whatever the shards that reported
-    found); else ``failure`` when an outcome in ``fail_on`` occurred (the one meaning of
-    fail_on: the check, the exit status of ``compare --fail-on`` and the Action's
-    conclusion); else ``neutral`` when anything was inconclusive, invalid or aborted.
+    The conclusion is ``failure`` when an outcome in ``fail_on`` occurred (the one meaning
+    of fail_on: the check, the exit status of ``compare --fail-on`` and the Action's
+    conclusion), also when the comparison is ``incomplete``: a regression a shard found is
+    not hidden because another shard's machine went down. Else ``neutral`` when the
+    comparison is incomplete (a shard did not report or failed: the whole was not
+    compared) or anything was inconclusive, invalid or aborted; else ``success``.
     """
     counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     logs = []
@@ -143,11 +144,9 @@ def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], abort
         if b.verdict.outcome != "invalid" and b.verdict.ratio:
             logs.append(math.log(b.verdict.ratio))
     geomean = math.exp(sum(logs) / len(logs)) if logs else None
-    if incomplete:
-        conclusion = "neutral"
-    elif any(counts[o] for o in fail_on):
+    if any(counts[o] for o in fail_on):
         conclusion = "failure"
-    elif aborted or counts["inconclusive"] or counts["invalid"]:
+    elif incomplete or aborted or counts["inconclusive"] or counts["invalid"]:
         conclusion = "neutral"
     else:
         conclusion = "success"

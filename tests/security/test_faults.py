@@ -4,7 +4,7 @@ Whatever happens after the check run is created (a crash, a full disk, a cancell
 measure job that failed or left a forged results file), it is completed with a conclusion
 and a one-line reason, and the sticky comment no longer says "measuring". With shards, a
 shard that did not report, failed, or left a forged or another shard's file is named,
-and the check is neutral.
+and the check cannot pass (neutral, or failure for a slowdown another shard found).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def test_the_gate_s_own_failure_after_opening_the_check_ends_it(env: Env, fake: 
 
 
 @pytest.mark.parametrize("case", ["missing", "failed", "forged", "swapped"])
-def test_a_shard_that_did_not_report_makes_the_check_neutral_and_is_named(
+def test_a_shard_that_did_not_report_is_named_and_the_check_cannot_pass(
         shard_env: Env, fake: FakeGitHub, case: str) -> None:
     env = shard_env
     payload = env.comment_event("/bench")
@@ -227,10 +227,10 @@ def test_a_shard_that_did_not_report_makes_the_check_neutral_and_is_named(
         shutil.copytree(first.results_dir, copy)
         runs.append(Run(0, "", {"artifact": "benchbot-results-shard-2-of-2"}, "", copy))
     done = publish_shards(env, payload, job, artifacts(env, *runs), result="failure")
-    # a slowdown was found in shard 1, but half of the comparison is missing: neutral
-    assert done.outputs["conclusion"] == "neutral" and done.outputs["slower"] == "1"
+    # half of the comparison is missing, and the slowdown shard 1 found still fails it
+    assert done.outputs["conclusion"] == "failure" and done.outputs["slower"] == "1"
     (check,) = fake.check_runs.values()
-    assert (check["status"], check["conclusion"]) == ("completed", "neutral")
+    assert (check["status"], check["conclusion"]) == ("completed", "failure")
     assert "shard 2 of 2 missing or failed" in check["output"]["title"]
     (comment,) = sticky(fake)
     body = comment["body"]
@@ -241,7 +241,7 @@ def test_a_shard_that_did_not_report_makes_the_check_neutral_and_is_named(
         "swapped": "**Shard 2 of 2 failed:** the results file of shard 2/2 says it is shard 1 of 2.",
     }[case]
     assert expected in body, body
-    assert "Not measured: `snooze`" in body and "The check is neutral until every shard reports" in body
+    assert "Not measured: `snooze`" in body and "The check cannot pass until every shard reports" in body
     assert "`nap`" in body
 
 

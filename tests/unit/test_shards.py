@@ -240,8 +240,10 @@ def test_missing_shards_are_refused_unless_allowed_then_named_and_neutral() -> N
     assert merged.missing_shards == (2,) and merged.unmeasured == tuple(names[2:4])
     assert [s.index for s in merged.shards or ()] == [1, 3]
     assert verdicts(merged)["sort"][0] == "slower"
-    assert merged.summary.conclusion == "neutral" and merged.is_incomplete
-    assert results.concluded(merged, ("slower",)).summary.conclusion == "neutral"
+    assert merged.is_incomplete
+    # incomplete cannot pass; a slowdown a shard found is not hidden by the missing one
+    assert results.concluded(merged, ()).summary.conclusion == "neutral"
+    assert results.concluded(merged, ("slower",)).summary.conclusion == "failure"
     failed = merging.merge([files[0]], allow_missing=True,
                            failed=[FailedShard(index=3, reason="build of head failed")])
     assert failed.missing_shards == (2,) and failed.failed_shards == (
@@ -335,10 +337,10 @@ def test_the_report_names_the_machines_and_the_missing_and_failed_shards() -> No
     partial = merging.merge([files[0]], allow_missing=True, failed=[
         FailedShard(index=3, reason="build of head failed (exit 2): make\n<img src=x> @alice")])
     text = render_results(partial)
-    assert "check: **neutral**" in text
+    assert "check: **failure**" in text  # the slowdown found; the gap does not hide it
     assert ("> **Shard 2 of 3 did not report** (its job failed, was cancelled or never ran). "
             "**Shard 3 of 3 failed:** build of head failed (exit 2): make. Not measured: `sum`, "
-            "`edit_distance`, `crash`, `parse`. The check is neutral until every shard reports.") in text
+            "`edit_distance`, `crash`, `parse`. The check cannot pass until every shard reports.") in text
     assert "Measured on 1 machine in 1 shard (of 3)" in text
     html = render_results(replace(partial, failed_shards=(FailedShard(index=3, reason="<img src=x>"),)), "html")
     assert "failed:</strong> &lt;img src=x&gt;" in html and "<img src=x>" not in html
