@@ -99,3 +99,11 @@ def env(tmp_path: Path, fake: Any) -> Any:
     from tests.ghenv import Env, make_workspace
 
     return Env(tmp_path, fake, make_workspace(tmp_path))
+
+
+@pytest.fixture
+def shard_env(tmp_path: Path, fake: Any) -> Any:
+    """As ``env``, with two workloads to split over two shards (tests/ghenv.py)."""
+    from tests.ghenv import SHARD_CONFIG, Env, make_workspace
+
+    return Env(tmp_path, fake, make_workspace(tmp_path, config=SHARD_CONFIG))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -34,6 +35,11 @@ defaults:
 workloads:
   - name: nap
     run: ["./nap.sh"]
+"""
+# Two workloads, both the planted 10x slowdown of nap.sh: split in two, one in each shard.
+SHARD_CONFIG = CONFIG + """\
+  - name: snooze
+    run: ["./nap.sh", "again"]
 """
 FAST = "#!/bin/sh\nsleep 0.002\n"
 SLOW = "#!/bin/sh\nsleep 0.02\n"
@@ -227,3 +233,41 @@ def sticky(fake: FakeGitHub, number: int = 2) -> list[dict[str, Any]]:
 
 def reactions(fake: FakeGitHub, comment_id: int) -> list[str]:
     return [r["content"] for r in fake.reactions if r["comment_id"] == comment_id]
+
+
+# --- the sharded workflow: gate, a matrix of measure jobs, publish ----------------------
+
+
+def gate_shards(env: Env, payload: dict[str, Any], shards: int = 2) -> Run:
+    """The gate with the input ``shards``; it must approve."""
+    run = env.run("issue_comment", payload, BENCHBOT_MODE="gate", BENCHBOT_SHARDS=str(shards))
+    assert run.returncode == 0, run.stderr
+    assert run.outputs["run"] == "true"
+    return run
+
+
+def measure_shard(env: Env, payload: dict[str, Any], job: str, shard: str) -> Run:
+    """One measure job of the matrix (input ``shard``), given no token at all."""
+    run = env.run("issue_comment", payload, BENCHBOT_MODE="measure", BENCHBOT_JOB=job,
+                  BENCHBOT_SHARD=shard, _drop_token="1")
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def artifacts(env: Env, *runs: Run) -> Path:
+    """The publish job's download: each measure job's artifact in a folder of its name
+    (actions/download-artifact with a pattern and merge-multiple: false)."""
+    folder = env.tmp / "downloaded"
+    folder.mkdir(exist_ok=True)
+    for run in runs:
+        shutil.copytree(run.results_dir, folder / run.outputs["artifact"])
+    return folder
+
+
+def publish_shards(env: Env, payload: dict[str, Any], job: str, folder: Path,
+                   result: str = "success") -> Run:
+    """The publish job over the downloaded artifacts."""
+    run = env.run("issue_comment", payload, BENCHBOT_MODE="publish", BENCHBOT_JOB=job,
+                  BENCHBOT_MEASURE_RESULT=result, BENCHBOT_RESULTS_DIR=str(folder))
+    assert run.returncode == 0, run.stderr
+    return run

@@ -48,8 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
     m = sub.add_parser("merge", help="combine results files of shards of one comparison",
                        formatter_class=_FORMAT)
-    m.add_argument("files", type=Path, nargs="+")
+    m.add_argument("files", type=Path, nargs="+", metavar="FILE.json",
+                   help="the results files of `compare --shard K/N`, one per shard")
     m.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
+    m.add_argument("--allow-missing", action="store_true",
+                   help="merge the shards that reported even when some did not; the document "
+                   "names the missing shards and its check is neutral")
     sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=_FORMAT)
     _github_parser(sub.add_parser("github", formatter_class=_FORMAT,
                                   help="the GitHub Action's entry point (reads the Actions environment)"))
@@ -96,6 +100,13 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
                    help="skip the A/A check (not recommended)")
     c.add_argument("--seed", type=argparse_type("seed"), default=None,
                    help="order and bootstrap seed (default: random, recorded)")
+    c.add_argument("--shard", type=argparse_type("shard"), default=None, metavar="K/N",
+                   help="measure only share K of N of the workloads (after --only), split by "
+                   "expected cost the same way on every machine; `benchbot merge` combines "
+                   "the shards' results files (default: all workloads)")
+    c.add_argument("--shard-costs", dest="shard_costs", type=Path, default=None,
+                   metavar="FILE.json", help="with --shard: split by the cost each workload "
+                   "took in this earlier results file (default: the config's weights)")
     _outputs(c)
 
 
@@ -182,8 +193,17 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "compare":
         from benchbot import engine
 
+        costs = None
+        if args.shard_costs is not None:
+            if args.shard is None:
+                raise UsageError("benchbot compare: --shard-costs splits the workloads for "
+                                 "--shard K/N; give --shard too (see --help)")
+            from benchbot import shards
+
+            costs = shards.costs_from(results.load(args.shard_costs))
         request = engine.Request(repo=args.repo, base=args.base, head=args.head,
-                                 config_path=args.config, overrides=overrides(args))
+                                 config_path=args.config, overrides=overrides(args),
+                                 shard=args.shard, shard_costs=costs)
         doc = engine.compare(request, reporter=_reporter(args, err),
                              prepare=lambda: prepare_reports(args))
         return _emit(doc, args, out, err)
@@ -201,7 +221,10 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":
-        merged = results.merge([results.load(f) for f in args.files])
+        from benchbot import merging
+
+        files = [merging.ShardFile(str(f), results.load(f)) for f in args.files]
+        merged = merging.merge(files, allow_missing=args.allow_missing)
         _write(results.dumps(merged), args.output, out)
         return EXIT_OK
     if args.command == "doctor":

@@ -39,6 +39,7 @@ DEFAULT_PATHS = (".github/benchbot.yml", "benchbot.yml")
 
 MAX_TIMEOUT_S = 86_400.0  # a day per run
 MAX_WARMUP = 100
+MAX_WEIGHT = 1e9  # a weight is relative: a billion to one is more than any split needs
 MAX_CPU = 4095  # highest CPU number a pin may name (Linux's default NR_CPUS is 8192 at most)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 # Floors of process timing (spec/verdict.md, Defaults).
@@ -55,7 +56,7 @@ SETTING_KEYS = (
     "runs", "warmup", "parity", "floor", "timeout", "order", "metric",
     "pattern", "expect", "env", "cwd", "pin", "better", "max_runs", "stdout",
 )  # fmt: skip
-WORKLOAD_KEYS = ("name", "run", *SETTING_KEYS)
+WORKLOAD_KEYS = ("name", "run", *SETTING_KEYS, "weight")
 TOP_KEYS = (
     "version", "build", "defaults", "workloads", "aa", "confirm",
     "alpha", "base", "status", "github", "seed", "sandbox", "pass_env", "budget",
@@ -103,6 +104,9 @@ class WorkloadConfig:
     pin: tuple[int, ...] | None = None
     better: Better = "lower"
     stdout: Literal["capture", "discard"] = "capture"
+    # Expected cost relative to the other workloads, for splitting them over shards (a
+    # cost measured in an earlier results file wins over it).
+    weight: float = 1.0
     line: int = 0
 
     @property
@@ -637,8 +641,17 @@ class _Reader:
             if fields.get("floor_ns") is not None:
                 fields["floor_ns"] *= 1e9
             run = self.argv(pairs["run"][1], _join(key, "run"))
+            if "weight" in pairs:
+                fields["weight"] = self.weight(pairs["weight"][1], _join(key, "weight"))
             out.append(WorkloadConfig(name=name, run=run, line=_line(node), **fields))
         return tuple(out)
+
+    def weight(self, node: Node, key: str) -> float:
+        value = self.number(node, key)
+        if value <= 0 or value > MAX_WEIGHT:
+            self.fail(node, key, f"must be a positive number up to {MAX_WEIGHT:g} (the workload's "
+                      f"expected cost relative to the others; default 1), got {node.value}")
+        return value
 
     def name(self, node: Node, key: str) -> str:
         name = self.text(node, key)

@@ -7,6 +7,7 @@ what a figure means lives in ``stats``, every byte of the results file in ``resu
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import tempfile
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchbot import gitops, machine, measuring, procs, results, sandbox, stats
+from benchbot import gitops, machine, measuring, procs, results, sandbox, shards, stats
 from benchbot.config import (
     DEFAULT_PATHS,
     Config,
@@ -25,7 +26,7 @@ from benchbot.config import (
 )
 from benchbot.errors import ConfigError
 from benchbot.judge import judge
-from benchbot.model import Results, Revision, SandboxInfo
+from benchbot.model import AASummary, Results, Revision, SandboxInfo, Shard
 from benchbot.runner import ProcessSpawner, Spawner, target
 from benchbot.settings import Overrides
 
@@ -42,6 +43,8 @@ class Request:
     repository: str | None = None
     resolve_merge_base: bool = True  # False: take `base` as given (the caller resolved it)
     config: Config | None = None  # already read (benchbot github reads it at the base revision)
+    shard: Shard | None = None  # measure only this share of the workloads (shards.py)
+    shard_costs: Mapping[str, float] | None = None  # seconds each took before, to split by
 
 
 class Reporter:
@@ -100,11 +103,26 @@ def compare(
     head_ref = gitops.WORKTREE if request.head in (gitops.WORKTREE, ".") else request.head
     head_sha = (gitops.snapshot(repo) if head_ref == gitops.WORKTREE
                 else gitops.resolve(repo, request.head))
-    config = request.overrides.apply(load_request_config(request, repo, base_sha))
+    whole = request.overrides.apply(load_request_config(request, repo, base_sha))
+    part = shards.plan(whole, request.shard, request.shard_costs)
+    config = part.config
     check_pins(config)
     if request.resolve_merge_base and config.base == "merge-base":
         base_sha = gitops.merge_base(repo, base_sha, head_sha)
     seed = config.seed if config.seed is not None else secrets.randbits(32)
+    base, head = Revision(ref=request.base, sha=base_sha), Revision(ref=head_ref, sha=head_sha)
+    document = functools.partial(
+        results.build, config=whole, base=base, head=head, seed=seed,
+        repository=request.repository, fail_on=config.status.fail_on, repo=str(repo),
+        config_file=str(request.config_path.resolve()) if request.config_path else None,
+        family=part.family, shard=part.shard, config_digest=part.digest,
+    )
+    if part.shard is not None:
+        reporter.note(f"shard {request.shard}: {len(config.workloads)} of "
+                      f"{len(whole.workloads)} workloads")
+        if not config.workloads:  # nothing to build or measure: say so in a file of its own
+            return document(workloads=[], environment=machine.finish(machine.snapshot()),
+                            aa=AASummary(status="skipped", abort_fraction=config.aa.abort_fraction))
     source = os.environ if source_env is None else source_env
     box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
     env = sandbox.clean_env(source, pass_env=config.pass_env)
@@ -136,21 +154,22 @@ def compare(
                 base={w.name: target(w, co["base"].path) for w in config.workloads},
                 head={w.name: target(w, co["head"].path) for w in config.workloads},
                 reporter=reporter,
+                policy=measuring.policy(config, seed, family=part.family,
+                                        abort=part.shard is None),
             )
             measured = measuring.measure(ctx, deadline=started + config.budget_s)
-    judgement = judge(measured.workloads(config), measuring.policy(config, seed))
+    # A shard's own file applies the A/A abort rule to its own workloads; merge applies
+    # it again to all of them.
+    judgement = judge(measured.workloads(config),
+                      measuring.policy(config, seed, family=part.family))
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
-    return results.build(
-        config=config,
+    return document(
         workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
                                           measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
-        base=Revision(ref=request.base, sha=base_sha), head=Revision(ref=head_ref, sha=head_sha),
-        seed=seed, environment=machine.finish(env_before, unreaped), repository=request.repository,
-        aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
-        fail_on=config.status.fail_on, repo=str(repo),
-        config_file=str(request.config_path.resolve()) if request.config_path else None,
+        environment=machine.finish(env_before, unreaped), aa=judgement.aa,
+        sandbox=SandboxInfo(kind=box.kind, description=box.description),
     )
 
 

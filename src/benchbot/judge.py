@@ -7,7 +7,14 @@ function, so the flow (spec/verdict.md: A/A first, then A/B, then confirmation o
 standouts) is written once.
 
 Seeds: the A/A phase is judged with ``seed``, the A/B phase with ``seed + 1``, the
-confirmation with ``seed + 2``, the same offsets the engine's order seeds use.
+confirmation with ``seed + 2``, the same offsets the engine's order seeds use. A merged
+comparison keeps each workload's own (its shard's) seed, so judging it again gives the
+verdicts its shard gave.
+
+The error control spans the whole comparison, also when a machine measures a share of it
+(``shards``): ``Policy.family`` then says how many workloads the whole has, so that a
+sequential look spends alpha / (family · k (k + 1)) and the fixed design's Bonferroni
+divides by the whole's count, not by the share judged here.
 
 Two designs: ``pairs`` (the fixed design: an A/A phase, an A/B phase, a confirmation of
 standouts) and ``triplets`` (sequential: rounds of base, base again and head; the A/A
@@ -24,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from benchbot import sequential, stats
-from benchbot.model import AASummary, Better, Design, PhaseRuns, Rule, Verdict
+from benchbot.model import AASummary, Better, Design, Family, PhaseRuns, Rule, Verdict
 
 CALLS = ("slower", "faster")
 
@@ -40,6 +47,7 @@ class Workload:
     phases: Mapping[str, PhaseRuns] = field(default_factory=dict)
     design: Design = "pairs"
     looks: int = 1  # triplets: the looks taken (the error spent depends on it)
+    seed: int | None = None  # its own seed (a merged comparison's shard's); None: the policy's
 
     def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The judged values of a phase's reference and candidate arms."""
@@ -61,6 +69,10 @@ class Policy:
     # Rule fields to change for every comparison (benchmarks/ try variants of the rule).
     rule_changes: Mapping[str, object] = field(default_factory=dict)
     low_quantile: float = sequential.LOW_QUANTILE  # triplets' best-run side
+    # The whole comparison's workloads (None: those judged here are the whole).
+    family: Family | None = None
+    # False: apply no A/A abort here (a shard measures on: merge applies the rule to all).
+    abort: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,15 +109,18 @@ def rule_for(w: Workload, policy: Policy, *, seed: int, comparisons: int = 1) ->
 
 def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
     """The verdicts of spec/verdict.md for the phases recorded so far."""
-    paired = [w for w in workloads if w.design == "pairs"]
-    family = sum(1 for w in workloads if w.design == "triplets")
-    comparisons = 1 if policy.confirm else max(1, len(paired))
-    seq = {w.name: _triplets(w, policy, family) for w in workloads if w.design == "triplets"}
+    whole = policy.family or Family(
+        sequential=sum(1 for w in workloads if w.design == "triplets"),
+        fixed=sum(1 for w in workloads if w.design == "pairs"))
+    comparisons = 1 if policy.confirm else max(1, whole.fixed)
+    seq = {w.name: _triplets(w, policy, whole.sequential) for w in workloads
+           if w.design == "triplets"}
     aa = {w.name: seq[w.name][0] if w.name in seq else
-          _phase(w, "aa", policy, policy.seed, comparisons, None) for w in workloads}
+          _phase(w, "aa", policy, 0, comparisons, None) for w in workloads}
     comparable = tuple(w.name for w in workloads if not _invalid(aa[w.name]))
     failed = tuple(n for n in comparable if aa[n] is not None and aa[n].outcome in CALLS)  # type: ignore[union-attr]
-    aborted = policy.aa and bool(comparable) and len(failed) > policy.abort_fraction * len(comparable)
+    aborted = (policy.aa and policy.abort and bool(comparable)
+               and len(failed) > policy.abort_fraction * len(comparable))
     summary = _aa_summary(policy, failed, aborted, any(v is not None for v in aa.values()))
     out: dict[str, Judged] = {}
     standouts: list[str] = []
@@ -118,12 +133,12 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
             ab = seq[w.name][1]
             out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a)
             continue
-        ab = _phase(w, "ab", policy, policy.seed + 1, comparisons, a)
+        ab = _phase(w, "ab", policy, 1, comparisons, a)
         final = ab if ab is not None else a
         confirmation = None
         if ab is not None and ab.outcome in CALLS:
             standouts.append(w.name)
-            confirmation = _phase(w, "confirm", policy, policy.seed + 2, 1, a)
+            confirmation = _phase(w, "confirm", policy, 2, 1, a)
             if confirmation is not None:
                 pooled = _pooled(w, policy, a)
                 final = stats.confirm_pooled(ab, confirmation, pooled)
@@ -132,14 +147,20 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
                      standouts=tuple(standouts) if policy.confirm else ())
 
 
-def _phase(w: Workload, name: str, policy: Policy, seed: int, comparisons: int,
+def _seed(w: Workload, policy: Policy) -> int:
+    return policy.seed if w.seed is None else w.seed
+
+
+def _phase(w: Workload, name: str, policy: Policy, offset: int, comparisons: int,
            aa: Verdict | None) -> Verdict | None:
+    """A phase judged with the workload's seed plus ``offset`` (the phase's own)."""
     if name not in w.phases:
         return None
     phase = w.phases[name]
     if phase.failure_code:
         return stats.invalid(phase.failure_code, phase.failure or phase.failure_code)
     x, y = w.values(name)
+    seed = _seed(w, policy) + offset
     verdict = stats.compare(x, y, rule=rule_for(w, policy, seed=seed, comparisons=comparisons),
                             aa_noise=stats.aa_noise_of(aa))
     if aa is not None and aa.outcome in CALLS and name != "aa":
@@ -159,11 +180,11 @@ def _triplets(w: Workload, policy: Policy, family: int) -> tuple[Verdict | None,
     base, again = w.values("aa")
     _, head = w.values("ab")
     look_alpha = sequential.alpha_at(max(1, w.looks), policy.alpha, family)
-    aa_rule = replace(rule_for(w, policy, seed=policy.seed), look_alpha=look_alpha,
+    aa_rule = replace(rule_for(w, policy, seed=_seed(w, policy)), look_alpha=look_alpha,
                       low_quantile=policy.low_quantile)
     aa = stats.compare(base, again, rule=aa_rule)
     mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
-    ab_rule = replace(aa_rule, seed=policy.seed + 1)
+    ab_rule = replace(aa_rule, seed=_seed(w, policy) + 1)
     ab = stats.compare(mean, head, rule=ab_rule, aa_noise=stats.aa_noise_of(aa),
                        low=((base, again), head))
     if aa.outcome in CALLS:
@@ -178,7 +199,7 @@ def _pooled(w: Workload, policy: Policy, aa: Verdict | None) -> Verdict:
         return stats.invalid(confirm.failure_code, confirm.failure or confirm.failure_code)
     ab_x, ab_y = w.values("ab")
     c_x, c_y = w.values("confirm")
-    rule = rule_for(w, policy, seed=policy.seed + 2)
+    rule = rule_for(w, policy, seed=_seed(w, policy) + 2)
     return stats.compare(ab_x + c_x, ab_y + c_y, rule=rule, aa_noise=stats.aa_noise_of(aa))
 
 

@@ -7,14 +7,16 @@ warning carried into the results file and the report.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import resource
+import socket
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchbot.model import Environment
+from benchbot.model import Environment, Machine
 
 LOAD_WARNING = 1.0  # benchbot doctor: a 1-minute load above this is other work
 # Warn when other processes used more than this many CPUs on average while measuring.
@@ -37,6 +39,17 @@ def cpu_model() -> str:
         if key.strip() in ("model name", "Model", "Hardware", "cpu model"):
             return value.strip()
     return platform.processor() or platform.machine() or "unknown"
+
+
+def identity() -> Machine:
+    """This machine: its host name, and an id made from /etc/machine-id (which systemd
+    keeps for the life of an installation) and the host name, hashed so that the file
+    never holds the machine id itself. Where there is no machine id, the host name and
+    the CPU's model stand in for it."""
+    hostname = (socket.gethostname() or "unknown")[:64]
+    secret = _read("/etc/machine-id") or _read("/var/lib/dbus/machine-id") or cpu_model()
+    digest = hashlib.sha256(f"benchbot machine\n{secret}\n{hostname}".encode()).hexdigest()
+    return Machine(hostname=hostname, id=digest[:12])
 
 
 def governor() -> str | None:
@@ -97,7 +110,7 @@ def snapshot() -> Before:
             cpu=cpu_model(), cores=usable_cores(),
             kernel=f"{platform.system()} {platform.release()}",
             python=platform.python_version(), governor=governor(),
-            load_before=tuple(load_average()),
+            load_before=tuple(load_average()), machine=identity(),
         ),
         busy_s=busy_cpu_seconds(), own_s=own_cpu_seconds(), wall_s=time.monotonic(),
     )

@@ -21,7 +21,7 @@ from typing import Protocol
 from benchbot import sequential
 from benchbot.config import Config
 from benchbot.judge import Judgement, Policy, Workload, judge
-from benchbot.model import Measuring, PhaseRuns, Verdict
+from benchbot.model import Family, Measuring, PhaseRuns, Verdict
 from benchbot.runner import Spawner, Target, Triplets, planned_runs, run_phase
 from benchbot.settings import MAX_RUNS
 
@@ -54,10 +54,15 @@ class Measured:
         ]
 
 
-def policy(config: Config, seed: int) -> Policy:
-    """The comparison-wide settings of the verdict rule."""
+def policy(config: Config, seed: int, *, family: Family | None = None,
+           abort: bool = True) -> Policy:
+    """The comparison-wide settings of the verdict rule. ``family``: the whole
+    comparison's, when ``config`` holds a shard of it; ``abort`` False while a shard
+    measures, so that its own A/A check never stops it short of what ``merge`` needs to
+    apply the abort rule to all shards together."""
     return Policy(alpha=config.alpha, confirm=config.confirm, aa=config.aa.enabled,
-                  abort_fraction=config.aa.abort_fraction, seed=seed)
+                  abort_fraction=config.aa.abort_fraction, seed=seed, family=family,
+                  abort=abort)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -71,9 +76,10 @@ class Context:
     env: Mapping[str, str]
     seed: int
     reporter: Progress
+    policy: Policy
 
     def judged(self, measured: Measured) -> Judgement:
-        return judge(measured.workloads(self.config), policy(self.config, self.seed))
+        return judge(measured.workloads(self.config), self.policy)
 
 
 def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> None:
@@ -95,9 +101,9 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
             measured.phases[w.name][name] = results[w.name].recorded(name, w)
             if results[w.name].expected is not None:
                 expected.setdefault(w.name, results[w.name].expected)  # type: ignore[arg-type]
-        return _among(ctx.judged(measured), names)
+        return _among(ctx.judged(measured), names, abort=ctx.policy.abort)
 
-    judgement = _among(ctx.judged(measured), names)
+    judgement = _among(ctx.judged(measured), names, abort=ctx.policy.abort)
     if config.aa.enabled:
         judgement = phase("aa", names, ctx.base, ("base", "base"), ctx.seed, runs=config.aa.runs)
     if not judgement.aborted:
@@ -111,12 +117,13 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
                                              why=sequential.WHY["fixed"])
 
 
-def _among(judgement: Judgement, names: Sequence[str]) -> Judgement:
+def _among(judgement: Judgement, names: Sequence[str], *, abort: bool) -> Judgement:
     """The judgement as far as it concerns ``names`` (the fixed group's own A/A rule)."""
     keep = set(names)
     failed = tuple(n for n in judgement.aa.failed if n in keep)
     comparable = tuple(n for n in judgement.comparable if n in keep)
-    aborted = bool(comparable) and len(failed) > judgement.aa.abort_fraction * len(comparable)
+    aborted = (abort and bool(comparable)
+               and len(failed) > judgement.aa.abort_fraction * len(comparable))
     return dataclasses.replace(
         judgement, comparable=comparable,
         standouts=tuple(n for n in judgement.standouts if n in keep),

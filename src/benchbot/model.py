@@ -176,6 +176,20 @@ class ToolInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Family:
+    """How many workloads of the whole comparison share each error control.
+
+    A shard measures some of the workloads, but its verdicts are judged as part of the
+    whole: a sequential look k spends alpha / (sequential · k (k + 1)), and the fixed
+    design with confirmation off widens each interval for ``fixed`` comparisons
+    (Bonferroni), whatever share of them this file holds.
+    """
+
+    sequential: int  # workloads measured until settled
+    fixed: int  # workloads measured with a fixed number of pairs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSettings:
     """The settings the comparison ran with (``settings`` in the file), after overrides."""
 
@@ -193,6 +207,11 @@ class RunSettings:
     max_runs: int | None = omitted_when_none(default=None)  # sequential: the most pairs
     # the --config file given, absolute (None: the repository's own, at the base revision)
     config_file: str | None = omitted_when_none(default=None)
+    # The workloads of the whole comparison each error control spans (a shard's too).
+    family: Family | None = omitted_when_none(default=None)
+    # sha256 of the effective config (after --only and the other settings), for a shard:
+    # merge refuses shards of different configs.
+    config_digest: str | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,6 +238,22 @@ class Environment:
     maxrss_floor_kib: int | None = omitted_when_none(default=None)
     # Other processes' CPU use while measuring, in CPUs (benchbot's own work left out).
     other_cpu: float | None = omitted_when_none(default=None)
+    machine: Machine | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Machine:
+    """Which machine measured: its host name, and a short id that stays the same across
+    runs and tells apart machines that share a host name (a hash of /etc/machine-id, not
+    the id itself, which is meant to stay private)."""
+
+    hostname: str
+    id: str
+
+    @property
+    def label(self) -> str:
+        """The machine as a report names it: ``bench-1 (3f2a9c1d)``."""
+        return f"{self.hostname} ({self.id[:8]})"
 
 
 AAStatus = Literal["passed", "failed", "skipped"]
@@ -292,6 +327,7 @@ class Benchmark:
     verdict: Verdict
     confirmation: Verdict | None = wrapped("verdict", default=None)
     measuring: Measuring | None = omitted_when_none(default=None)
+    machine: Machine | None = omitted_when_none(default=None)  # after a merge: where it ran
 
 
 Conclusion = Literal["success", "failure", "neutral"]
@@ -331,6 +367,48 @@ class SandboxInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Shard:
+    """One share of a comparison's workloads: ``--shard K/N``, the Action's ``shard``."""
+
+    index: int  # 1 … count
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShardInfo:
+    """The shard a results file holds (``shard``), and how the whole was split, so that
+    ``merge`` can tell shards of one split from another's and name what a missing shard
+    would have measured."""
+
+    index: int
+    count: int
+    plan: tuple[tuple[str, ...], ...] = ()  # every shard's workloads, shard 1 first
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShardRecord:
+    """One shard of a merged comparison (``shards[]``): where it ran and what it measured."""
+
+    index: int
+    count: int
+    machine: Machine | None = None
+    seed: int  # each shard orders and judges its runs with a seed of its own
+    workloads: tuple[str, ...]
+    environment: Environment
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailedShard:
+    """A shard whose job ran but left no usable results: why, in one line."""
+
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Results:
     """A whole results file (schema_version 1): it explains its own verdicts."""
 
@@ -348,3 +426,15 @@ class Results:
     summary: Summary
     status: CheckSettings = CheckSettings()
     sandbox: SandboxInfo | None = omitted_when_none(default=None)
+    shard: ShardInfo | None = omitted_when_none(default=None)  # one shard's own file
+    # A merged file: the shards that reported, those that did not or failed, and the
+    # workloads nobody measured because of them.
+    shards: tuple[ShardRecord, ...] | None = omitted_when_none(default=None)
+    missing_shards: tuple[int, ...] | None = omitted_when_none(default=None)
+    failed_shards: tuple[FailedShard, ...] | None = omitted_when_none(default=None)
+    unmeasured: tuple[str, ...] | None = omitted_when_none(default=None)
+
+    @property
+    def is_incomplete(self) -> bool:
+        """Some shard of the comparison did not report: it concludes nothing as a whole."""
+        return bool(self.missing_shards or self.failed_shards)

@@ -30,6 +30,7 @@ from benchbot.model import (
     Benchmark,
     CheckSettings,
     Environment,
+    Family,
     Measuring,
     NoiseModel,
     Outcome,
@@ -38,6 +39,7 @@ from benchbot.model import (
     Revision,
     RunSettings,
     SandboxInfo,
+    ShardInfo,
     Summary,
     ToolInfo,
 )
@@ -46,6 +48,8 @@ SCHEMA_VERSION = 1
 # History (additions keep schema_version 1; a change of meaning would raise it):
 # 1 - first version: arms, phases, aa, verdict, confirmation, environment, seed
 #     + sandbox; phases.*.failure_code and failure_kind; environment.other_cpu
+#     + environment.machine; settings.family and config_digest; shard; after a merge
+#       shards, missing_shards, failed_shards, unmeasured and benchmarks[].machine
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -122,12 +126,16 @@ def benchmark(r: WorkloadResult) -> Benchmark:
     )
 
 
-def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], aborted: bool) -> Summary:
+def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], aborted: bool,
+              incomplete: bool = False) -> Summary:
     """Counts per outcome, the geometric mean ratio, and the check's conclusion.
 
     The conclusion is ``failure`` when an outcome in ``fail_on`` occurred (the one meaning
     of fail_on: the check, the exit status of ``compare --fail-on`` and the Action's
-    conclusion), else ``neutral`` when anything was inconclusive, invalid or aborted.
+    conclusion), also when the comparison is ``incomplete``: a regression a shard found is
+    not hidden because another shard's machine went down. Else ``neutral`` when the
+    comparison is incomplete (a shard did not report or failed: the whole was not
+    compared) or anything was inconclusive, invalid or aborted; else ``success``.
     """
     counts: dict[str, int] = dict.fromkeys(OUTCOMES, 0)
     logs = []
@@ -138,7 +146,7 @@ def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], abort
     geomean = math.exp(sum(logs) / len(logs)) if logs else None
     if any(counts[o] for o in fail_on):
         conclusion = "failure"
-    elif aborted or counts["inconclusive"] or counts["invalid"]:
+    elif incomplete or aborted or counts["inconclusive"] or counts["invalid"]:
         conclusion = "neutral"
     else:
         conclusion = "success"
@@ -149,7 +157,8 @@ def concluded(results: Results, fail_on: Sequence[Outcome], check_name: str | No
     """The same results judged against another ``fail_on`` (the summary made again)."""
     status = CheckSettings(fail_on=tuple(fail_on), name=check_name or results.status.name)
     return replace(results, status=status,
-                   summary=summarize(results.benchmarks, fail_on, results.aa.aborted))
+                   summary=summarize(results.benchmarks, fail_on, results.aa.aborted,
+                                     results.is_incomplete))
 
 
 def build(
@@ -166,8 +175,11 @@ def build(
     fail_on: Sequence[Outcome] = (),
     repo: str | None = None,
     config_file: str | None = None,
+    family: Family | None = None,
+    shard: ShardInfo | None = None,
+    config_digest: str | None = None,
 ) -> Results:
-    """Assemble the results document."""
+    """Assemble the results document (``shard``: the share of the comparison it holds)."""
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
     sequential = any(w.runs is None for w in config.workloads)
@@ -182,13 +194,14 @@ def build(
             aa=config.aa.enabled, config=config.path, repo=repo, config_file=config_file,
             budget_s=config.budget_s if sequential else None,
             max_runs=first.max_runs if sequential else None,
+            family=family, config_digest=config_digest,
         ),
         noise_model=NoiseModel(floor_ns=first.effective_floor_ns, parity=first.parity,
                                rule=SEQUENTIAL_RULE_SENTENCE if sequential else RULE_SENTENCE),
         environment=environment, aa=aa, benchmarks=benchmarks,
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
-        sandbox=sandbox,
+        sandbox=sandbox, shard=shard,
     )
 
 
@@ -283,37 +296,3 @@ def schema() -> dict[str, Any]:
     """The JSON Schema of the results file, shipped with the package."""
     text = resources.files("benchbot").joinpath("schemas/results.schema.json").read_text()
     return dict(json.loads(text))
-
-
-def merge(documents: Sequence[Results]) -> Results:
-    """Combine the results of shards of one comparison (same base and head)."""
-    if not documents:
-        raise ResultsError("nothing to merge")
-    first = documents[0]
-    seen: set[str] = set()
-    benchmarks: list[Benchmark] = []
-    for doc in documents:
-        for side in ("base", "head"):
-            mine, theirs = getattr(doc, side).sha, getattr(first, side).sha
-            if mine != theirs:
-                raise ResultsError(
-                    f"cannot merge: {side} is {mine[:12]} in one file and {theirs[:12]} in another"
-                )
-        for b in doc.benchmarks:
-            if b.name in seen:
-                raise ResultsError(f"cannot merge: workload {b.name!r} is in two files")
-            seen.add(b.name)
-            benchmarks.append(b)
-    statuses = {d.aa.status for d in documents}
-    aa = replace(
-        first.aa,
-        failed=tuple(sorted({n for d in documents for n in d.aa.failed})),
-        aborted=any(d.aa.aborted for d in documents),
-        status="failed" if "failed" in statuses else ("passed" if "passed" in statuses else "skipped"),
-    )
-    warnings = tuple(dict.fromkeys(w for d in documents for w in d.environment.warnings))
-    return replace(
-        first, benchmarks=tuple(benchmarks), aa=aa,
-        environment=replace(first.environment, warnings=warnings),
-        summary=summarize(benchmarks, first.status.fail_on, aa.aborted),
-    )

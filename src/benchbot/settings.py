@@ -19,11 +19,12 @@ if TYPE_CHECKING:  # config imports this module for its bounds
     from benchbot.config import Config
 
 from benchbot.errors import ConfigError
-from benchbot.model import OUTCOMES, Outcome
+from benchbot.model import OUTCOMES, Outcome, Shard
 
 MIN_RUNS = 10
 MAX_RUNS = 1000
 MAX_BUDGET_S = 86_400.0  # a day
+MAX_SHARDS = 64  # machines one comparison is split over
 
 _UNITS_S = {
     "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
@@ -84,6 +85,22 @@ def check_max_runs(value: int) -> int:
     return value
 
 
+def check_shards(value: int) -> int:
+    """How many shards a comparison is split into: 1 to MAX_SHARDS."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SHARDS:
+        raise SettingError(f"must be a whole number from 1 to {MAX_SHARDS}, got {value!r}")
+    return value
+
+
+def check_shard(value: Shard) -> Shard:
+    """One shard of N: 1 <= K <= N <= MAX_SHARDS."""
+    check_shards(value.count)
+    if not 1 <= value.index <= value.count:
+        raise SettingError(f"the shard K/{value.count} must have K from 1 to {value.count}, "
+                           f"got {value.index}")
+    return value
+
+
 def check_parity(value: float) -> float:
     """The practical threshold: a fraction above 0 and below 1."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -141,6 +158,22 @@ def _max_runs(text: str) -> int:
     return check_max_runs(int(text))
 
 
+_SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})")
+
+
+def _shard(text: str) -> Shard:
+    match = _SHARD.fullmatch(text)
+    if not match:
+        raise SettingError(f"must be K/N, the shard K of N (e.g. 2/3), got {text[:40]!r}")
+    return check_shard(Shard(index=int(match[1]), count=int(match[2])))
+
+
+def _shards(text: str) -> int:
+    if not _INT.fullmatch(text) or len(text) > 6:
+        raise SettingError(f"must be a whole number from 1 to {MAX_SHARDS}, got {text[:40]!r}")
+    return check_shards(int(text))
+
+
 def _seed(text: str) -> int:
     if not _INT.fullmatch(text) or int(text) >= 2**63:
         raise SettingError(f"must be a whole number from 0 to 2^63-1, got {text!r}")
@@ -150,6 +183,7 @@ def _seed(text: str) -> int:
 READERS: dict[str, Callable[[str], Any]] = {
     "runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch,
     "fail_on": _outcomes, "seed": _seed, "budget": _budget, "max_runs": _max_runs,
+    "shard": _shard, "shards": _shards,
 }  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchbot import results, sequential
+from benchbot import merging, results, sequential, shards
 from benchbot.config import parse_config
 from benchbot.judge import judge
 from benchbot.measuring import Measured, policy
@@ -21,12 +21,15 @@ from benchbot.model import (
     ARM_NAMES,
     ArmRuns,
     Environment,
+    FailedShard,
+    Machine,
     Measuring,
     PhaseRuns,
     Results,
     Revision,
     RunFailure,
     SandboxInfo,
+    ShardInfo,
 )
 from benchbot.runner import TRIPLET_ORDERS
 from benchbot.sequential import StopReason
@@ -290,8 +293,39 @@ def sequential_design() -> Results:
     })
 
 
+def sharded() -> Results:
+    """Five workloads split over three shards: two machines reported, the third shard's
+    build failed, so its workloads were not measured and the check is neutral."""
+    m = Maker(20)
+    config_text = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+        "{name: sort, run: [kernels/build/sort], weight: 3}",
+        "{name: sum, run: [kernels/build/sum]}", "{name: copy, run: [kernels/build/copy]}",
+        "{name: bfs, run: [kernels/build/bfs], weight: 2}", "{name: parse, run: [bin/parse]}",
+    )
+    whole = document(config_text, {
+        "sort": {"aa": m.same(85e6, 0.004), "ab": m.pair(85e6, 1.08, 0.004),
+                 "confirm": m.pair(85e6, 1.08, 0.004)},
+        "sum": {"aa": m.same(22e6, 0.003), "ab": m.pair(22e6, 1.0, 0.003)},
+        "copy": {"aa": m.same(91e6, 0.005), "ab": m.pair(91e6, 1.0, 0.005)},
+        "bfs": {"aa": m.same(60e6, 0.005), "ab": m.pair(60e6, 1.0, 0.005)},
+        "parse": {"aa": m.same(4.1e6, 0.003), "ab": m.pair(4.1e6, 1.0, 0.003)},
+    })
+    config = parse_config(config_text)
+    plan = shards.plan(config, None)
+    parts = shards.split(config.workloads, 3)
+    machines = (Machine(hostname="bench-1", id="3f2a9c1d0b7e"), Machine(hostname="bench-2", id="8c41e07a5d92"))
+    files = [merging.ShardFile(f"shard{k}.json", replace(
+        whole, benchmarks=tuple(b for b in whole.benchmarks if b.name in parts[k - 1]),
+        shard=ShardInfo(index=k, count=3, plan=parts),
+        settings=replace(whole.settings, family=plan.family, config_digest=shards.digest(config)),
+        environment=replace(whole.environment, machine=machines[k - 1]),
+    )) for k in (1, 2)]
+    failed = FailedShard(index=3, reason="build of head (b2b2b2b2b2b2) failed (exit 2): make -C kernels")
+    return merging.merge(files, allow_missing=True, failed=[failed])
+
+
 SCENARIOS: dict[str, Callable[[], Results]] = {
     "all-level": all_level, "mixed": mixed, "aa-aborted": aa_aborted, "aa-off": aa_off,
     "not-confirmed": not_confirmed, "invalid": invalid, "better-higher": better_higher,
-    "many": many, "sequential": sequential_design,
+    "many": many, "sequential": sequential_design, "sharded": sharded,
 }

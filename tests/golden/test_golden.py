@@ -96,6 +96,10 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
     "sequential": lambda d: outcomes(d)["sort"][0] == "slower" and outcomes(d)["copy"][0] == "level"
     and outcomes(d)["bfs"][0] == "inconclusive" and outcomes(d)["tiny"] == ("inconclusive", "floor")
     and all(b.measuring and b.measuring.design == "triplets" for b in d.benchmarks),
+    "sharded": lambda d: {n: o for n, (o, _) in outcomes(d).items()} == {
+        "sort": "slower", "sum": "level", "bfs": "level"}
+    and d.unmeasured == ("copy", "parse") and d.failed_shards and d.missing_shards == ()
+    and d.summary.conclusion == "failure" and len({b.machine for b in d.benchmarks}) == 2,
 }
 
 

@@ -99,6 +99,7 @@ def check_trust_zones(doc: dict) -> None:
     assert measure["permissions"] == {"contents": "read"}
     assert measure["needs"] == "gate" and "needs.gate.outputs.run == 'true'" in measure["if"]
     assert measure["concurrency"]["cancel-in-progress"] is False
+    assert "token" not in str(measure["steps"])  # no token of its own to the measure step
     assert "concurrency" not in doc and "concurrency" not in gate  # the gate never queues
     assert set(publish["needs"]) == {"gate", "measure"}
     assert publish["if"].startswith("always()")
@@ -114,9 +115,28 @@ def check_trust_zones(doc: dict) -> None:
     assert "needs.measure.result" in str(jobs["publish"]["steps"])
 
 
+def check_sharded(doc: dict) -> None:
+    """The shards of issue "Beyond one machine": the gate decides N and outputs the matrix;
+    measure is a matrix over it that a failed shard does not cancel, at most as many at
+    once as there are machines, one per machine slot; publish merges them all."""
+    gate, measure = doc["jobs"]["gate"], doc["jobs"]["measure"]
+    assert gate["outputs"]["shards"] == "${{ steps.gate.outputs.shards }}"
+    gate_step = next(s for s in gate["steps"] if s.get("with", {}).get("mode") == "gate")
+    assert int(gate_step["with"]["shards"]) >= 2
+    strategy = measure["strategy"]
+    assert strategy["fail-fast"] is False
+    assert strategy["matrix"]["shard"] == "${{ fromJSON(needs.gate.outputs.shards) }}"
+    assert strategy["max-parallel"] >= 1
+    assert "strategy.job-index" in measure["concurrency"]["group"]
+    step = next(s for s in measure["steps"] if s.get("with", {}).get("mode") == "measure")
+    assert step["with"]["shard"] == "${{ matrix.shard }}"
+    assert "matrix.shard" in measure["name"]
+
+
 def test_bench_workflow_shape() -> None:
     doc = yaml.safe_load((ROOT / ".github" / "workflows" / "bench.yml").read_text())
     check_trust_zones(doc)
+    check_sharded(doc)
     step = next(s for s in doc["jobs"]["gate"]["steps"] if s.get("uses") == "./")
     assert step["with"]["config"] == "kernels/benchbot.yml"
     assert (ROOT / "kernels" / "benchbot.yml").is_file()
@@ -126,10 +146,17 @@ def test_the_readme_workflow_has_the_same_trust_zones(tmp_path: Path) -> None:
     check_trust_zones(yaml.safe_load(_readme_workflow(tmp_path).read_text()))
 
 
+def test_the_readme_sharded_workflow_has_the_same_trust_zones_and_a_matrix(tmp_path: Path) -> None:
+    doc = yaml.safe_load(_readme_workflow(tmp_path, "### Shards: more than one machine").read_text())
+    check_trust_zones(doc)
+    check_sharded(doc)
+
+
 def test_action_inputs_and_outputs() -> None:
     doc = yaml.safe_load(ACTION.read_text())
     assert set(doc["inputs"]) >= {"token", "config", "runs", "python", "fail-on",
-                                  "working-directory", "comment", "check-name"}
+                                  "working-directory", "comment", "check-name", "shards",
+                                  "shard"}
     assert all(i.get("description") and "default" in i for i in doc["inputs"].values())
     assert doc["inputs"]["token"]["default"] == "${{ github.token }}"
     assert set(doc["outputs"]) >= {"conclusion", "results", "slower", "faster", "level",
@@ -143,20 +170,28 @@ def test_action_inputs_and_outputs() -> None:
     assert doc["inputs"]["mode"]["default"] == "all"
     run = next(s for s in doc["runs"]["steps"] if s.get("id") == "benchbot")["run"]
     assert run.startswith("exec ")  # no shell holding the token waits above benchbot
+    # each shard uploads under its own name; publish downloads them all, one folder each
+    upload = next(s for s in doc["runs"]["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"] == "${{ steps.benchbot.outputs.artifact || inputs.artifact-name }}"
+    download = next(s for s in doc["runs"]["steps"] if "download-artifact" in s.get("uses", ""))
+    assert download["with"]["pattern"] == "${{ inputs.artifact-name }}*"
+    assert download["with"]["merge-multiple"] is False and "name" not in download["with"]
+    assert doc["outputs"]["shards"]["value"] == "${{ steps.benchbot.outputs.shards }}"
 
 
-def _readme_workflow(tmp_path: Path) -> Path:
+def _readme_workflow(tmp_path: Path, heading: str = "### The workflow") -> Path:
     text = (ROOT / "README.md").read_text()
-    section = text.split("### The workflow", 1)[1]
+    section = text.split(heading, 1)[1]
     block = re.search(r"```yaml\n(.*?)```", section, re.S)
-    assert block, "README: no workflow under 'The workflow'"
+    assert block, f"README: no workflow under {heading!r}"
     path = tmp_path / "bench.yml"
     path.write_text(block.group(1))
     return path
 
 
-def test_the_readme_workflow_is_valid(tmp_path: Path) -> None:
-    path = _readme_workflow(tmp_path)
+@pytest.mark.parametrize("heading", ["### The workflow", "### Shards: more than one machine"])
+def test_the_readme_workflow_is_valid(tmp_path: Path, heading: str) -> None:
+    path = _readme_workflow(tmp_path, heading)
     proc = subprocess.run(
         [*_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", str(path)],
         capture_output=True, text=True, check=False, timeout=120,

@@ -33,6 +33,7 @@ def compare(repo: Path, *extra: str) -> tuple[int, str]:
     ('version: 1\n' + W + '    run: [true]\n    pin: 4096\n', "benchbot.yml:5: workloads[0].pin: must be at most 4095"),
     ('version: 1\n' + W + '    run: [true]\n    pin: 4095\n', "benchbot.yml:3: workloads[0].pin: CPU 4095 is not one this machine lets benchbot use"),
     ('version: 1\n' + W + '    run: [true]\n    runs: 5000\n', "benchbot.yml:5: workloads[0].runs: must be from 10 to 1000"),
+    ('version: 1\n' + W + '    run: [true]\n    weight: 0\n', "benchbot.yml:5: workloads[0].weight: must be a positive number"),
     ('version: 1\n' + W + '    run: [true]\n    warmup: 1000000\n', "benchbot.yml:5: workloads[0].warmup: must be at most 100"),
     ('version: 1\npass_env: [GITHUB_TOKEN]\n' + W + '    run: [true]\n', "benchbot.yml:2: pass_env[0]: GITHUB_TOKEN is never passed"),
     ('version: 1\npass_env: [MY_API_TOKEN]\n' + W + '    run: [true]\n', "benchbot.yml:2: pass_env[0]: MY_API_TOKEN is never passed"),
@@ -62,6 +63,9 @@ def test_a_config_that_is_not_utf8_at_the_base_is_one_line(make_repo: MakeRepo) 
     (["--runs", "9"], "--runs: must be from 10 to 1000"),
     (["--parity", "2"], "--parity: must be above 0 and below 1"),
     (["--only", "nope"], "only: no workload named 'nope'"),
+    (["--shard", "3/2"], "--shard: the shard K/2 must have K from 1 to 2, got 3"),
+    (["--shard", "1/100000"], "--shard: must be a whole number from 1 to 64"),
+    (["--shard", "1/2", "--shard-costs", "/nonexistent.json"], "/nonexistent.json: cannot read"),
 ])
 def test_bad_arguments_are_one_line(make_repo: MakeRepo, argv: list[str], message: str) -> None:
     repo = make_repo({"benchbot.yml": "version: 1\n" + W + "    run: [true]\n"})

@@ -2,7 +2,9 @@
 
 Whatever happens after the check run is created (a crash, a full disk, a cancelled job, a
 measure job that failed or left a forged results file), it is completed with a conclusion
-and a one-line reason, and the sticky comment no longer says "measuring".
+and a one-line reason, and the sticky comment no longer says "measuring". With shards, a
+shard that did not report, failed, or left a forged or another shard's file is named,
+and the check cannot pass (neutral, or failure for a slowdown another shard found).
 """
 
 from __future__ import annotations
@@ -19,7 +21,18 @@ import pytest
 
 from benchbot import engine
 from tests.fakegithub import FakeGitHub
-from tests.ghenv import CONFIG, Env, make_workspace, reactions, sticky
+from tests.ghenv import (
+    CONFIG,
+    Env,
+    Run,
+    artifacts,
+    gate_shards,
+    make_workspace,
+    measure_shard,
+    publish_shards,
+    reactions,
+    sticky,
+)
 
 
 def only_check(fake: FakeGitHub) -> dict:
@@ -184,3 +197,68 @@ def test_the_gate_s_own_failure_after_opening_the_check_ends_it(env: Env, fake: 
     assert f"cannot write GITHUB_OUTPUT {outputs}" in run.stderr
     check = only_check(fake)
     assert (check["status"], check["conclusion"]) == ("completed", "failure")
+
+
+# --- shards: one missing, failed, forged or swapped -------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["missing", "failed", "forged", "swapped"])
+def test_a_shard_that_did_not_report_is_named_and_the_check_cannot_pass(
+        shard_env: Env, fake: FakeGitHub, case: str) -> None:
+    env = shard_env
+    payload = env.comment_event("/bench")
+    job = gate_shards(env, payload).outputs["job"]
+    first = measure_shard(env, payload, job, "1/2")
+    runs = [first]
+    if case == "failed":  # its job ran and left the error that stopped it
+        broken = env.tmp / "broken"
+        broken.mkdir()
+        (broken / "error.json").write_text(json.dumps(
+            {"kind": "error", "message": "build of head (abc) failed (exit 2): make\nlog"}))
+        runs.append(Run(0, "", {"artifact": "benchbot-results-shard-2-of-2"}, "", broken))
+    if case == "forged":  # a results file that names other commits
+        second = measure_shard(env, payload, job, "2/2")
+        doc = json.loads((second.results_dir / "results.json").read_text())
+        doc["head"]["sha"] = "f" * 40
+        (second.results_dir / "results.json").write_text(json.dumps(doc))
+        runs.append(second)
+    if case == "swapped":  # shard 1's file again, in shard 2's artifact
+        copy = env.tmp / "copy"
+        shutil.copytree(first.results_dir, copy)
+        runs.append(Run(0, "", {"artifact": "benchbot-results-shard-2-of-2"}, "", copy))
+    done = publish_shards(env, payload, job, artifacts(env, *runs), result="failure")
+    # half of the comparison is missing, and the slowdown shard 1 found still fails it
+    assert done.outputs["conclusion"] == "failure" and done.outputs["slower"] == "1"
+    (check,) = fake.check_runs.values()
+    assert (check["status"], check["conclusion"]) == ("completed", "failure")
+    assert "shard 2 of 2 missing or failed" in check["output"]["title"]
+    (comment,) = sticky(fake)
+    body = comment["body"]
+    expected = {
+        "missing": "**Shard 2 of 2 did not report** (its job failed, was cancelled or never ran)",
+        "failed": "**Shard 2 of 2 failed:** build of head (abc) failed (exit 2): make.",
+        "forged": "**Shard 2 of 2 failed:** the results file names head ffffffffffff, but the gate",
+        "swapped": "**Shard 2 of 2 failed:** the results file of shard 2/2 says it is shard 1 of 2.",
+    }[case]
+    assert expected in body, body
+    assert "Not measured: `snooze`" in body and "The check cannot pass until every shard reports" in body
+    assert "`nap`" in body
+
+
+def test_no_shard_reporting_ends_the_check_naming_each(shard_env: Env, fake: FakeGitHub) -> None:
+    env = shard_env
+    payload = env.comment_event("/bench")
+    job = gate_shards(env, payload).outputs["job"]
+    folder = env.tmp / "downloaded"
+    (folder / "benchbot-results-shard-1-of-2").mkdir(parents=True)
+    (folder / "benchbot-results-shard-1-of-2" / "error.json").write_text(
+        json.dumps({"kind": "cancelled", "message": "cancelled before the comparison finished"}))
+    done = publish_shards(env, payload, job, folder, result="cancelled")
+    assert done.outputs["conclusion"] == "failure"
+    (check,) = fake.check_runs.values()
+    assert check["conclusion"] == "failure"
+    summary = check["output"]["summary"]
+    assert "no shard of the 2 reported results" in summary
+    assert "shard 1/2: failed: cancelled before the comparison finished" in summary
+    assert "shard 2/2: did not report" in summary
+    assert "could not run" in sticky(fake)[0]["body"]

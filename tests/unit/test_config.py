@@ -414,6 +414,12 @@ ERRORS = [
     ("build-empty-string", "version: 1\nbuild: ' '\nworkloads: [{name: a, run: a}]\n", 2, "build", "must not be empty"),
     ("build-number", "version: 1\nbuild: 3\nworkloads: [{name: a, run: a}]\n", 2, "build", "must be a string, got an integer ('3')"),
     ("complex-key", "version: 1\n? [a, b]\n: c\n", 2, "(top level)", "keys must be plain names"),
+    ("weight-zero", W + "    weight: 0\n", 5, "workloads[0].weight", "must be a positive number"),
+    ("weight-negative", W + "    weight: -2\n", 5, "workloads[0].weight", "got -2"),
+    ("weight-word", W + "    weight: heavy\n", 5, "workloads[0].weight", "must be a number, got a string ('heavy')"),
+    ("weight-nan", W + "    weight: .nan\n", 5, "workloads[0].weight", "must be a finite number"),
+    ("weight-huge", W + "    weight: 1.0e+12\n", 5, "workloads[0].weight", "up to 1e+09"),
+    ("weight-in-defaults", "version: 1\ndefaults:\n  weight: 2\nworkloads: [{name: a, run: a}]\n", 3, "defaults.weight", "unknown key"),
 ]  # fmt: skip
 
 
@@ -674,6 +680,7 @@ def test_schema_defaults_match_the_dataclasses(schema: dict[str, Any]) -> None:
     w = WorkloadConfig(name="x", run=("x",))
     assert default.get("workloads.runs") is w.runs is None  # no default: sequential
     assert default["workloads.max_runs"] == w.max_runs
+    assert default["workloads.weight"] == w.weight == 1
     assert parse_duration(default["budget"], where="") == Config(path="x").budget_s
     assert default["workloads.warmup"] == w.warmup
     assert default["workloads.parity"] == w.parity
@@ -692,3 +699,8 @@ def test_schema_defaults_match_the_dataclasses(schema: dict[str, Any]) -> None:
         c.github.forks,
         c.github.comment,
     )
+
+
+def test_a_weight_is_read_per_workload() -> None:
+    config = parse_config(W + "    weight: 2.5\n  - name: b\n    run: b\n")
+    assert [w.weight for w in config.workloads] == [2.5, 1.0]

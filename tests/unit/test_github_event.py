@@ -8,6 +8,7 @@ import pytest
 
 from benchbot.errors import UsageError
 from benchbot.github.event import Settings, load_event, parse_event
+from benchbot.model import Shard
 from tests.fakegithub import load_payload, payload_path
 
 ENV = {
@@ -79,6 +80,10 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
     assert settings.check_name == "perf" and settings.config_path is None  # empty input: unset
     assert settings.results_dir == tmp_path / "t" / "benchbot-results"
     assert settings.throttle
+    assert settings.shards is None and settings.shard is None
+    sharded = Settings.from_env({**ENV, "BENCHBOT_MODE": "measure", "BENCHBOT_SHARD": " 2/3 ",
+                                 "BENCHBOT_SHARDS": "3"})
+    assert (sharded.shard, sharded.shards) == (Shard(index=2, count=3), 3)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -87,6 +92,10 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
     ({"BENCHBOT_RUNS": "many"}, "BENCHBOT_RUNS (input runs): must be a whole number"),
     ({"BENCHBOT_FAIL_ON": "slow"}, "unknown outcome 'slow'"),
     ({"BENCHBOT_COMMENT": "maybe"}, "must be on or off"),
+    ({"BENCHBOT_SHARD": "3/2"}, "BENCHBOT_SHARD (input shard): the shard K/2 must have K from 1 to 2"),
+    ({"BENCHBOT_SHARD": "first"}, "BENCHBOT_SHARD (input shard): must be K/N"),
+    ({"BENCHBOT_SHARDS": "0", "BENCHBOT_MODE": "gate"}, "BENCHBOT_SHARDS (input shards): must be a whole number from 1 to 64"),
+    ({"BENCHBOT_SHARDS": "2"}, "BENCHBOT_SHARDS (input shards): 2 shards need the three-job workflow"),
 ])
 def test_bad_settings_name_the_variable(change: dict[str, str], message: str) -> None:
     with pytest.raises(UsageError) as exc:

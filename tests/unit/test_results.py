@@ -1,4 +1,4 @@
-"""The results file: schema, typed round trip, atomic writes, loading errors, merging."""
+"""The results file: schema, typed round trip, atomic writes, loading errors (merging: test_shards)."""
 
 from __future__ import annotations
 
@@ -84,26 +84,7 @@ def test_files_of_benchbot_0_1_0_still_load_and_render(name: str) -> None:
                     err=io.StringIO()) == 0
 
 
-def test_merge_combines_shards_and_recounts(validate) -> None:
-    doc = mixed()
-    a = replace(doc, benchmarks=doc.benchmarks[:2])
-    b = replace(doc, benchmarks=doc.benchmarks[2:])
-    merged = results.merge([a, b])
-    validate(results.to_json(merged))
-    assert [x.name for x in merged.benchmarks] == [x.name for x in doc.benchmarks]
-    assert merged.summary == doc.summary
-
-
-def test_merge_refuses_different_revisions_and_duplicates() -> None:
-    doc = mixed()
-    other = replace(doc, head=replace(doc.head, sha="c" * 40))
-    with pytest.raises(ResultsError, match="head is"):
-        results.merge([doc, other])
-    with pytest.raises(ResultsError, match="in two files"):
-        results.merge([doc, doc])
-
-
-def test_cli_report_and_merge(tmp_path: Path) -> None:
+def test_cli_report(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     results.save(path, mixed())
     out = io.StringIO()

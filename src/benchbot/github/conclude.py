@@ -7,6 +7,13 @@ the results file is checked against the schema, must name the commits the gate p
 and the report is made again here from it (its text escaped), never taken from the
 artifact. Whatever happens, the check is completed with a conclusion and a one-line
 reason, and the sticky comment stops saying "measuring".
+
+When the gate split the comparison over several machines, each shard's artifact is
+checked the same way, and the shards that reported are merged into one document
+(``merging``, missing shards allowed): a shard with no artifact is missing (its job
+failed early, was cancelled or never ran), one whose artifact holds an error or a file
+that fails the checks has failed. The report names both and the check is ``neutral``.
+Only when no shard reported does publishing say the comparison could not run.
 """
 
 from __future__ import annotations
@@ -15,14 +22,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchbot import results
-from benchbot.errors import BenchbotError, GithubError
+from benchbot import files, merging, results
+from benchbot.errors import BenchbotError, GithubError, ResultsError
 from benchbot.github import publish
 from benchbot.github.common import Log, append_summary, first_line, write_outputs
 from benchbot.github.event import Settings
 from benchbot.github.job import Job
-from benchbot.github.measure import ERROR, RESULTS
-from benchbot.model import OUTCOMES, Results
+from benchbot.github.measure import ERROR, REPORT, RESULTS
+from benchbot.model import OUTCOMES, FailedShard, Results, Shard
 from benchbot.report import render_results
 
 
@@ -53,8 +60,24 @@ _MEASURE_RESULT_WORDS = {
 
 
 def read_outcome(settings: Settings, job: Job) -> Outcome:
-    """What the measure job left in its artifact (the results directory)."""
+    """What the measure job (or each shard's measure job) left in its artifact."""
+    if job.shards > 1:
+        return _read_shards(settings, job)
     directory = settings.results_dir
+    nested = directory / settings.artifact  # downloaded by pattern: one folder per artifact
+    if not (directory / RESULTS).is_file() and not (directory / ERROR).is_file() and nested.is_dir():
+        directory = nested
+    outcome = _read_artifact(directory, job, None)
+    if outcome is not None:
+        return outcome
+    word = settings.measure_result or "failure"
+    return NotMeasured(_MEASURE_RESULT_WORDS.get(word, _MEASURE_RESULT_WORDS["failure"]),
+                       "cancelled" if word == "cancelled" else "failure")
+
+
+def _read_artifact(directory: Path, job: Job, shard: Shard | None) -> Outcome | None:
+    """The results in one artifact, checked against the schema, the pinned commits and
+    the shard it should hold; its error file; or None when it holds neither."""
     if (directory / RESULTS).is_file():
         try:
             doc = results.load(directory / RESULTS)
@@ -67,12 +90,37 @@ def read_outcome(settings: Settings, job: Job) -> Outcome:
                     f"the results file names {side} {named[:12]}, but the gate "
                     f"pinned {pinned[:12]}: not publishing results for other commits"
                 )
+        held = (doc.shard.index, doc.shard.count) if doc.shard else None
+        if shard is not None and held != (shard.index, shard.count):
+            said = f"shard {held[0]} of {held[1]}" if held else "not sharded"
+            return NotMeasured(f"the results file of shard {shard} says it is {said}")
         return Measured(doc)
     if (directory / ERROR).is_file():
         return _error_file(directory / ERROR)
-    word = settings.measure_result or "failure"
-    return NotMeasured(_MEASURE_RESULT_WORDS.get(word, _MEASURE_RESULT_WORDS["failure"]),
-                       "cancelled" if word == "cancelled" else "failure")
+    return None
+
+
+def _read_shards(settings: Settings, job: Job) -> Outcome:
+    """Every shard's artifact, merged into one document of the shards that reported."""
+    found: list[merging.ShardFile] = []
+    failed: list[FailedShard] = []
+    for shard in job.shard_list:
+        directory = settings.results_dir / job.artifact(settings.artifact, shard)
+        outcome = _read_artifact(directory, job, shard)
+        if isinstance(outcome, Measured):
+            found.append(merging.ShardFile(f"shard {shard}", outcome.doc))
+        elif isinstance(outcome, NotMeasured):
+            failed.append(FailedShard(index=shard.index, reason=first_line(outcome.message)[:500]))
+    if not found:
+        said = {f.index: f"failed: {f.reason}" for f in failed}
+        lines = [f"shard {s}: {said.get(s.index, 'did not report')}" for s in job.shard_list]
+        word = settings.measure_result or "failure"
+        return NotMeasured(f"no shard of the {job.shards} reported results\n" + "\n".join(lines),
+                           "cancelled" if word == "cancelled" and not failed else "failure")
+    try:
+        return Measured(merging.merge(found, allow_missing=True, failed=failed))
+    except ResultsError as exc:
+        return NotMeasured(f"the shards' results cannot be merged: {exc}")
 
 
 def _error_file(path: Path) -> NotMeasured:
@@ -103,20 +151,25 @@ def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: 
     doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
     summary = doc.summary
     report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
+    if doc.shards is not None:  # merged here: the document and its report are this step's
+        files.write_text(settings.results_dir / RESULTS, results.dumps(doc))
+        files.write_text(settings.results_dir / REPORT, report)
     if settings.mode == "publish":
         append_summary(settings.step_summary, report)
     conclusion = summary.conclusion
     values = {"conclusion": conclusion, "results": str(settings.results_dir / RESULTS),
-              "report": str(settings.results_dir / "report.md")}
+              "report": str(settings.results_dir / REPORT)}
     values.update({o: str(summary.count(o)) for o in OUTCOMES})
     write_outputs(settings.output, values)
+    headline = publish.headline(summary) + publish.shards_note(doc)
     pub.show(publish.final_body(report, artifact=settings.artifact, run_url=settings.run_url))
-    pub.finish_check(conclusion, f"benchbot: {publish.headline(summary)} ({job.head.sha[:7]})",
+    pub.finish_check(conclusion, f"benchbot: {headline} ({job.head.sha[:7]})",
                      report, artifact=settings.artifact,
-                     description=publish.status_description(summary, conclusion))
+                     description=publish.status_description(summary, conclusion,
+                                                            publish.shards_note(doc)))
     if job.trigger is not None:
         pub.react(job.trigger, "rocket")
-    log.line(f"published: {publish.headline(summary)}, check {conclusion}")
+    log.line(f"published: {headline}, check {conclusion}")
 
 
 def _publish_failure(settings: Settings, job: Job, pub: publish.Publisher,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchbot.errors import UsageError
+from benchbot.model import Shard
 from benchbot.settings import Overrides, SettingError, read
 
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "labeled")
@@ -55,6 +56,8 @@ class Settings:
     mode: Mode = "all"
     job: str | None = None  # the gate's hand-over (JSON), for measure and publish
     measure_result: str | None = None  # the measure job's result, for publish
+    shards: int | None = None  # the gate: how many machines share the comparison
+    shard: Shard | None = None  # measure: the share of it this job measures (K/N)
 
     @property
     def run_url(self) -> str | None:
@@ -91,6 +94,12 @@ class Settings:
         mode = _choice(get("BENCHBOT_MODE") or "all", MODES, "BENCHBOT_MODE (input mode)")
         if token is None:
             token = get("GITHUB_TOKEN") if mode == "measure" else need("GITHUB_TOKEN")
+        shards = _setting(get, "shards", "BENCHBOT_SHARDS", "input shards")
+        if mode == "all" and shards not in (None, 1):
+            raise UsageError(
+                f"BENCHBOT_SHARDS (input shards): {shards} shards need the three-job workflow "
+                "(mode: gate, a matrix of measure jobs, publish); mode all measures on one machine"
+            )
         measure_result = get("BENCHBOT_MEASURE_RESULT")
         if measure_result is not None:
             measure_result = _choice(measure_result, MEASURE_RESULTS,
@@ -122,6 +131,8 @@ class Settings:
             mode=mode,
             job=get("BENCHBOT_JOB"),
             measure_result=measure_result,
+            shards=shards,
+            shard=_setting(get, "shard", "BENCHBOT_SHARD", "input shard"),
         )
 
 
@@ -141,13 +152,21 @@ def _overrides(get: Callable[[str], str | None]) -> Overrides:
     for name, variable, shown in (("runs", "BENCHBOT_RUNS", "input runs"),
                                   ("budget", "BENCHBOT_BUDGET", "input budget"),
                                   ("fail_on", "BENCHBOT_FAIL_ON", "input fail-on")):
-        text = get(variable)
-        if text is not None:
-            try:
-                values[name] = read(name, text)
-            except SettingError as exc:
-                raise UsageError(f"{variable} ({shown}): {exc}") from None
+        value = _setting(get, name, variable, shown)
+        if value is not None:
+            values[name] = value
     return Overrides(**values)  # type: ignore[arg-type]
+
+
+def _setting(get: Callable[[str], str | None], name: str, variable: str, shown: str) -> Any:
+    """A setting from an input, read as the command line reads it (None: not given)."""
+    text = get(variable)
+    if text is None:
+        return None
+    try:
+        return read(name, text)
+    except SettingError as exc:
+        raise UsageError(f"{variable} ({shown}): {exc}") from None
 
 
 def _switch(value: str | None, name: str) -> bool | None:

@@ -14,12 +14,15 @@ the benchmark runner.
   only ``/bench sha=<head>`` runs, and only while the head is that commit.
 
 The base and head commits are pinned here (the merge-base is resolved here too), so the
-measure step builds exactly what was approved, whatever is pushed meanwhile.
+measure step builds exactly what was approved, whatever is pushed meanwhile. The gate
+also decides how many machines share the comparison (the input ``shards``): its output
+``shards`` is the measure jobs' matrix, ``["1/2", "2/2"]``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Protocol
 
@@ -281,7 +284,7 @@ def _pin(settings: Settings, config: Config, *, number: int, base: Side, head: S
         config_sha=base.sha, config_path=settings.config_path, overrides=overrides,
         command=command, trigger=trigger, requested_by=requested_by,
         check_name=config.status.name, fail_on=config.status.fail_on,
-        comment=config.github.comment,
+        comment=config.github.comment, shards=settings.shards or 1,
     )
 
 
@@ -293,13 +296,17 @@ def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
     try:
         pub.start_check(f"benchbot: measuring {short}",
                         f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
-        phase = "waiting for the benchmark runner" if settings.mode == "gate" else "starting"
+        phase = "starting"
+        if settings.mode == "gate":
+            phase = ("waiting for the benchmark runner" if job.shards == 1 else
+                     f"waiting for {job.shards} benchmark runners ({job.shards} shards)")
         pub.show(running_body(settings, job, phase))
         check, comment_id, identity = pub.state()
         job = dataclasses.replace(job, check=check, comment_id=comment_id, identity=identity)
         write_outputs(settings.output, {
             "run": "true", "job": job.to_json(), "base-sha": job.base.sha,
             "head-sha": job.head.sha, "number": str(job.number),
+            "shards": json.dumps([str(s) for s in job.shard_list]),  # the measure matrix
         })
     except BaseException as exc:
         if pub.check_started:

@@ -19,8 +19,8 @@ from benchbot import codec
 from benchbot.errors import UsageError
 from benchbot.github.command import BenchCommand
 from benchbot.github.event import Side
-from benchbot.model import Outcome
-from benchbot.settings import Overrides, SettingError
+from benchbot.model import Outcome, Shard
+from benchbot.settings import Overrides, SettingError, check_shards
 
 JOB_VERSION = 1
 _SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -54,12 +54,26 @@ class Job:
     check: CheckRef = field(default_factory=CheckRef)
     comment_id: int | None = None
     identity: str | None = None  # the login the sticky comment is written by
+    shards: int = 1  # machines the comparison is split over (a measure job each)
 
     def __post_init__(self) -> None:
         for name, sha in (("base.sha", self.base.sha), ("head.sha", self.head.sha),
                           ("config_sha", self.config_sha)):
             if not _SHA.match(sha):
                 raise ValueError(f"{name}: not a full commit SHA")
+        check_shards(self.shards)
+
+    @property
+    def shard_list(self) -> tuple[Shard, ...]:
+        """Every shard of the job, for the measure jobs' matrix (1/1 when not sharded)."""
+        return tuple(Shard(index=k, count=self.shards) for k in range(1, self.shards + 1))
+
+    def artifact(self, base: str, shard: Shard | None) -> str:
+        """The name a measure job uploads its results under: ``base`` when the comparison
+        is not sharded, else one name per shard (artifact names may not hold a slash)."""
+        if self.shards == 1 or shard is None:
+            return base
+        return f"{base}-shard-{shard.index}-of-{shard.count}"
 
     def to_json(self) -> str:
         """The job as one line of JSON (a step output)."""

@@ -6,6 +6,10 @@ only, used for nothing but fetching the two commits). It leaves its outcome in t
 results directory, which the workflow uploads as an artifact for the publish step:
 ``results.json`` and ``report.md`` when the comparison ran, else ``error.json`` saying
 why it did not (a build failure, a cancellation, a crash).
+
+When the gate split the comparison over several machines, each measure job of the
+workflow's matrix measures the share its input ``shard`` names (``K/N``, N the gate's),
+and uploads it under a name of its own (``Job.artifact``, the step output ``artifact``).
 """
 
 from __future__ import annotations
@@ -17,11 +21,18 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchbot import engine, files, results
-from benchbot.errors import BenchbotError
-from benchbot.github.common import Log, append_summary, base_refspecs, fetch, load_config
+from benchbot.errors import BenchbotError, UsageError
+from benchbot.github.common import (
+    Log,
+    append_summary,
+    base_refspecs,
+    fetch,
+    load_config,
+    write_outputs,
+)
 from benchbot.github.event import Settings
 from benchbot.github.job import Job
-from benchbot.model import Results, Revision
+from benchbot.model import Results, Revision, Shard
 from benchbot.progress import TerminalReporter
 from benchbot.report import render_results
 
@@ -36,8 +47,11 @@ def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str]
 
     Any failure leaves ``error.json`` (kind and message) before it propagates.
     """
+    shard = shard_of(settings, job)
+    if settings.mode == "measure":
+        write_outputs(settings.output, {"artifact": job.artifact(settings.artifact, shard)})
     try:
-        doc = _measure(settings, job, log, source_env=source_env, reporter=reporter)
+        doc = _measure(settings, job, log, shard, source_env=source_env, reporter=reporter)
         write_results(settings, doc)
     except BenchbotError as exc:
         write_error(settings.results_dir, "error", str(exc))
@@ -52,8 +66,27 @@ def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str]
     return doc
 
 
-def _measure(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
-             reporter: engine.Reporter | None) -> Results:
+def shard_of(settings: Settings, job: Job) -> Shard | None:
+    """The share of the job this step measures (None: all of it, the gate did not split
+    it); an input ``shard`` that does not fit the gate's split is a UsageError."""
+    shard, count = settings.shard, job.shards
+    if count == 1:
+        if shard is not None and shard.count != 1:
+            raise UsageError(f"BENCHBOT_SHARD (input shard): {shard}, but the gate did not split "
+                             "this comparison (its input shards is 1)")
+        return None
+    if shard is None:
+        raise UsageError(f"BENCHBOT_SHARD (input shard) is not set: the gate split this comparison "
+                         f"into {count} shards; give each measure job of the matrix "
+                         "`shard: ${{ matrix.shard }}`")
+    if shard.count != count:
+        raise UsageError(f"BENCHBOT_SHARD (input shard): {shard}, but the gate split this "
+                         f"comparison into {count} shards")
+    return shard
+
+
+def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
+             source_env: Mapping[str, str], reporter: engine.Reporter | None) -> Results:
     repo = fetch(settings, {
         job.config_sha: base_refspecs(job.base),
         job.base.sha: [],
@@ -62,11 +95,13 @@ def _measure(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str,
     if job.config_path:
         settings = dataclasses.replace(settings, config_path=job.config_path)
     config = load_config(settings, repo, job.config_sha)
-    log.line(f"measuring #{job.number}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
+    part = f", shard {shard}" if shard else ""
+    log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
         engine.Request(
             repo=repo, base=job.base.sha, head=job.head.sha, config=config,
             overrides=job.overrides, repository=settings.repository, resolve_merge_base=False,
+            shard=shard,
         ),
         reporter=reporter or TerminalReporter(log.err, tty=False),
         source_env=source_env,

@@ -26,7 +26,7 @@ from benchbot.errors import GithubError
 from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.command import HELP, BenchCommand
 from benchbot.github.job import CheckRef
-from benchbot.model import OUTCOMES, Summary
+from benchbot.model import OUTCOMES, Results, Summary
 from benchbot.report.escape import md_code_block, md_inline
 
 MARKER = "<!-- benchbot:sticky -->"
@@ -200,9 +200,19 @@ def headline(summary: Summary) -> str:
     return " · ".join(parts) or "nothing compared"
 
 
-def status_description(summary: Summary, conclusion: str) -> str:
+def shards_note(doc: Results) -> str:
+    """`` · shard 2 of 2 missing`` for a merged comparison some shard did not complete."""
+    gaps = sorted([*(doc.missing_shards or ()), *(f.index for f in doc.failed_shards or ())])
+    if not gaps or not doc.shards:
+        return ""
+    count = doc.shards[0].count
+    which = ", ".join(map(str, gaps))
+    return f" · shard{'s' if len(gaps) > 1 else ''} {which} of {count} missing or failed"
+
+
+def status_description(summary: Summary, conclusion: str, note: str = "") -> str:
     """A commit status's description (140 characters at most)."""
-    text = f"{headline(summary)} ({conclusion})".replace(" · ", ", ")
+    text = f"{headline(summary)}{note} ({conclusion})".replace(" · ", ", ")
     return text[:STATUS_DESCRIPTION_LIMIT]
 
 

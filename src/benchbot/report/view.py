@@ -22,6 +22,8 @@ from benchbot.model import (
     OUTCOMES,
     Benchmark,
     Better,
+    Environment,
+    Machine,
     Outcome,
     PhaseRuns,
     Results,
@@ -137,6 +139,46 @@ class AAView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ShardView:
+    """One shard of a comparison: which, where it ran, and what it measured."""
+
+    index: int
+    count: int
+    machine: str | None  # the machine's label, as the report names it
+    workloads: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShardGap:
+    """A shard that did not report (``reason`` None) or failed (``reason`` says why)."""
+
+    index: int
+    count: int
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShardsView:
+    """How a comparison was split over machines, as a report tells it.
+
+    ``own`` is set for one shard's own file (its verdicts are its share's alone, until
+    ``benchbot merge`` judges the whole); ``reported`` and ``gaps`` for a merged file.
+    """
+
+    own: ShardView | None
+    total: int  # workloads of the whole comparison
+    reported: tuple[ShardView, ...]
+    machines: int  # distinct machines among the shards that reported
+    gaps: tuple[ShardGap, ...]  # shards that did not report or failed, by index
+    unmeasured: tuple[str, ...]  # their workloads, which nobody measured
+
+    @property
+    def is_incomplete(self) -> bool:
+        """Some shard is missing or failed: the whole was not compared."""
+        return bool(self.gaps)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportView:
     """Everything a markdown or HTML report shows."""
 
@@ -170,6 +212,18 @@ class ReportView:
     bench_hint: bool
     created: str
     rule: str
+    shards: ShardsView | None = None  # None: measured on one machine, not sharded
+
+    @property
+    def per_machine(self) -> bool:
+        """Shards ran on several machines: the environment rows are one per shard."""
+        return self.shards is not None and self.shards.machines > 1
+
+    @property
+    def aa_noisy(self) -> str:
+        """Who the A/A check found too noisy: the runner, or the runners of the shards."""
+        several = self.shards is not None and self.shards.machines > 1
+        return "these runners are" if several else "this runner is"
 
     @property
     def interval_head(self) -> str:
@@ -202,10 +256,7 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         geomean=doc.summary.geomean_ratio, conclusion=doc.summary.conclusion,
         fail_on=doc.status.fail_on, base=doc.base, head=doc.head, rows=tuple(rows),
         notes=tuple(r for r in rows if r.note is not None), aa=_aa_view(doc),
-        environment=(
-            ("CPU", f"{env.cpu} ({env.cores} usable cores)"), ("kernel", env.kernel),
-            ("Python", env.python), ("governor", env.governor or "not exposed"),
-        ),
+        environment=_environment(doc),
         load_before=env.load_before, load_after=env.load_after, other_cpu=env.other_cpu,
         warnings=env.warnings, runs=s.runs, warmup=s.warmup, order=s.order, seed=s.seed,
         sequential=any(b.measuring is not None and b.measuring.design == "triplets"
@@ -214,8 +265,63 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         parity=s.parity, confirm=s.confirm, aa_on=s.aa,
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
-        rule=doc.noise_model.rule,
+        rule=doc.noise_model.rule, shards=_shards_view(doc),
     )
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    lines = text.strip().splitlines()
+    line = lines[0] if lines else "no reason given"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _environment(doc: Results) -> tuple[tuple[str, str], ...]:
+    """The machine's rows; after a merge of shards measured on several machines, a row
+    for each shard's machine with its own CPU, load and other processes' work."""
+    env = doc.environment
+    if _machines(doc) > 1:
+        return tuple((f"shard {s.index}/{s.count}", _machine_words(s.machine, s.environment))
+                     for s in doc.shards or ())
+    rows = [("CPU", f"{env.cpu} ({env.cores} usable cores)"), ("kernel", env.kernel),
+            ("Python", env.python), ("governor", env.governor or "not exposed")]
+    if env.machine is not None:
+        rows.append(("machine", env.machine.label))
+    return tuple(rows)
+
+
+def _machines(doc: Results) -> int:
+    return len({s.machine for s in doc.shards or ()})
+
+
+def _machine_words(machine: Machine | None, env: Environment) -> str:
+    load = " / ".join(f"{v:.2f}" for v in env.load_before) or "–"
+    after = " / ".join(f"{v:.2f}" for v in env.load_after) or "–"
+    other = "not measured" if env.other_cpu is None else f"{env.other_cpu:.2f} CPUs"
+    return (f"{machine.label if machine else 'unknown machine'}: {env.cpu} ({env.cores} usable "
+            f"cores), {env.kernel}, Python {env.python}, governor {env.governor or 'not exposed'}; "
+            f"load {load} → {after}; other processes {other}")
+
+
+def _shards_view(doc: Results) -> ShardsView | None:
+    """How the comparison was split, or None when it was not."""
+    if doc.shard is not None:
+        own = ShardView(index=doc.shard.index, count=doc.shard.count,
+                        machine=doc.environment.machine.label if doc.environment.machine else None,
+                        workloads=tuple(b.name for b in doc.benchmarks))
+        return ShardsView(own=own, total=sum(len(p) for p in doc.shard.plan), reported=(),
+                          machines=1, gaps=(), unmeasured=())
+    if doc.shards is None:
+        return None
+    reported = tuple(ShardView(index=s.index, count=s.count,
+                               machine=s.machine.label if s.machine else None,
+                               workloads=s.workloads) for s in doc.shards)
+    count = doc.shards[0].count if doc.shards else 0
+    gaps = sorted([ShardGap(index=k, count=count, reason=None) for k in doc.missing_shards or ()]
+                  + [ShardGap(index=f.index, count=count, reason=_first_line(f.reason))
+                     for f in doc.failed_shards or ()], key=lambda g: g.index)
+    unmeasured = doc.unmeasured or ()
+    return ShardsView(own=None, total=len(doc.benchmarks) + len(unmeasured), reported=reported,
+                      machines=_machines(doc), gaps=tuple(gaps), unmeasured=unmeasured)
 
 
 def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:

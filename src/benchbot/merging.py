@@ -1,0 +1,222 @@
+"""``benchbot merge``: the shards of one comparison made one results document again.
+
+Each shard's file holds its own workloads, measured on its own machine with its own A/A
+check and seed. Merging refuses files that are not shards of one comparison (other
+commits, other settings or config, another split, a shard given twice), then judges the
+whole again with ``judge.judge``: the A/A abort rule (more than a quarter of the
+workloads failing their A/A check concludes nothing) applies to all shards' workloads
+together, and the error control is the whole comparison's, as each shard already
+judged with (``settings.family``). Each workload keeps its shard's seed, so its verdict
+changes only where the abort rule over the whole says otherwise than its shard alone.
+
+A shard that did not report (its job failed, was cancelled or never ran) is an error
+unless ``allow_missing``; then the document records it in ``missing_shards`` (and a
+shard that ran but left no usable file in ``failed_shards``), names the workloads that
+nobody measured, and its check is ``neutral`` whatever the verdicts
+(``results.summarize``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from benchbot import results
+from benchbot.errors import ResultsError
+from benchbot.judge import Judged, Policy, Workload, judge
+from benchbot.model import (
+    AASummary,
+    Benchmark,
+    Environment,
+    FailedShard,
+    Results,
+    SandboxInfo,
+    ShardRecord,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardFile:
+    """One shard's results document and the name it is known by in messages."""
+
+    where: str
+    doc: Results
+
+
+# What must be the same in every shard of one comparison, as (what, how to read it). The
+# seed and the time budget are each shard's own.
+_SAME: tuple[tuple[str, Callable[[Results], object]], ...] = (
+    ("schema_version", lambda d: d.schema_version),
+    ("base", lambda d: d.base.sha),
+    ("head", lambda d: d.head.sha),
+    ("the number of shards", lambda d: d.shard.count if d.shard else None),
+    ("parity", lambda d: d.settings.parity),
+    ("alpha", lambda d: d.settings.alpha),
+    ("confirm", lambda d: d.settings.confirm),
+    ("aa", lambda d: d.settings.aa),
+    ("aa.abort_fraction", lambda d: d.aa.abort_fraction),
+    ("runs", lambda d: d.settings.runs),
+    ("max_runs", lambda d: d.settings.max_runs),
+    ("the family of workloads", lambda d: d.settings.family),
+    ("the config (its digest)", lambda d: d.settings.config_digest),
+    ("the split of the workloads", lambda d: d.shard.plan if d.shard else None),
+)
+
+
+def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
+          failed: Sequence[FailedShard] = ()) -> Results:
+    """One document of the whole comparison from its shards' files (module docstring).
+
+    ``failed``: shards whose job ran but left no usable results file (the publish step
+    knows them from their artifacts); they count as not missing, and as incomplete.
+    Every refusal is a ResultsError of one line naming the files.
+    """
+    check(files)
+    ordered = sorted(files, key=lambda f: f.doc.shard.index if f.doc.shard else 0)
+    first = ordered[0].doc  # the document's settings and seed are the lowest shard's
+    assert first.shard is not None
+    count = first.shard.count
+    present = {f.doc.shard.index for f in ordered if f.doc.shard}
+    failed = sorted({f.index: f for f in failed if f.index not in present}.values(),
+                    key=lambda f: f.index)
+    missing = [k for k in range(1, count + 1)
+               if k not in present and k not in {f.index for f in failed}]
+    if missing and not allow_missing:
+        given = ", ".join(f"{f.where} ({f.doc.shard.index}/{count})" for f in ordered if f.doc.shard)
+        raise ResultsError(
+            f"cannot merge: {_shards(missing)} of {count} {'is' if len(missing) == 1 else 'are'} "
+            f"missing (given: {given}); "
+            "pass --allow-missing to merge the shards that reported"
+        )
+    docs = [f.doc for f in ordered]
+    benchmarks, aa = _judged(docs)
+    unreported = [*missing, *(f.index for f in failed)]
+    plan = first.shard.plan
+    unmeasured = tuple(n for k in sorted(unreported) if k <= len(plan) for n in plan[k - 1])
+    return replace(
+        first, created=max(d.created for d in docs), benchmarks=tuple(benchmarks), aa=aa,
+        environment=_environment(docs), sandbox=_weakest_sandbox(docs),
+        summary=results.summarize(benchmarks, first.status.fail_on, aa.aborted,
+                                  incomplete=bool(unreported)),
+        shard=None, shards=tuple(_record(d) for d in docs),
+        missing_shards=tuple(missing), failed_shards=tuple(failed), unmeasured=unmeasured,
+    )
+
+
+def check(files: Sequence[ShardFile]) -> None:
+    """Refuse files that are not distinct shards of one comparison, in one line naming them."""
+    if not files:
+        raise ResultsError("nothing to merge: give the results files of the shards")
+    for f in files:
+        if f.doc.shard is None:
+            raise ResultsError(f"cannot merge {f.where}: it is not a shard's results file (no "
+                               "`shard`); merge combines the files of `benchbot compare --shard K/N`")
+        if not 1 <= f.doc.shard.index <= f.doc.shard.count:
+            raise ResultsError(f"cannot merge {f.where}: shard {f.doc.shard.index} of "
+                               f"{f.doc.shard.count} does not exist")
+    head = files[0]
+    for f in files[1:]:
+        for what, read in _SAME:
+            mine, theirs = read(head.doc), read(f.doc)
+            if mine != theirs:
+                raise ResultsError(f"cannot merge {head.where} and {f.where}: {what} "
+                                   f"{_differs(what, mine, theirs, head.where, f.where)}")
+    _check_distinct(files)
+
+
+def _differs(what: str, a: object, b: object, where_a: str, where_b: str) -> str:
+    if what == "the split of the workloads":
+        return ("differs (the same config, weights and --shard-costs file on every machine "
+                "give the same split)")
+    return f"is {_shown(a)} in {where_a} and {_shown(b)} in {where_b}"
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str) and len(value) == 40:
+        return value[:12]  # a commit
+    if isinstance(value, str) and value.startswith("sha256:"):
+        return value[:19]
+    text = str(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _check_distinct(files: Sequence[ShardFile]) -> None:
+    """No shard given twice, no workload in two files, each file holding its own share."""
+    by_index: dict[int, str] = {}
+    by_name: dict[str, str] = {}
+    for f in files:
+        shard = f.doc.shard
+        assert shard is not None
+        if shard.index in by_index:
+            raise ResultsError(f"cannot merge {by_index[shard.index]} and {f.where}: both are "
+                               f"shard {shard.index} of {shard.count}")
+        by_index[shard.index] = f.where
+        share = set(shard.plan[shard.index - 1]) if shard.plan else None
+        for b in f.doc.benchmarks:
+            if b.name in by_name:
+                raise ResultsError(f"cannot merge {by_name[b.name]} and {f.where}: workload "
+                                   f"{b.name!r} is in both")
+            if share is not None and b.name not in share:
+                raise ResultsError(f"cannot merge {f.where}: workload {b.name!r} is not one of "
+                                   f"shard {shard.index}'s in its split")
+            by_name[b.name] = f.where
+
+
+def _judged(docs: Sequence[Results]) -> tuple[list[Benchmark], AASummary]:
+    """Every shard's benchmarks, judged again together, each marked with its machine, and
+    the A/A check over all of them."""
+    first = docs[0]
+    seeds = {b.name: d.settings.seed for d in docs for b in d.benchmarks}
+    benchmarks = [replace(b, machine=d.environment.machine) for d in docs for b in d.benchmarks]
+    policy = Policy(alpha=first.settings.alpha, confirm=first.settings.confirm,
+                    aa=first.settings.aa, abort_fraction=first.aa.abort_fraction,
+                    seed=first.settings.seed, family=first.settings.family)
+    judgement = judge([_workload(b, seeds[b.name]) for b in benchmarks], policy)
+    return [_with(b, judgement.workloads[b.name]) for b in benchmarks], judgement.aa
+
+
+def _workload(b: Benchmark, seed: int) -> Workload:
+    m = b.measuring
+    return Workload(name=b.name, parity=b.parity, floor_ns=b.floor_ns, better=b.better,
+                    phases=b.phases, design=m.design if m else "pairs",
+                    looks=max(1, len(m.looks)) if m else 1, seed=seed)
+
+
+def _with(b: Benchmark, j: Judged) -> Benchmark:
+    assert j.final is not None
+    return replace(b, aa=j.aa, ab=j.ab, confirmation=j.confirmation, verdict=j.final)
+
+
+def _record(doc: Results) -> ShardRecord:
+    assert doc.shard is not None
+    return ShardRecord(index=doc.shard.index, count=doc.shard.count,
+                       machine=doc.environment.machine, seed=doc.settings.seed,
+                       workloads=tuple(b.name for b in doc.benchmarks),
+                       environment=doc.environment)
+
+
+def _environment(docs: Sequence[Results]) -> Environment:
+    """The first shard's machine, with every shard's warnings (each named by its shard
+    when there are several)."""
+    if len(docs) == 1:
+        return docs[0].environment
+    warnings = tuple(dict.fromkeys(
+        f"shard {d.shard.index if d.shard else '?'}"
+        f"{f' on {d.environment.machine.label}' if d.environment.machine else ''}: {w}"
+        for d in docs for w in d.environment.warnings))
+    return replace(docs[0].environment, warnings=warnings)
+
+
+def _weakest_sandbox(docs: Sequence[Results]) -> SandboxInfo | None:
+    """The sandbox to report for the whole: none if any shard ran without one (the report
+    must not claim a confinement that one machine lacked)."""
+    boxes = [d.sandbox for d in docs if d.sandbox is not None]
+    return next((b for b in boxes if b.kind == "none"), boxes[0] if boxes else None)
+
+
+def _shards(items: Sequence[int]) -> str:
+    """``shard 2``, ``shards 2 and 3``, ``shards 1, 2 and 4``."""
+    words = [str(i) for i in items]
+    if len(words) == 1:
+        return f"shard {words[0]}"
+    return "shards " + ", ".join(words[:-1]) + " and " + words[-1]

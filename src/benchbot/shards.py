@@ -1,0 +1,114 @@
+"""Sharding: one comparison's workloads split over several machines. Pure: no I/O.
+
+``compare --shard K/N`` measures share K of N. Every machine computes the same split
+from the same inputs (the effective config, after ``--only``, and the costs of an
+earlier results file if one is given), so the shards of one comparison never measure a
+workload twice or leave one out, whatever machine or moment they run on.
+
+The split balances expected cost with the greedy longest-processing-time rule: the
+workloads, costliest first (ties by name), each go to the shard with the least cost so far
+(ties to the lowest index). It is within 4/3 of the best split and needs no search. A
+workload's expected cost is what an earlier results file measured (its median wall time
+times the runs it took), else its config ``weight`` in the unit of the measured ones.
+
+Sharding changes where workloads run, never how they are judged: pairs never span
+machines, each shard runs its own A/A check on its own machine, and the error control of
+the whole comparison (``Family``) is recorded in each shard's file so that ``merge`` can
+judge the whole again (``merging``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from benchbot import codec
+from benchbot.config import Config, WorkloadConfig
+from benchbot.model import Benchmark, Family, Results, Shard, ShardInfo
+
+# Parts of a config that may differ between the shards of one comparison: where the file
+# was read from, each shard's own seed and time budget, and what the check is called.
+_MACHINE_LOCAL = ("path", "seed", "budget_s", "status", "github")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """What one machine measures of a comparison, and what it must know of the whole."""
+
+    config: Config  # this shard's workloads (all of them when not sharded)
+    family: Family  # the whole comparison's, for the error control
+    shard: ShardInfo | None = None  # None: not sharded
+    digest: str | None = None  # of the whole's effective config, when sharded
+
+
+def plan(config: Config, shard: Shard | None, measured: Mapping[str, float] | None = None) -> Plan:
+    """The share ``shard`` of ``config``'s workloads (``--only`` already applied), or all
+    of them when ``shard`` is None; ``measured``: seconds each workload took before."""
+    whole = family(config)
+    if shard is None:
+        return Plan(config=config, family=whole)
+    parts = split(config.workloads, shard.count, measured)
+    mine = set(parts[shard.index - 1])
+    return Plan(
+        config=replace(config, workloads=tuple(w for w in config.workloads if w.name in mine)),
+        family=whole, digest=digest(config),
+        shard=ShardInfo(index=shard.index, count=shard.count, plan=parts),
+    )
+
+
+def family(config: Config) -> Family:
+    """How many workloads of the comparison share each error control."""
+    sequential = sum(1 for w in config.workloads if w.runs is None)
+    return Family(sequential=sequential, fixed=len(config.workloads) - sequential)
+
+
+def split(workloads: Sequence[WorkloadConfig], count: int,
+          measured: Mapping[str, float] | None = None) -> tuple[tuple[str, ...], ...]:
+    """The workloads' names in ``count`` shards of about equal expected cost (module
+    docstring); each shard lists its workloads in the config's order."""
+    costs = expected_costs(workloads, measured or {})
+    loads = [0.0] * count
+    members: list[list[str]] = [[] for _ in range(count)]
+    for w in sorted(workloads, key=lambda w: (-costs[w.name], w.name)):
+        k = min(range(count), key=lambda i: (loads[i], i))
+        loads[k] += costs[w.name]
+        members[k].append(w.name)
+    position = {w.name: i for i, w in enumerate(workloads)}
+    return tuple(tuple(sorted(m, key=position.__getitem__)) for m in members)
+
+
+def expected_costs(workloads: Sequence[WorkloadConfig],
+                   measured: Mapping[str, float]) -> dict[str, float]:
+    """Each workload's expected cost: as measured, else its weight times the measured
+    workloads' median cost per unit of weight (1 when none was measured)."""
+    known = {w.name: measured[w.name] for w in workloads if measured.get(w.name, 0.0) > 0}
+    per_weight = [known[w.name] / w.weight for w in workloads if w.name in known]
+    unit = statistics.median(per_weight) if per_weight else 1.0
+    return {w.name: known.get(w.name, w.weight * unit) for w in workloads}
+
+
+def costs_from(doc: Results) -> dict[str, float]:
+    """Seconds each workload of an earlier results file took to measure: the median wall
+    time of its runs times the runs it took (pairs times two, or three for triplets)."""
+    return {b.name: cost for b in doc.benchmarks if (cost := _cost(b)) > 0}
+
+
+def _cost(bench: Benchmark) -> float:
+    walls = [w for p in bench.phases.values() for a in p.arms.values()
+             for w in (a.wall_ns or a.samples_ns)]
+    return statistics.median(walls) * len(walls) / 1e9 if walls else 0.0
+
+
+def digest(config: Config) -> str:
+    """A digest of the effective config as every shard must share it: the workloads and
+    everything that judges them, not where the file was or each shard's seed and budget."""
+    data = codec.encode(config)
+    for key in _MACHINE_LOCAL:
+        data.pop(key, None)
+    for w in data["workloads"]:
+        w.pop("line", None)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
