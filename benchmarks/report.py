@@ -175,21 +175,34 @@ def overhead_lines(o: Mapping[str, Any]) -> list[str]:
             f"hyperfine -N median {a['hyperfine']['median_us']:.0f} µs, min "
             f"{a['hyperfine']['min_us']:.0f} µs; ratio {a['median_ratio']:.2f}x (medians), "
             f"{a['min_ratio']:.2f}x (minimums)")
-    b = o["whole_run"]
-    line = (f"- (b) whole run: `benchbot compare` took {b['wall_s']:.1f} s for "
-            f"{b['runs_measured']} measured runs summing {b['measured_s']:.1f} s: "
-            f"{b['overhead_factor']:.2f}x (verdict {b['outcome']}); of the "
-            f"{b['wall_s'] - b['measured_s']:.1f} s more, "
+        boxed = a.get("benchbot, sandboxed")
+        if boxed:
+            out.append(
+                f"  - in the sandbox's worker ({a.get('sandbox', 'bubblewrap')}): median "
+                f"{boxed['median_us']:.0f} µs, min {boxed['min_us']:.0f} µs; ratio "
+                f"{a['benchbot, sandboxed: median_ratio']:.2f}x (medians), "
+                f"{a['benchbot, sandboxed: min_ratio']:.2f}x (minimums)")
+    for key in ("whole_run", "whole_run_sequential", "whole_run_8ms", "whole_run_8ms_sequential"):
+        if key in o:
+            out.append(_whole_line(o[key]))
+    c = o["judging"]
+    out.append(f"- (c) judging {c['workloads']} workloads x {c['pairs']:,} pairs: "
+               f"{c['best_s']:.3f} s (best of {c['repeats']})")
+    return out
+
+
+def _whole_line(b: Mapping[str, Any]) -> str:
+    program = f", programs of {b['program_ms']:.0f} ms" if "program_ms" in b else ""
+    line = (f"- (b) whole run, {b.get('design', '--runs 30')}{program}: `benchbot compare` took "
+            f"{b['wall_s']:.1f} s for {b['runs_measured']} measured runs summing "
+            f"{b['measured_s']:.1f} s: {b['overhead_factor']:.2f}x (verdict {b['outcome']}); of "
+            f"the {b['wall_s'] - b['measured_s']:.1f} s more, "
             + ", ".join(f"{k.replace('_', ' ')} ~{v:.2f} s" for k, v in b["parts_s"].items()))
     if "hyperfine" in b:
         h = b["hyperfine"]
         line += (f"; hyperfine made {h['runs_measured']} runs in {h['wall_s']:.1f} s for "
                  f"{h['measured_s']:.1f} s measured: {h['overhead_factor']:.2f}x")
-    out.append(line)
-    c = o["judging"]
-    out.append(f"- (c) judging {c['workloads']} workloads x {c['pairs']:,} pairs: "
-               f"{c['best_s']:.3f} s (best of {c['repeats']})")
-    return out
+    return line
 
 
 def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -61,6 +61,7 @@ class Plan:
     budgets: tuple[float, ...]  # the budget check's budgets (seconds)
 
 
+SHORT_ITERATIONS = 3_000_000  # programs of about 8 ms on a 2-core VM (overhead (b))
 QUICK = Plan("quick", 3, 30, 3_000_000, (1.02, 1.03, 1.043, 1.06), (10, 30), 3, 3, (15.0,))
 FULL = Plan("full", 10, 30, 6_000_000, (1.01, 1.02, 1.03, 1.043, 1.06, 1.10), (10, 30, 100), 10,
             20, (15.0, 30.0, 60.0))
@@ -110,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="results file name (default: quick, or full)")
     p.add_argument("--seed", type=int, default=20240601, help="seed of orders and drift")
     p.add_argument("--no-hyperfine", action="store_true", help="skip hyperfine even if installed")
+    p.add_argument("--update", action="store_true",
+                   help="replace only these sections in the existing results file of that name")
     return p
 
 
@@ -177,8 +180,10 @@ def section_overhead(doc: dict[str, Any], root: Path, plan: Plan, seed: int,
                      hyperfine: str | None, quick: bool) -> None:
     """Section 3: the time floor, the whole run, judging."""
     built = scenarios.make(Scenario("o10", "+10%", 1.10), root / "ovh",
-                           iterations=plan.iterations, runs=plan.runs)
-    doc["overhead"] = overhead.run_overhead(built, hyperfine, quick=quick, seed=seed,
+                           iterations=plan.iterations, runs=None)
+    short = scenarios.make(Scenario("o10s", "+10%", 1.10), root / "ovh",
+                           iterations=SHORT_ITERATIONS, runs=None)
+    doc["overhead"] = overhead.run_overhead(built, short, hyperfine, quick=quick, seed=seed,
                                             runs=plan.runs, log=log)
 
 
@@ -207,6 +212,12 @@ def render(doc: dict[str, Any]) -> str:
                        if k != "samples"),
            f"- started {m['started']}, took {m.get('minutes', 0):.1f} min; benchbot "
            f"{m['benchbot']}, hyperfine: {m['hyperfine']}"]  # fmt: skip
+    if "earlier" in m:
+        e = m["earlier"]
+        out.append(f"- the other sections: `{e['command']}`, started {e['started']}, took "
+                   f"{e.get('minutes', 0):.1f} min; load sampled during it: "
+                   + ", ".join(f"{k} {v:.2f}" for k, v in e.get("load_during", {}).items()
+                               if k != "samples"))
     if "accuracy" in doc:
         out += ["", *accuracy_markdown(doc["accuracy"], m["plan"])]
     if "resolution" in doc:
@@ -266,6 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = args.name or plan.name
     hyperfine, hf_version = _hyperfine(args)
     doc: dict[str, Any] = {"meta": meta(args, plan, hf_version)}
+    if args.update and (RESULTS / f"{name}.json").is_file():
+        earlier = json.loads((RESULTS / f"{name}.json").read_text())
+        doc = {**earlier, "meta": {**doc["meta"], "earlier": earlier["meta"]}}
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="benchbot-bench-") as tmp, LoadSampler() as load:
         root = Path(tmp)

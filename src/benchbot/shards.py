@@ -97,7 +97,9 @@ def costs_from(doc: Results) -> dict[str, float]:
 
 
 def _cost(bench: Benchmark) -> float:
-    walls = [w for p in bench.phases.values() for a in p.arms.values()
+    triplets = bench.measuring is not None and bench.measuring.design == "triplets"
+    walls = [w for name, p in bench.phases.items() for arm, a in p.arms.items()
+             if not (triplets and name == "ab" and arm == "base")  # the A/A's base run again
              for w in (a.wall_ns or a.samples_ns)]
     return statistics.median(walls) * len(walls) / 1e9 if walls else 0.0
 
