@@ -80,6 +80,39 @@ def load_request_config(request: Request, repo: Path, base_sha: str) -> Config:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The request resolved: the repository, both revisions, the config and this share of it."""
+
+    repo: Path
+    base: Revision
+    head: Revision
+    whole: Config  # every workload, with the user's overrides applied
+    part: shards.Plan  # what this machine measures (the whole, unless --shard)
+    seed: int
+
+    @property
+    def config(self) -> Config:
+        return self.part.config
+
+
+def _resolve(request: Request) -> _Plan:
+    """Revisions to SHAs, the config read at the base and overridden, the shard chosen."""
+    repo = gitops.toplevel(request.repo)
+    base_sha = gitops.resolve(repo, request.base)
+    head_ref = gitops.WORKTREE if request.head in (gitops.WORKTREE, ".") else request.head
+    head_sha = (gitops.snapshot(repo) if head_ref == gitops.WORKTREE
+                else gitops.resolve(repo, request.head))
+    whole = request.overrides.apply(load_request_config(request, repo, base_sha))
+    part = shards.plan(whole, request.shard, request.shard_costs)
+    check_pins(part.config)
+    if request.resolve_merge_base and part.config.base == "merge-base":
+        base_sha = gitops.merge_base(repo, base_sha, head_sha)
+    seed = part.config.seed if part.config.seed is not None else secrets.randbits(32)
+    return _Plan(repo=repo, base=Revision(ref=request.base, sha=base_sha),
+                 head=Revision(ref=head_ref, sha=head_sha), whole=whole, part=part, seed=seed)
+
+
 def compare(
     request: Request,
     *,
@@ -98,39 +131,57 @@ def compare(
     """
     started = time.monotonic()  # the budget counts from here: builds take from it too
     reporter = reporter or Reporter()
-    repo = gitops.toplevel(request.repo)
-    base_sha = gitops.resolve(repo, request.base)
-    head_ref = gitops.WORKTREE if request.head in (gitops.WORKTREE, ".") else request.head
-    head_sha = (gitops.snapshot(repo) if head_ref == gitops.WORKTREE
-                else gitops.resolve(repo, request.head))
-    whole = request.overrides.apply(load_request_config(request, repo, base_sha))
-    part = shards.plan(whole, request.shard, request.shard_costs)
-    config = part.config
-    check_pins(config)
-    if request.resolve_merge_base and config.base == "merge-base":
-        base_sha = gitops.merge_base(repo, base_sha, head_sha)
-    seed = config.seed if config.seed is not None else secrets.randbits(32)
-    base, head = Revision(ref=request.base, sha=base_sha), Revision(ref=head_ref, sha=head_sha)
+    plan = _resolve(request)
+    config, part = plan.config, plan.part
     document = functools.partial(
-        results.build, config=whole, base=base, head=head, seed=seed,
-        repository=request.repository, fail_on=config.status.fail_on, repo=str(repo),
+        results.build, config=plan.whole, base=plan.base, head=plan.head, seed=plan.seed,
+        repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
         config_file=str(request.config_path.resolve()) if request.config_path else None,
         family=part.family, shard=part.shard, config_digest=part.digest,
     )
     if part.shard is not None:
         reporter.note(f"shard {request.shard}: {len(config.workloads)} of "
-                      f"{len(whole.workloads)} workloads")
+                      f"{len(plan.whole.workloads)} workloads")
         if not config.workloads:  # nothing to build or measure: say so in a file of its own
             return document(workloads=[], environment=machine.finish(machine.snapshot()),
                             aa=AASummary(status="skipped", abort_fraction=config.aa.abort_fraction))
     source = os.environ if source_env is None else source_env
     box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
-    env = sandbox.clean_env(source, pass_env=config.pass_env)
+    reporter.note(f"sandbox: {box.description}")
+    got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
+                   reporter=reporter, spawner_factory=spawner_factory, prepare=prepare,
+                   deadline=started + config.budget_s)
+    # A shard's own file applies the A/A abort rule to its own workloads; merge applies
+    # it again to all of them.
+    judgement = judge(got.measured.workloads(config),
+                      measuring.policy(config, plan.seed, family=part.family))
+    return document(
+        workloads=[results.WorkloadResult(config=w, phases=got.measured.phases[w.name],
+                                          judged=judgement.workloads[w.name],
+                                          measuring=got.measured.measuring.get(w.name))
+                   for w in config.workloads],
+        environment=machine.finish(got.env_before, got.unreaped_cpu_s), aa=judgement.aa,
+        sandbox=SandboxInfo(kind=box.kind, description=box.description),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    measured: measuring.Measured
+    env_before: machine.Before  # the machine as measuring began
+    unreaped_cpu_s: float  # sandboxed runs' CPU time the kernel does not count as our children's
+
+
+def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, reporter: Reporter,
+             spawner_factory: Callable[[Path], Spawner] | None,
+             prepare: Callable[[], None] | None, deadline: float) -> _Measured:
+    """Worktrees, both builds, then every run: the part that starts the code under test."""
+    config = plan.config
     if not box.active:
         procs.become_subreaper()  # so that a build's daemons can be found and stopped
-    reporter.note(f"sandbox: {box.description}")
-    with _scratch() as scratch, gitops.worktrees(repo, {"base": base_sha, "head": head_sha}) as co:
-        confine = _Confinement(box, repo, scratch, co, config)
+    revisions = {"base": plan.base.sha, "head": plan.head.sha}
+    with _scratch() as scratch, gitops.worktrees(plan.repo, revisions) as co:
+        confine = _Confinement(box, plan.repo, scratch, co, config)
         # Every run's process group is killed after it; a process that left its group
         # (setsid) is ended with the sandbox, or else swept here when measuring ends.
         with contextlib.ExitStack() as stack:
@@ -146,31 +197,20 @@ def compare(
                                  log_dir=scratch / "logs", wrap=confine.build_wrap())
             if isinstance(spawner, sandbox.WorkerSpawner):
                 spawner.ready()
-            env_before = machine.snapshot()  # the machine as measuring begins
+            env_before = machine.snapshot()
             if not box.active:
                 stack.enter_context(procs.swept())
             ctx = measuring.Context(
-                config=config, spawner=spawner, env=box.adjust_env(env), seed=seed,
+                config=config, spawner=spawner, env=box.adjust_env(env), seed=plan.seed,
                 base={w.name: target(w, co["base"].path) for w in config.workloads},
                 head={w.name: target(w, co["head"].path) for w in config.workloads},
                 reporter=reporter,
-                policy=measuring.policy(config, seed, family=part.family,
-                                        abort=part.shard is None),
+                policy=measuring.policy(config, plan.seed, family=plan.part.family,
+                                        abort=plan.part.shard is None),
             )
-            measured = measuring.measure(ctx, deadline=started + config.budget_s)
-    # A shard's own file applies the A/A abort rule to its own workloads; merge applies
-    # it again to all of them.
-    judgement = judge(measured.workloads(config),
-                      measuring.policy(config, seed, family=part.family))
+            measured = measuring.measure(ctx, deadline=deadline)
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
-    return document(
-        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
-                                          judged=judgement.workloads[w.name],
-                                          measuring=measured.measuring.get(w.name))
-                   for w in config.workloads],
-        environment=machine.finish(env_before, unreaped), aa=judgement.aa,
-        sandbox=SandboxInfo(kind=box.kind, description=box.description),
-    )
+    return _Measured(measured, env_before, unreaped)
 
 
 class _Confinement:
