@@ -60,7 +60,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FORMAT = argparse.ArgumentDefaultsHelpFormatter
+class _FORMAT(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default where there is one to show and the help does not say it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default" in text or action.required or action.default in (None, False, (), []):
+            return text
+        return super()._get_help_string(action)
 
 
 def _outputs(p: argparse.ArgumentParser) -> None:
@@ -95,7 +102,7 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
     c.add_argument("--parity", type=argparse_type("parity"), default=None,
                    help="differences below this fraction are level (0.01 or 1%%)")
     c.add_argument("--no-confirm", dest="confirm", action="store_const", const=False, default=None,
-                   help="skip the confirmation of standouts (Bonferroni instead)")
+                   help="with --runs: skip the confirmation of standouts (Bonferroni instead)")
     c.add_argument("--no-aa", dest="aa", action="store_const", const=False, default=None,
                    help="skip the A/A check (not recommended)")
     c.add_argument("--seed", type=argparse_type("seed"), default=None,

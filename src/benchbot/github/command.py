@@ -30,7 +30,7 @@ HELP = f"""\
 /bench runs=N               a fixed number of pairs per phase, {MIN_RUNS} to {MAX_RUNS}
 /bench only=a,b             only these workloads
 /bench parity=0.01          differences below this fraction (1%) count as level
-/bench confirm=off          skip the confirmation of standouts
+/bench confirm=off          with runs=N: skip the confirmation of standouts
 /bench aa=off               skip the A/A check (not recommended)
 /bench sha=1a2b3c4          only if the head is still this commit (needed for forks)
 /bench help                 this text
