@@ -239,6 +239,7 @@ class _Figures:
     low_ratio: float | None = None  # with rule.low_quantile: that quantile's ratio
     low_x: float | None = None  # and the reference's quantile (for the floor)
     low_half: float = 0.0  # the half-width of the low ratio's interval (log scale)
+    low_bounded: bool = True  # False: too few runs for the interval's lower bound (clipped)
 
 
 def _judged_samples(
@@ -363,8 +364,21 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     half_x = math.sqrt(sum(h * h for _, h in x_logs)) / len(x_logs)
     log_qy, half_y = _low_log(ys, rule.low_quantile, at_look)
     qx = math.exp(log_qx)
+    # The fastest runs the same way: head's against the geometric mean of the arms' (the
+    # fastest of the per-triplet means would be higher than any arm's: a mean of two runs
+    # spreads less, and its minimum sits higher by that alone).
+    log_fastest = float(np.log(ys.min())) - sum(float(np.log(a.min())) for a in arms) / len(arms)
+    bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
-                   low_half=math.hypot(half_x, half_y))
+                   low_half=math.hypot(half_x, half_y), low_bounded=bounded,
+                   best_ratio=math.exp(log_fastest))
+
+
+def low_bounded_from(q: float) -> int:
+    """The fewest runs whose q-quantile has a lower bound at LOW_ALPHA (51 for the 10th
+    percentile): below that, the fastest run is the nearest bound, and a build that lands
+    in a slow mode in all of a few runs by chance would look slower at its fast runs too."""
+    return math.ceil(math.log(LOW_ALPHA / 2) / math.log1p(-q)) if 0.0 < q < 1.0 else 1
 
 
 def _low_log(values: FloatArray, q: float, with_interval: bool) -> tuple[float, float]:
@@ -374,9 +388,8 @@ def _low_log(values: FloatArray, q: float, with_interval: bool) -> tuple[float, 
     point = float(np.quantile(logs, q))
     if not with_interval:
         return point, 0.0
-    # At few runs the interval is cut to the runs there are (a 10th percentile of 10 runs
-    # has no lower bound at 1%: the check is then about as strict as the fastest run's,
-    # and grows stricter as the runs come in).
+    # Below low_bounded_from(q) runs the interval is cut to the runs there are, so that
+    # the report can show a width; no change is called on it (_judge).
     lo, hi = order_interval(logs, q, LOW_ALPHA, clip=True)
     return point, max(point - lo, hi - point)
 
@@ -500,10 +513,29 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     parity, m = rule.parity, fig.log_ratio
     t_log, bt_log = math.log1p(verdict.tolerance), math.log1p(verdict.best_tolerance)
     p_log = math.log1p(parity)
-    if rule.low_quantile is not None:  # and agree: a low quantile moves with a real change
-        bt_log = max(bt_log, AGREEMENT * abs(m))
     up = fig.log_best > bt_log or not rule.best_check
     down = fig.log_best < -bt_log or not rule.best_check
+    if rule.low_quantile is not None and rule.best_check:
+        # Two best-run estimates, each leaving max(parity, floor, its interval) and moving
+        # at least half as far as the median: the low quantile (steady at few runs) and the
+        # fastest runs. Where the builds land in a slow mode in different shares of their
+        # runs, their 10th percentiles sit at different depths of the fast mode and can
+        # move by themselves, with the median; their fastest runs do not (noise only adds
+        # time). benchmarks/README.md, "Decisive verdicts".
+        agree = AGREEMENT * abs(m)
+        low_moved = abs(fig.log_best) > max(bt_log, agree)
+        fastest = math.log(fig.best_ratio)
+        fastest_moved = abs(fastest) > max(math.log1p(max(parity, verdict.floor_best or 0.0)),
+                                           agree)
+        up = low_moved and fastest_moved and fig.log_best > 0 and fastest > 0
+        down = low_moved and fastest_moved and fig.log_best < 0 and fastest < 0
+        if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded:
+            need = low_bounded_from(rule.low_quantile)
+            return replace(
+                verdict, reason_code="few_runs", suggested_runs=need,
+                reason=f"it reads {_signed_pct(math.exp(m))}, but {fig.n} pairs are too few for "
+                f"the fast runs to confirm it: a change is called from {need} pairs on",
+            )
     if m > t_log and up:
         return replace(verdict, outcome="slower")
     if m < -t_log and down:
@@ -542,11 +574,19 @@ def _best_disagree(verdict: Verdict) -> Verdict:
     """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes)."""
     assert verdict.ratio is not None and verdict.best_ratio is not None
     assert verdict.spread is not None and verdict.tolerance is not None
-    if verdict.low_ratio is not None:  # sequential: the best-run side is a low quantile
-        best = f"the fast runs (10th percentile) {_signed_pct(verdict.low_ratio)}"
-    else:
-        best = f"the best runs {_signed_pct(verdict.best_ratio)}"
-    moved = f"the runs read {_signed_pct(verdict.ratio)} but {best}"
+    read = f"the runs read {_signed_pct(verdict.ratio)}"
+    if verdict.low_ratio is None:
+        moved = f"{read} but the best runs {_signed_pct(verdict.best_ratio)}"
+    else:  # sequential: a low quantile, and the fastest runs must point the same way
+        low = f"the fast runs (10th percentile) {_signed_pct(verdict.low_ratio)}"
+        fastest = f"the fastest {_signed_pct(verdict.best_ratio)}"
+        central, low_log = math.log(verdict.ratio), math.log(verdict.low_ratio)
+        low_moved = (low_log > 0) == (central > 0) and abs(low_log) > max(
+            math.log1p(verdict.best_tolerance or 0.0), AGREEMENT * abs(central))
+        if low_moved:  # so it is the fastest runs that do not follow
+            moved = f"{read} and {low}, but {fastest}"
+        else:
+            moved = f"{read} but {low} ({fastest})"
     if verdict.spread > TIMING_MODES_FACTOR * verdict.tolerance:
         return replace(
             verdict,

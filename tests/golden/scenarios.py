@@ -286,7 +286,7 @@ def sequential_design() -> Results:
         "{name: bfs, run: [kernels/build/bfs]}", "{name: tiny, run: [bin/tiny]}",
     )
     return document(config, {}, triplets={
-        "sort": triplet(85e6, 1.043, 0.006, 34, "settled"),
+        "sort": triplet(85e6, 1.043, 0.006, 51, "settled"),
         "copy": triplet(91e6, 1.0, 0.01, 114, "settled"),
         "bfs": triplet(60e6, 1.02, 0.12, 256, "budget"),
         "tiny": triplet(260e3, 1.0, 0.02, 23, "cannot_help"),

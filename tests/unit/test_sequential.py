@@ -180,3 +180,67 @@ def test_fast_runs_that_move_far_less_than_the_median_are_not_a_change() -> None
     w = _triplet_workload(base, again, head_alike, look=8)
     final = judge([w], Policy(alpha=0.05, aa=True, seed=3)).workloads["w"].final
     assert final is not None and final.outcome == "slower", final
+
+
+def test_no_change_is_called_before_the_fast_runs_can_be_bounded() -> None:
+    """Head lands in the slow mode in all of its first ten runs (a 3% chance when it does
+    in 70% of them), base in half of them. Its median and its fastest runs both read +25%,
+    but a 10th percentile of ten runs has no lower bound at 1%: no call before 51 pairs."""
+    assert stats.low_bounded_from(0.1) == 51
+    fast_slow = [10.0e6, 12.5e6] * 5
+    base, again = fast_slow, fast_slow[::-1]
+    head = [12.5e6] * 10
+    final = judge([_triplet_workload(base, again, head, look=1)],
+                  Policy(alpha=0.05, aa=True, seed=3)).workloads["w"].final
+    assert final is not None and final.ratio is not None and final.ratio > 1.1
+    assert final.outcome == "inconclusive" and final.reason_code == "few_runs", final
+    assert final.suggested_runs == 51 and "called from 51 pairs" in (final.reason or "")
+    assert stop_reason(final, None, pairs=10, max_pairs=1000, parity=0.02) is None  # measure on
+    # the same +25% on every run, at 51 pairs, is a change
+    rng = np.random.default_rng(5)
+    base, again = (list(1e7 * rng.lognormal(0, 0.01, 51)) for _ in range(2))
+    head = list(1.25e7 * rng.lognormal(0, 0.01, 51))
+    final = judge([_triplet_workload(base, again, head, look=5)],
+                  Policy(alpha=0.05, aa=True, seed=3)).workloads["w"].final
+    assert final is not None and final.outcome == "slower", final
+
+
+def test_a_low_quantile_that_moves_while_the_fastest_runs_do_not_is_not_a_change() -> None:
+    """Biased modes with wide modes: head slow (1.25x) in 70% of its runs, base in 50%, each
+    run its mode's time plus noise that only adds (exponential, 15% on average). Head's 10th
+    percentile lies a third of the way into its fast mode, base's a fifth: it moves with the
+    median though nothing changed per run. The fastest runs stay level and stop the call."""
+    def runs(rng: np.random.Generator, slow_share: float) -> list[float]:
+        slow = rng.random(865) < slow_share
+        return list(np.where(slow, 12.5, 10.0) * 1e6 * (1 + rng.exponential(0.15, 865)))
+
+    low_moved = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        base, again, head = runs(rng, 0.5), runs(rng, 0.5), runs(rng, 0.7)
+        final = judge([_triplet_workload(base, again, head, look=12)],
+                      Policy(alpha=0.05, aa=True, seed=3)).workloads["w"].final
+        assert final is not None and final.ratio is not None and final.low_ratio is not None
+        assert final.best_ratio is not None and final.best_tolerance is not None
+        assert final.outcome == "inconclusive", final
+        assert abs(final.best_ratio - 1) < 0.005  # the fastest runs: level
+        if math.log(final.low_ratio) > max(math.log1p(final.best_tolerance),
+                                           stats.AGREEMENT * math.log(final.ratio)):
+            low_moved += 1  # the 10th percentile alone would have called it slower
+            assert "but the fastest +0." in (final.reason or "") or \
+                "but the fastest -0." in (final.reason or ""), final.reason
+    assert low_moved >= 8
+
+
+def test_a_change_moves_the_fastest_runs_too() -> None:
+    """The same modes in both builds, every run of head 15% slower: called, and the mirror."""
+    rng = np.random.default_rng(9)
+
+    def runs(shift: float) -> list[float]:
+        slow = rng.random(300) < 0.5
+        return list(np.where(slow, 12.5, 10.0) * shift * 1e6 * (1 + rng.exponential(0.03, 300)))
+
+    for shift, outcome in ((1.15, "slower"), (0.87, "faster")):
+        final = judge([_triplet_workload(runs(1.0), runs(1.0), runs(shift), look=9)],
+                      Policy(alpha=0.05, aa=True, seed=3)).workloads["w"].final
+        assert final is not None and final.outcome == outcome, final
