@@ -212,12 +212,12 @@ def render(doc: dict[str, Any]) -> str:
                        if k != "samples"),
            f"- started {m['started']}, took {m.get('minutes', 0):.1f} min; benchbot "
            f"{m['benchbot']}, hyperfine: {m['hyperfine']}"]  # fmt: skip
-    if "earlier" in m:
-        e = m["earlier"]
-        out.append(f"- the other sections: `{e['command']}`, started {e['started']}, took "
-                   f"{e.get('minutes', 0):.1f} min; load sampled during it: "
-                   + ", ".join(f"{k} {v:.2f}" for k, v in e.get("load_during", {}).items()
-                               if k != "samples"))
+    for section, run in section_runs(m).items():
+        if section in doc and run["started"] != m["started"]:
+            out.append(f"- section {section} is from an earlier run: `{run['command']}`, started "
+                       f"{run['started']}; load sampled during that run: "
+                       + ", ".join(f"{k} {v:.2f}" for k, v in run.get("load_during", {}).items()
+                                   if k != "samples"))
     if "accuracy" in doc:
         out += ["", *accuracy_markdown(doc["accuracy"], m["plan"])]
     if "resolution" in doc:
@@ -255,6 +255,21 @@ def accuracy_markdown(acc: dict[str, Any], plan: dict[str, Any]) -> list[str]:
     ]  # fmt: skip
 
 
+def _run_of(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: m[k] for k in ("command", "started", "load_during") if k in m}
+
+
+def section_runs(m: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Which run each section of a results file came from (``--update`` mixes runs).
+    Files written before this was recorded keep the earlier run's meta in ``earlier``."""
+    if "section_runs" in m:
+        return dict(m["section_runs"])
+    found = section_runs(m["earlier"]) if "earlier" in m else {}
+    argv = shlex.split(m["command"])
+    ran = argv[argv.index("--sections") + 1].split(",") if "--sections" in argv else SECTIONS
+    return {**found, **{s: _run_of(m) for s in ran}}
+
+
 def save(doc: dict[str, Any], name: str) -> None:
     """Write the results file and its markdown (after every section: a long run keeps data)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -279,7 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     doc: dict[str, Any] = {"meta": meta(args, plan, hf_version)}
     if args.update and (RESULTS / f"{name}.json").is_file():
         earlier = json.loads((RESULTS / f"{name}.json").read_text())
-        doc = {**earlier, "meta": {**doc["meta"], "earlier": earlier["meta"]}}
+        doc = {**earlier, "meta": {**doc["meta"], "section_runs": section_runs(earlier["meta"])}}
+    runs = doc["meta"].setdefault("section_runs", {})
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="benchbot-bench-") as tmp, LoadSampler() as load:
         root = Path(tmp)
@@ -297,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 doc["published"] = published.run_published()
             doc["meta"].update(load_after=machine.load_average(), load_during=load.summary(),
                                minutes=(time.monotonic() - start) / 60)
+            runs[section] = _run_of(doc["meta"])
             save(doc, name)
     print("\n" + render(doc))
     log(f"written: {RESULTS / (name + '.json')}")

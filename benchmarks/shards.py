@@ -71,7 +71,8 @@ def model(*, workloads: int = 48, median_s: float = 20.0, sigma: float = 1.0,
     for count in NS:
         equal, informed, ideal = [], [], []
         for _ in range(trials):
-            typical = {f"w{i:02d}": rng.lognormvariate(0, sigma) * median_s for i in range(workloads)}
+            typical = {f"w{i:02d}": rng.lognormvariate(0, sigma) * median_s
+                       for i in range(workloads)}
             actual = {n: c * rng.lognormvariate(0, rerun_sigma) for n, c in typical.items()}
             last = {n: c * rng.lognormvariate(0, rerun_sigma) for n, c in typical.items()}
             one = fixed_s + sum(actual.values())
@@ -100,12 +101,15 @@ def model_markdown(rows: Sequence[Mapping[str, Any]], trials: int, **settings: A
 # --- measured on this machine --------------------------------------------------------
 
 
-def _compare(repo: Path, out: Path, *, runs: int, cpu: int, shard: str | None) -> subprocess.Popen[bytes]:
+def _compare(repo: Path, out: Path, *, runs: int, cpu: int, shard: str | None,
+             costs: Path | None = None) -> subprocess.Popen[bytes]:
     argv = ["taskset", "-c", str(cpu), sys.executable, "-m", "benchbot", "compare",
             "--repo", str(repo), "--base", "demo-base", "--head", "HEAD", "--runs", str(runs),
             "--seed", "11", "--json", str(out), "--quiet"]
     if shard:
         argv += ["--shard", shard]
+    if costs:
+        argv += ["--shard-costs", str(costs)]
     return subprocess.Popen(argv, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -115,58 +119,105 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
-def _wait(procs: Sequence[subprocess.Popen[bytes]]) -> None:
+def _wait(procs: Sequence[subprocess.Popen[bytes]], start: float) -> list[float]:
+    """Wait for all; each one's wall time from ``start`` (their output is a few lines)."""
+    ended: dict[int, float] = {}
+    while len(ended) < len(procs):
+        for i, p in enumerate(procs):
+            if i not in ended and p.poll() is not None:
+                ended[i] = time.monotonic() - start
+        time.sleep(0.02)
     for p in procs:
         _, err = p.communicate()
         if p.returncode != 0:
             raise RuntimeError(f"benchbot compare failed: {err.decode(errors='replace')[-500:]}")
+    return [ended[i] for i in range(len(procs))]
+
+
+VARIANTS = ("unsharded", "two shards, equal weights", "two shards, last run's costs")
 
 
 def measure(*, runs: int = 20, reps: int = 3, log: Callable[[str], None] = print) -> dict[str, Any]:
     """The demo's kernels at ``runs`` pairs: unsharded on core 0, and two shards at once on
-    cores 0 and 1, ``reps`` times each (alternating which goes first)."""
-    out: dict[str, Any] = {"runs": runs, "reps": reps, "unsharded_s": [], "sharded_s": [],
-                           "same_verdicts": [], "split": None}
+    cores 0 and 1, split with equal weights and split by the costs of the rep's unsharded
+    run (``--shard-costs``), ``reps`` times each (the order rotates)."""
+    out: dict[str, Any] = {"runs": runs, "reps": reps,
+                           "variants": {v: {"wall_s": [], "shard_s": [], "split": None,
+                                            "same_verdicts": []} for v in VARIANTS}}
     with tempfile.TemporaryDirectory(prefix="bench-shards-") as tmp:
         root = Path(tmp)
         repo = root / "demo"
         demo.make_repo(repo)
+        whole = root / "whole.json"
+        # An unsharded run first, whose costs the first repetition splits by.
+        _wait([_compare(repo, whole, runs=runs, cpu=0, shard=None)], time.monotonic())
         for rep in range(reps):
-            order = ("unsharded", "sharded") if rep % 2 == 0 else ("sharded", "unsharded")
+            order = VARIANTS[rep % 3:] + VARIANTS[:rep % 3]
             docs: dict[str, Any] = {}
+            costs_file = root / "costs.json"
+            costs_file.write_bytes(whole.read_bytes())  # the last unsharded run's costs
             for what in order:
+                rec = out["variants"][what]
                 start = time.monotonic()
                 if what == "unsharded":
-                    _wait([_compare(repo, root / "whole.json", runs=runs, cpu=0, shard=None)])
-                    docs["whole"] = results.load(root / "whole.json")
+                    took = _wait([_compare(repo, whole, runs=runs, cpu=0, shard=None)], start)
+                    docs[what] = results.load(whole)
                 else:
-                    _wait([_compare(repo, root / f"s{k}.json", runs=runs, cpu=k - 1, shard=f"{k}/2")
-                           for k in (1, 2)])
-                    subprocess.run([sys.executable, "-m", "benchbot", "merge", str(root / "s1.json"),
-                                    str(root / "s2.json"), "-o", str(root / "merged.json")],
-                                   capture_output=True, check=True, env=_env())
-                    docs["merged"] = results.load(root / "merged.json")
-                out[f"{what}_s"].append(time.monotonic() - start)
-            whole = {b.name: b.verdict.outcome for b in docs["whole"].benchmarks}
-            parts = {b.name: b.verdict.outcome for b in docs["merged"].benchmarks}
-            out["same_verdicts"].append(whole == parts)
-            out["split"] = [list(s.workloads) for s in docs["merged"].shards or ()]
-            log(f"  shards rep {rep + 1}/{reps}: unsharded {out['unsharded_s'][-1]:.1f} s, two "
-                f"shards {out['sharded_s'][-1]:.1f} s; verdicts {whole} / {parts}")
+                    costs = costs_file if "costs" in what else None
+                    parts = [root / f"s{k}.json" for k in (1, 2)]
+                    took = _wait([_compare(repo, parts[k - 1], runs=runs, cpu=k - 1,
+                                           shard=f"{k}/2", costs=costs) for k in (1, 2)], start)
+                    merged = root / "merged.json"
+                    subprocess.run([sys.executable, "-m", "benchbot", "merge", *map(str, parts),
+                                    "-o", str(merged)], capture_output=True, check=True, env=_env())
+                    docs[what] = results.load(merged)
+                    rec["split"] = [list(s.workloads) for s in docs[what].shards or ()]
+                rec["wall_s"].append(time.monotonic() - start)
+                rec["shard_s"].append(took)
+            verdicts = {v: {b.name: b.verdict.outcome for b in d.benchmarks} for v, d in docs.items()}
+            for what in VARIANTS[1:]:
+                out["variants"][what]["same_verdicts"].append(verdicts[what] == verdicts["unsharded"])
+            log(f"  shards rep {rep + 1}/{reps}: " + "; ".join(
+                f"{v} {out['variants'][v]['wall_s'][-1]:.1f} s" for v in VARIANTS)
+                + f"; verdicts {verdicts}")
     return out
 
 
+def measured_markdown(m: Mapping[str, Any]) -> list[str]:
+    from benchmarks.report import markdown_table
+
+    base = statistics.median(m["variants"]["unsharded"]["wall_s"])
+    body = []
+    for name, rec in m["variants"].items():
+        wall = statistics.median(rec["wall_s"])
+        shards_s = " / ".join(f"{statistics.median(s):.1f}" for s in zip(*rec["shard_s"], strict=True))
+        split = (" + ".join("{" + ", ".join(p) + "}" for p in rec["split"]) if rec["split"]
+                 else "all five")
+        same = (f"{sum(rec['same_verdicts'])}/{len(rec['same_verdicts'])}"
+                if rec["same_verdicts"] else "")
+        body.append([name, f"{wall:.1f} s", f"{base / wall:.2f}x", shards_s, split, same])
+    head = ["", "wall (median)", "speed-up", "each machine (s)", "split", "verdicts all as unsharded"]
+    return [f"Measured ({m['reps']} repetitions, `--runs {m['runs']}`, the demo's five kernels):",
+            "", markdown_table(head, body)]
+
+
 def main() -> int:
-    """``python benchmarks/shards.py``: the measurement, then the model; JSON and markdown."""
+    """``python benchmarks/shards.py``: the measurement, then the model; writes
+    ``results/shards.json`` and ``results/shards.md``."""
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     measured = measure()
-    rows = model()
-    doc = {"measured": measured, "model": rows}
-    target = Path(__file__).resolve().parent / "results" / "shards.json"
-    target.write_text(json.dumps(doc, indent=1) + "\n")
-    u, s = statistics.median(measured["unsharded_s"]), statistics.median(measured["sharded_s"])
-    print(f"unsharded {u:.1f} s, two shards {s:.1f} s: {u / s:.2f}x")
-    print("\n".join(model_markdown(rows, 200, workloads=48, median_s=20.0, sigma=1.0,
-                                   rerun_sigma=0.35, fixed_s=60.0)))
+    settings: dict[str, Any] = {"workloads": 48, "median_s": 20.0, "sigma": 1.0,
+                                "rerun_sigma": 0.35, "fixed_s": 60.0, "trials": 200}
+    rows = model(**settings)
+    doc = {"command": "python benchmarks/shards.py", "started": started, "cores": os.cpu_count(),
+           "measured": measured, "model_settings": settings, "model": rows}
+    results_dir = Path(__file__).resolve().parent / "results"
+    (results_dir / "shards.json").write_text(json.dumps(doc, indent=1) + "\n")
+    trials = settings.pop("trials")
+    text = "\n".join([f"# Shards: `{doc['command']}`, started {started}", "",
+                      *measured_markdown(measured), "", *model_markdown(rows, trials, **settings)])
+    (results_dir / "shards.md").write_text(text + "\n")
+    print(text)
     return 0
 
 
