@@ -60,9 +60,11 @@ RULE_SENTENCE = (
 SEQUENTIAL_RULE_SENTENCE = (
     "Measured in rounds of base, base again and head, and judged at looks of 10, 15, 22, "
     "34 … pairs: a workload is slower (faster) only when the median of per-pair ratios "
-    "leaves max(parity, interval half-width, A/A noise, floor/median) upward (downward) and "
-    "the 10th-percentile ratio of single runs leaves max(parity, its own interval, floor) "
-    "the same way; level when the whole interval lies inside the parity band. Each look's "
+    "leaves max(parity, interval half-width, A/A noise, floor/median) upward (downward), "
+    "and the 10th-percentile ratio of single runs (leaving max(parity, its own interval, "
+    "floor)) and the best-run ratio (leaving max(parity, floor)) both move the same way, at "
+    "least half as far, from 51 pairs on; level when the whole interval lies inside the "
+    "parity band. Each look's "
     "intervals are distribution-free and spend a share of alpha, so that all looks of all "
     "workloads together err at most alpha."
 )

@@ -585,6 +585,9 @@ def _best_disagree(verdict: Verdict) -> Verdict:
             math.log1p(verdict.best_tolerance or 0.0), AGREEMENT * abs(central))
         if low_moved:  # so it is the fastest runs that do not follow
             moved = f"{read} and {low}, but {fastest}"
+        elif (low_log > 0) == (central > 0):  # the same way, but not clearly far enough yet
+            moved = (f"{read}, but {low} ±{_pct(verdict.best_tolerance or 0.0)} is not yet "
+                     f"clearly as far ({fastest})")
         else:
             moved = f"{read} but {low} ({fastest})"
     if verdict.spread > TIMING_MODES_FACTOR * verdict.tolerance:

@@ -244,3 +244,16 @@ def test_a_change_moves_the_fastest_runs_too() -> None:
         final = judge([_triplet_workload(runs(1.0), runs(1.0), runs(shift), look=9)],
                       Policy(alpha=0.05, aa=True, seed=3)).workloads["w"].final
         assert final is not None and final.outcome == outcome, final
+
+
+@pytest.mark.parametrize(("low", "fastest", "says"), [
+    (1.06, 0.999, "and the fast runs (10th percentile) +6.0%, but the fastest -0.1%"),
+    (1.03, 1.04, "but the fast runs (10th percentile) +3.0% ±4.0% is not yet clearly as far"),
+    (0.99, 1.01, "but the fast runs (10th percentile) -1.0% (the fastest +1.0%)"),
+])
+def test_the_reason_names_which_best_run_estimate_did_not_follow(
+        low: float, fastest: float, says: str) -> None:
+    v = _verdict(ratio=1.08, low_ratio=low, best_ratio=fastest, best_tolerance=0.04,
+                 spread=0.03, tolerance=0.02)
+    reason = stats._best_disagree(v).reason or ""
+    assert reason.startswith("the runs read +8.0%") and says in reason, reason
