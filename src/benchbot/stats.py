@@ -522,13 +522,10 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
         # runs, their 10th percentiles sit at different depths of the fast mode and can
         # move by themselves, with the median; their fastest runs do not (noise only adds
         # time). benchmarks/README.md, "Decisive verdicts".
-        agree = AGREEMENT * abs(m)
-        low_moved = abs(fig.log_best) > max(bt_log, agree)
-        fastest = math.log(fig.best_ratio)
-        fastest_moved = abs(fastest) > max(math.log1p(max(parity, verdict.floor_best or 0.0)),
-                                           agree)
-        up = low_moved and fastest_moved and fig.log_best > 0 and fastest > 0
-        down = low_moved and fastest_moved and fig.log_best < 0 and fastest < 0
+        fastest_log = math.log1p(max(parity, verdict.floor_best or 0.0))
+        both = (_moves_with(fig.log_best, bt_log, m)
+                and _moves_with(math.log(fig.best_ratio), fastest_log, m))
+        up, down = both and m > 0, both and m < 0
         if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded:
             need = low_bounded_from(rule.low_quantile)
             return replace(
@@ -570,6 +567,13 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     return _too_few_for_spread(verdict, rule)
 
 
+def _moves_with(log_est: float, tolerance_log: float, central_log: float) -> bool:
+    """A best-run estimate (log ratio) leaves its tolerance the way the central estimate
+    moved, and at least AGREEMENT of as far."""
+    return ((log_est > 0) == (central_log > 0)
+            and abs(log_est) > max(tolerance_log, AGREEMENT * abs(central_log)))
+
+
 def _best_disagree(verdict: Verdict) -> Verdict:
     """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes)."""
     assert verdict.ratio is not None and verdict.best_ratio is not None
@@ -581,10 +585,8 @@ def _best_disagree(verdict: Verdict) -> Verdict:
         low = f"the fast runs (10th percentile) {_signed_pct(verdict.low_ratio)}"
         fastest = f"the fastest {_signed_pct(verdict.best_ratio)}"
         central, low_log = math.log(verdict.ratio), math.log(verdict.low_ratio)
-        low_moved = (low_log > 0) == (central > 0) and abs(low_log) > max(
-            math.log1p(verdict.best_tolerance or 0.0), AGREEMENT * abs(central))
-        if low_moved:  # so it is the fastest runs that do not follow
-            moved = f"{read} and {low}, but {fastest}"
+        if _moves_with(low_log, math.log1p(verdict.best_tolerance or 0.0), central):
+            moved = f"{read} and {low}, but {fastest}"  # so the fastest runs did not follow
         elif (low_log > 0) == (central > 0):  # the same way, but not clearly far enough yet
             moved = (f"{read}, but {low} ±{_pct(verdict.best_tolerance or 0.0)} is not yet "
                      f"clearly as far ({fastest})")
