@@ -182,7 +182,8 @@ def overhead_lines(o: Mapping[str, Any]) -> list[str]:
                 f"{boxed['median_us']:.0f} µs, min {boxed['min_us']:.0f} µs; ratio "
                 f"{a['benchbot, sandboxed: median_ratio']:.2f}x (medians), "
                 f"{a['benchbot, sandboxed: min_ratio']:.2f}x (minimums)")
-    for key in ("whole_run", "whole_run_sequential", "whole_run_8ms", "whole_run_8ms_sequential"):
+    for key in ("whole_run", "whole_run_sequential", "whole_run_8ms", "whole_run_8ms_sequential",
+                "whole_run_8ms_long"):
         if key in o:
             out.append(_whole_line(o[key]))
     c = o["judging"]
@@ -191,11 +192,19 @@ def overhead_lines(o: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _repeats(b: Mapping[str, Any]) -> str:
+    factors = b.get("factors", [])
+    if len(factors) < 2:
+        return ""
+    return f", the median of {len(factors)} ({', '.join(f'{f:.2f}x' for f in sorted(factors))})"
+
+
 def _whole_line(b: Mapping[str, Any]) -> str:
     program = f", programs of {b['program_ms']:.0f} ms" if "program_ms" in b else ""
     line = (f"- (b) whole run, {b.get('design', '--runs 30')}{program}: `benchbot compare` took "
             f"{b['wall_s']:.1f} s for {b['runs_measured']} measured runs summing "
-            f"{b['measured_s']:.1f} s: {b['overhead_factor']:.2f}x (verdict {b['outcome']}); of "
+            f"{b['measured_s']:.1f} s: {b['overhead_factor']:.2f}x{_repeats(b)} (verdict "
+            f"{b['outcome']}); of "
             f"the {b['wall_s'] - b['measured_s']:.1f} s more, "
             + ", ".join(f"{k.replace('_', ' ')} ~{v:.2f} s" for k, v in b["parts_s"].items()))
     if "hyperfine" in b:

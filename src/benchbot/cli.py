@@ -14,13 +14,18 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from benchbot import __version__, files, logsafe, results, secret
+from benchbot import __version__, files, logsafe, secret
 from benchbot.errors import BenchbotError, OutputError, UsageError
-from benchbot.model import Results
-from benchbot.progress import TerminalReporter
 from benchbot.settings import Overrides, argparse_type
+
+if TYPE_CHECKING:
+    from benchbot.model import Results
+    from benchbot.progress import TerminalReporter
+
+# Each command imports what it uses: `compare` starts its builds before the statistics
+# and the report stack are imported (engine._ahead imports them while the builds run).
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_VERDICT = 0, 1, 2, 3
 
@@ -205,7 +210,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if args.shard is None:
                 raise UsageError("benchbot compare: --shard-costs splits the workloads for "
                                  "--shard K/N; give --shard too (see --help)")
-            from benchbot import shards
+            from benchbot import results, shards
 
             costs = shards.costs_from(results.load(args.shard_costs))
         request = engine.Request(repo=args.repo, base=args.base, head=args.head,
@@ -223,12 +228,13 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"\n{demo.EXPECTATION}\n")
         return status
     if args.command == "report":
+        from benchbot import results
         from benchbot.report import render_results
 
         _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":
-        from benchbot import merging
+        from benchbot import merging, results
 
         files = [merging.ShardFile(str(f), results.load(f)) for f in args.files]
         merged = merging.merge(files, allow_missing=args.allow_missing)
@@ -256,6 +262,8 @@ def prepare_reports(args: argparse.Namespace) -> None:
 
 
 def _reporter(args: argparse.Namespace, err: TextIO) -> TerminalReporter | None:
+    from benchbot.progress import TerminalReporter
+
     return None if args.quiet else TerminalReporter(err)
 
 
@@ -266,6 +274,8 @@ def _emit(doc: Results, args: argparse.Namespace, out: TextIO, err: TextIO) -> i
     printed whatever happened to the files; a file that could not be written is then one
     line on stderr and exit status 1.
     """
+    from benchbot import results
+
     failed: list[OutputError] = []
 
     def attempt(path: Path | None, render: Callable[[], str]) -> None:

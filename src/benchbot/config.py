@@ -60,6 +60,7 @@ WORKLOAD_KEYS = ("name", "run", *SETTING_KEYS, "weight")
 TOP_KEYS = (
     "version", "build", "defaults", "workloads", "aa", "confirm",
     "alpha", "base", "status", "github", "seed", "sandbox", "pass_env", "budget",
+    "parallel_builds",
 )  # fmt: skip
 AA_KEYS = ("enabled", "runs", "abort_fraction")
 STATUS_KEYS = ("fail_on", "name")
@@ -166,6 +167,7 @@ class Config:
     path: str
     version: int = 1
     build: str | tuple[str, ...] | None = None
+    parallel_builds: bool = True  # build base and head at once (false: one after the other)
     workloads: tuple[WorkloadConfig, ...] = ()
     aa: AAConfig = AAConfig()
     confirm: bool = True
@@ -593,6 +595,7 @@ class _Reader:
         }
         readers: dict[str, Callable[[Node, str], Any]] = {
             "build": self.build,
+            "parallel_builds": self.switch,
             "aa": self.aa,
             "confirm": self.switch,
             "alpha": lambda n, k: self.fraction(n, k, low_open=True, high_open=True),

@@ -7,7 +7,7 @@ what a figure means lives in ``stats``, every byte of the results file in ``resu
 from __future__ import annotations
 
 import contextlib
-import functools
+import importlib
 import os
 import secrets
 import tempfile
@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from benchbot import gitops, machine, measuring, procs, results, sandbox, shards, stats
+from benchbot import gitops, machine, procs, sandbox, shards
 from benchbot.config import (
     DEFAULT_PATHS,
     Config,
@@ -25,10 +26,16 @@ from benchbot.config import (
     parse_config_bytes,
 )
 from benchbot.errors import ConfigError
-from benchbot.judge import judge
 from benchbot.model import AASummary, Results, Revision, SandboxInfo, Shard
 from benchbot.runner import ProcessSpawner, Spawner, target
 from benchbot.settings import Overrides
+
+if TYPE_CHECKING:
+    from benchbot import measuring
+
+# The statistics and the results file (numpy, jsonschema: about 0.2 s of imports) are
+# imported by ``_ahead`` while the builds run, not before them (``_heavy``).
+_HEAVY = ("benchbot.stats", "benchbot.judge", "benchbot.measuring", "benchbot.results")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,12 +140,17 @@ def compare(
     reporter = reporter or Reporter()
     plan = _resolve(request)
     config, part = plan.config, plan.part
-    document = functools.partial(
-        results.build, config=plan.whole, base=plan.base, head=plan.head, seed=plan.seed,
-        repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
-        config_file=str(request.config_path.resolve()) if request.config_path else None,
-        family=part.family, shard=part.shard, config_digest=part.digest,
-    )
+
+    def document(**parts: Any) -> Results:
+        from benchbot import results
+
+        return results.build(
+            config=plan.whole, base=plan.base, head=plan.head, seed=plan.seed,
+            repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
+            config_file=str(request.config_path.resolve()) if request.config_path else None,
+            family=part.family, shard=part.shard, config_digest=part.digest, **parts,
+        )  # fmt: skip
+
     if part.shard is not None:
         reporter.note(f"shard {request.shard}: {len(config.workloads)} of "
                       f"{len(plan.whole.workloads)} workloads")
@@ -151,10 +163,12 @@ def compare(
     got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
                    reporter=reporter, spawner_factory=spawner_factory, prepare=prepare,
                    deadline=started + config.budget_s)
+    from benchbot import judge, measuring, results  # imported already, by _ahead
+
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
-    judgement = judge(got.measured.workloads(config),
-                      measuring.policy(config, plan.seed, family=part.family))
+    judgement = judge.judge(got.measured.workloads(config),
+                            measuring.policy(config, plan.seed, family=part.family))
     return document(
         workloads=[results.WorkloadResult(config=w, phases=got.measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
@@ -191,10 +205,14 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
             with _ahead(prepare):
-                for side in ("base", "head"):
-                    reporter.building(side, co[side].sha)
-                    gitops.build(config.build, co[side], env=box.adjust_env(env),
-                                 log_dir=scratch / "logs", wrap=confine.build_wrap())
+                if config.build is not None:
+                    for side in ("base", "head"):
+                        reporter.building(side, co[side].sha)
+                gitops.build(config.build, [co["base"], co["head"]], env=box.adjust_env(env),
+                             log_dir=scratch / "logs", wrap=confine.build_wrap(),
+                             parallel=config.parallel_builds, sweep=not box.active)
+            from benchbot import measuring  # imported already, by _ahead
+
             if isinstance(spawner, sandbox.WorkerSpawner):
                 spawner.ready()
             env_before = machine.snapshot()
@@ -252,6 +270,10 @@ def _ahead(prepare: Callable[[], None] | None) -> Iterator[None]:
     machine with them: numpy's lazily imported random module and ``prepare``'s work."""
 
     def work() -> None:
+        for name in _HEAVY:
+            importlib.import_module(name)
+        from benchbot import stats
+
         stats.warm_up()
         if prepare is not None:
             prepare()

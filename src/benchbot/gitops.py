@@ -153,49 +153,70 @@ Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to
 
 def build(
     command: str | Sequence[str] | None,
-    checkout: Checkout,
+    checkouts: Sequence[Checkout],
     *,
     env: Mapping[str, str],
     log_dir: Path,
     wrap: Wrap | None = None,
-) -> Path | None:
-    """Run the build command in a worktree; return the log's path.
+    parallel: bool = True,
+    sweep: bool = True,
+) -> None:
+    """Run the build command in each worktree: in all of them at once (``parallel``; each
+    worktree is its own directory, and the sandbox lets a build write only there), or one
+    after another in the order given.
 
     A string is run by ``/bin/sh -c`` (it comes from the repository's own config at
     the base revision, never from a commenter); a list is an argv. ``wrap`` puts the
-    command in the sandbox. The build runs in a session of its own; whatever it leaves
-    running is killed when it ends, also on Ctrl-C and SIGTERM. A failure raises
-    BuildError naming the side and carrying the log's tail.
+    command in the sandbox. Each build runs in a session of its own; whatever the builds
+    leave running is killed when they end, also on Ctrl-C and SIGTERM. A failure raises
+    BuildError naming the side (the first failed in the order given) and carrying the
+    tail of its log, ``build-<side>.log`` in ``log_dir``.
     """
     if command is None:
-        return None
+        return
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     shown = command if isinstance(command, str) else " ".join(command)
-    if wrap is not None:
-        argv = wrap(argv, checkout.path)
     log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"build-{checkout.side}.log"
-    with open(log_path, "wb") as log, procs.swept():
-        returncode = _run_build(argv, checkout.path, env, log)
-    if returncode != 0:
-        text = log_path.read_text(errors="replace").splitlines()
-        tail = "\n".join(text[-LOG_TAIL_LINES:])
-        raise BuildError(f"{checkout.side} ({checkout.sha[:12]})", shown, returncode, tail)
-    return log_path
+    groups = [list(checkouts)] if parallel else [[c] for c in checkouts]
+    for group in groups:
+        logs = {c.side: log_dir / f"build-{c.side}.log" for c in group}
+        with contextlib.ExitStack() as stack:
+            # One sweep around builds that run together: a sweep ending while another
+            # build runs would take that build's processes for leftovers.
+            if sweep:
+                stack.enter_context(procs.swept())
+            codes = _run_builds(
+                [(wrap(argv, c.path) if wrap else argv, c.path,
+                  stack.enter_context(open(logs[c.side], "wb"))) for c in group],
+                env,
+            )  # fmt: skip
+        for checkout, code in zip(group, codes, strict=True):
+            if code != 0:
+                text = logs[checkout.side].read_text(errors="replace").splitlines()
+                tail = "\n".join(text[-LOG_TAIL_LINES:])
+                raise BuildError(f"{checkout.side} ({checkout.sha[:12]})", shown, code, tail)
 
 
-def _run_build(argv: list[str], cwd: Path, env: Mapping[str, str], log: BinaryIO) -> int:
+def _run_builds(builds: list[tuple[list[str], Path, BinaryIO]],
+                env: Mapping[str, str]) -> list[int]:
+    """Start every (argv, cwd, log) at once and wait for all; return their exit statuses
+    (127 for one that could not start). Each process group is killed once it is done
+    with, also when waiting is interrupted."""
+    started: list[subprocess.Popen[bytes] | None] = []
     try:
-        proc = subprocess.Popen(
-            argv, cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )
-    except OSError as exc:
-        log.write(f"{exc}\n".encode())
-        return 127
-    try:
-        return proc.wait()
+        for argv, cwd, log in builds:
+            try:
+                started.append(subprocess.Popen(
+                    argv, cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                ))  # fmt: skip
+            except OSError as exc:
+                log.write(f"{exc}\n".encode())
+                started.append(None)
+        return [127 if proc is None else proc.wait() for proc in started]
     finally:
-        kill_group(proc.pid)
-        if proc.returncode is None:
-            proc.wait()
+        for proc in started:
+            if proc is not None:
+                kill_group(proc.pid)
+                if proc.returncode is None:
+                    proc.wait()

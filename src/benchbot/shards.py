@@ -30,8 +30,9 @@ from benchbot.config import Config, WorkloadConfig
 from benchbot.model import Benchmark, Family, Results, Shard, ShardInfo
 
 # Parts of a config that may differ between the shards of one comparison: where the file
-# was read from, each shard's own seed and time budget, and what the check is called.
-_MACHINE_LOCAL = ("path", "seed", "budget_s", "status", "github")
+# was read from, each shard's own seed and time budget, whether it builds both sides at
+# once, and what the check is called.
+_MACHINE_LOCAL = ("path", "seed", "budget_s", "parallel_builds", "status", "github")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -175,6 +175,39 @@ def test_worktrees_are_removed_when_the_build_fails(make_repo: MakeRepo, capsys)
     assert git(repo, "worktree", "list").count("\n") == 0
 
 
+@pytest.mark.parametrize("parallel", [True, False])
+def test_builds_run_at_once_unless_told_not_to(make_repo: MakeRepo, tmp_path: Path,
+                                               parallel: bool) -> None:
+    log = tmp_path / "builds.log"
+    # Each build logs its start, waits long enough for the other to start if it runs at
+    # once, and logs its end; the log then reads start start end end, or start end twice.
+    build = f"#!/bin/sh\necho start >> '{log}'\nsleep 1\necho end >> '{log}'\n"
+    config = (f"version: 1\nsandbox: {{writable: ['{tmp_path}']}}\nbuild: ./build.sh\n"
+              f"parallel_builds: {'true' if parallel else 'false'}\n"
+              "workloads:\n  - {name: x, run: [true]}\n")
+    repo = make_repo({"benchbot.yml": config, "build.sh": build})
+    doc = as_json(engine.compare(engine.Request(
+        repo=repo, base="base", head="HEAD", overrides=Overrides(aa=False, confirm=False, runs=10))))
+    assert doc["benchmarks"][0]["verdict"]["outcome"] != "invalid"
+    expected = ["start", "start", "end", "end"] if parallel else ["start", "end", "start", "end"]
+    assert log.read_text().split() == expected
+
+
+def test_a_failed_build_is_named_when_both_run_at_once(make_repo: MakeRepo) -> None:
+    # The head's build fails at once while the base's is still running: the error names
+    # the head, and waits for the base's build rather than leaving it running.
+    config = "version: 1\nbuild: ./build.sh\nworkloads:\n  - {name: x, run: [true]}\n"
+    repo = make_repo({"benchbot.yml": config, "build.sh": "#!/bin/sh\nsleep 1\necho built\n"},
+                     {"build.sh": "#!/bin/sh\necho 'error: no such file' >&2\nexit 3\n"})
+    err = io.StringIO()
+    code = cli.main(["compare", "--repo", str(repo), "--base", "base", "--head", "HEAD"],
+                    out=io.StringIO(), err=err)
+    assert code == 1
+    assert "build of head" in err.getvalue() and "(exit 3)" in err.getvalue()
+    assert "error: no such file" in err.getvalue()
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
 def test_bad_config_exits_1_naming_the_line(make_repo: MakeRepo, tmp_path: Path) -> None:
     config = "version: 1\nworkloads:\n  - name: x\n    run: [true]\n    rusn: 20\n"
     repo = make_repo({"benchbot.yml": config})

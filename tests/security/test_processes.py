@@ -115,9 +115,10 @@ def test_sigterm_during_the_build_kills_everything_it_started(make_repo: MakeRep
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert started.exists(), "the build never started"
-    while len(marked(marker)) < 3 and time.monotonic() < deadline:
+    # Both builds run at once (parallel_builds: true), three processes each.
+    while len(marked(marker)) < 6 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(marked(marker)) == 3
+    assert len(marked(marker)) == 6
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

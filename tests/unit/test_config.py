@@ -304,6 +304,12 @@ def test_switches_read_yaml_11_words_and_their_quoted_forms(word: str) -> None:
     assert config.confirm is True and config.github.forks is True
 
 
+def test_builds_run_at_once_unless_the_config_says_off() -> None:
+    assert parse_config("version: 1\nworkloads: [{name: a, run: a}]\n").parallel_builds is True
+    text = "version: 1\nparallel_builds: off\nworkloads: [{name: a, run: a}]\n"
+    assert parse_config(text).parallel_builds is False
+
+
 def test_merge_keys_and_anchors() -> None:
     config = parse_config(
         dedent("""
@@ -398,6 +404,7 @@ ERRORS = [
     ("aa-runs-low", "version: 1\naa: {runs: 4}\nworkloads: [{name: a, run: a}]\n", 2, "aa.runs", "must be from 10 to 1000"),
     ("aa-fraction", "version: 1\naa:\n  abort_fraction: 2\nworkloads: [{name: a, run: a}]\n", 3, "aa.abort_fraction", "at most 1"),
     ("confirm-word", "version: 1\nconfirm: maybe\nworkloads: [{name: a, run: a}]\n", 2, "confirm", "must be on or off (true/false), got a string ('maybe')"),
+    ("parallel-builds-word", "version: 1\nworkloads: [{name: a, run: a}]\nparallel_builds: 2\n", 3, "parallel_builds", "must be on or off (true/false), got an integer"),
     ("alpha-zero", "version: 1\nalpha: 0\nworkloads: [{name: a, run: a}]\n", 2, "alpha", "above 0 and below 1"),
     ("alpha-one", "version: 1\nalpha: 1\nworkloads: [{name: a, run: a}]\n", 2, "alpha", "above 0 and below 1"),
     ("base", "version: 1\nbase: head\nworkloads: [{name: a, run: a}]\n", 2, "base", "merge-base | tip"),
