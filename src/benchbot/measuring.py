@@ -7,7 +7,7 @@
   workload still measuring, judged at a fixed schedule of looks until each is settled,
   cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
   (``sequential``). While the budget cannot carry every workload to a decision, the
-  rounds go to the workloads nearest to one.
+  rounds go to a change not yet confirmed first, then to the workloads nearest to one.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from benchbot.runner import Spawner, Target, Triplets, planned_runs, run_phase
 from benchbot.settings import MAX_RUNS
 
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
+PENDING_LOOKS_AHEAD = 2  # a pending change is admitted with the budget for this many looks
 
 
 class Progress(Protocol):
@@ -215,27 +216,32 @@ class Sequential:
     # --- the budget -----------------------------------------------------------------------
 
     def _admit(self, active: Sequence[str]) -> list[str]:
-        """The workloads that get the next rounds: those nearest to a decision first, as
-        many as the remaining budget can carry to their next look (at least one). While
-        the budget lasts every workload goes on (a projection from a few pairs is a poor
-        guide, and each look costs half as much again as the last); when it runs short,
-        the ones likeliest to settle get it."""
+        """The workloads that get the next rounds, as many as the remaining budget can carry
+        (at least one). First those with a change pending (``sequential.pending_change``:
+        the median has left its tolerance, the best-run side or the 51-pair start has not
+        followed yet), each with enough budget set aside for its next two looks, as the
+        best runs' interval narrows by jumps rather than steadily; then the others, nearest
+        to a decision first, each to its next look. While the budget lasts every workload
+        goes on; when it runs short, a pending change keeps its rounds and a workload whose
+        next look it cannot pay for waits."""
         left = self.deadline - time.monotonic()
-        order = sorted(active, key=self._cost_to_settle)
+        pending = {n for n in active if sequential.pending_change(self.verdicts[n])}
+        order = sorted(active, key=lambda n: (n not in pending, self._cost_to_settle(n)))
         chosen: list[str] = []
         spent = 0.0
         for name in order:
-            cost = self._cost_to_look(name)
+            cost = self._cost_to_look(name, ahead=PENDING_LOOKS_AHEAD if name in pending else 1)
             if chosen and spent + cost > left:
                 continue
             chosen.append(name)
             spent += cost
         return [n for n in self.names if n in chosen]  # rounds keep the config's order
 
-    def _cost_to_look(self, name: str) -> float:
+    def _cost_to_look(self, name: str, *, ahead: int = 1) -> float:
+        """Seconds until this workload's ``ahead``-th look from now."""
         result = self.triplets.results[name]
         looks = self.schedule[name]
-        due = looks[min(self.done_looks[name], len(looks) - 1)]
+        due = looks[min(self.done_looks[name] + ahead - 1, len(looks) - 1)]
         return max(due - result.pairs, 1) * self._triplet_s(name)
 
     def _cost_to_settle(self, name: str) -> float:

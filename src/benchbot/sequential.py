@@ -89,6 +89,21 @@ def _modes_only(ab: Verdict, parity: float) -> bool:
     return low < needed  # even the best runs' interval's far edge falls short
 
 
+PENDING_CODES = ("best_disagree", "timing_modes", "few_runs")
+
+
+def pending_change(ab: Verdict | None) -> bool:
+    """The median has left its tolerance (the central side calls a change) and the verdict
+    waits on the best-run side or on the pairs a call needs: the kind of workload the budget
+    goes to first when it runs short, since a change found and not yet called is what a
+    user most needs settled."""
+    if ab is None or ab.outcome != "inconclusive" or ab.reason_code not in PENDING_CODES:
+        return False
+    if ab.ratio is None or ab.tolerance is None:
+        return False
+    return abs(math.log(ab.ratio)) > math.log1p(ab.tolerance)
+
+
 def pairs_to_settle(ab: Verdict | None, parity: float, *, max_pairs: int) -> int:
     """About how many pairs in all would settle it, from how the interval shrinks (1/sqrt n)."""
     if ab is None or ab.ratio is None or ab.ci_half is None or ab.n <= 0:

@@ -129,6 +129,24 @@ def test_why_a_workload_stops(ab: Verdict, aa: Verdict | None, expected: str | N
     assert stop_reason(ab, aa, pairs=30, max_pairs=1000, parity=0.02) == expected
 
 
+@pytest.mark.parametrize(("ab", "expected"), [
+    # the median left its tolerance; the best-run side or the 51-pair start holds it back
+    (_verdict(reason_code="timing_modes", ratio=1.04, tolerance=0.02), True),
+    (_verdict(reason_code="best_disagree", ratio=0.95, tolerance=0.03), True),
+    (_verdict(reason_code="few_runs", ratio=1.05, tolerance=0.02), True),
+    # the median has not left its tolerance: nothing found yet
+    (_verdict(reason_code="spread", ratio=1.04, tolerance=0.05), False),
+    (_verdict(reason_code="few_runs", ratio=1.01, tolerance=0.02), False),
+    # decided, or waiting on something more runs cannot change
+    (_verdict(outcome="slower", reason_code=None, ratio=1.04, tolerance=0.02), False),
+    (_verdict(reason_code="floor", ratio=1.04, tolerance=0.02), False),
+    (None, False),
+])
+def test_a_pending_change_is_a_median_that_left_its_tolerance_alone(ab: Verdict | None,
+                                                                     expected: bool) -> None:
+    assert sequential.pending_change(ab) is expected
+
+
 def test_max_runs_stops_what_has_not_settled() -> None:
     assert stop_reason(_verdict(), None, pairs=100, max_pairs=100, parity=0.02) == "max_runs"
     assert stop_reason(_verdict(outcome="slower", reason_code=None), None, pairs=100,
