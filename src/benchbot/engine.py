@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from benchbot import measuring
 
 # The statistics and the results file (numpy, jsonschema: about 0.2 s of imports) are
-# imported by ``_ahead`` while the builds run, not before them (``_heavy``).
+# imported by ``_ahead`` while the builds run, not before them.
 _HEAVY = ("benchbot.stats", "benchbot.judge", "benchbot.measuring", "benchbot.results")
 
 
@@ -267,7 +267,8 @@ class _Confinement:
 def _ahead(prepare: Callable[[], None] | None) -> Iterator[None]:
     """Pay first-use costs in a thread while the block (the builds, which wait on child
     processes) runs, and finish before it returns, so that no measured run shares the
-    machine with them: numpy's lazily imported random module and ``prepare``'s work."""
+    machine with them: the modules of ``_HEAVY``, numpy's lazily imported random module and
+    ``prepare``'s work."""
 
     def work() -> None:
         for name in _HEAVY:

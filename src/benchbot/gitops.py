@@ -168,7 +168,8 @@ def build(
     A string is run by ``/bin/sh -c`` (it comes from the repository's own config at
     the base revision, never from a commenter); a list is an argv. ``wrap`` puts the
     command in the sandbox. Each build runs in a session of its own; whatever the builds
-    leave running is killed when they end, also on Ctrl-C and SIGTERM. A failure raises
+    leave running is killed when they end, also on Ctrl-C and SIGTERM (a ``procs.Sweep``;
+    ``sweep`` false where ``wrap``'s own PID namespace ends them). A failure raises
     BuildError naming the side (the first failed in the order given) and carrying the
     tail of its log, ``build-<side>.log`` in ``log_dir``.
     """
