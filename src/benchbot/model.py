@@ -88,7 +88,10 @@ class Verdict:
     ci: tuple[float, float] | None = None
     best_ratio: float | None = None
     low_ratio: float | None = omitted_when_none(default=None)  # with Rule.low_quantile
-    low_ci_half: float | None = omitted_when_none(default=None)  # at a look: its interval
+    # At a look: how far low_ratio's interval reaches toward no change (the side a call
+    # must clear) and away from it, as fractions.
+    low_ci_half: float | None = omitted_when_none(default=None)
+    low_ci_far: float | None = omitted_when_none(default=None)
     median_ratio: float | None = None
     spread: float | None = None
     ci_half: float | None = None

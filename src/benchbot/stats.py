@@ -238,7 +238,8 @@ class _Figures:
     boot_sd: float = 0.0  # standard deviation of the bootstrap medians (log scale)
     low_ratio: float | None = None  # with rule.low_quantile: that quantile's ratio
     low_x: float | None = None  # and the reference's quantile (for the floor)
-    low_half: float = 0.0  # the half-width of the low ratio's interval (log scale)
+    low_half: float = 0.0  # the low ratio's interval on the side toward no change (log scale)
+    low_far: float = 0.0  # and on the side away from it: how far the fast runs may have moved
     low_bounded: bool = True  # False: too few runs for the interval's lower bound (clipped)
 
 
@@ -360,9 +361,17 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
         return fig
     at_look = rule.look_alpha is not None
     x_logs = [_low_log(a, rule.low_quantile, at_look) for a in arms]
-    log_qx = sum(q for q, _ in x_logs) / len(x_logs)
-    half_x = math.sqrt(sum(h * h for _, h in x_logs)) / len(x_logs)
-    log_qy, half_y = _low_log(ys, rule.low_quantile, at_look)
+    log_qx = sum(q for q, _, _ in x_logs) / len(x_logs)
+    log_qy, y_below, y_above = _low_log(ys, rule.low_quantile, at_look)
+    # The ratio's interval side by side (the arms' sides in quadrature): it reaches down by
+    # head's lower side and the reference's upper sides, up by the others. A slower call
+    # rests on the lower edge, a faster one on the upper; the far side says only how far
+    # the fast runs may yet move (sequential._modes_only). A 10th percentile's interval is
+    # lopsided where the fast runs trail off (the demo's sort: twice as long below).
+    x_above = math.sqrt(sum(h * h for _, _, h in x_logs)) / len(x_logs)
+    x_below = math.sqrt(sum(lo * lo for _, lo, _ in x_logs)) / len(x_logs)
+    down, up = math.hypot(y_below, x_above), math.hypot(y_above, x_below)
+    near, far = (down, up) if fig.log_ratio >= 0 else (up, down)
     qx = math.exp(log_qx)
     # The fastest runs the same way: head's against the geometric mean of the arms' (the
     # fastest of the per-triplet means would be higher than any arm's: a mean of two runs
@@ -370,7 +379,7 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     log_fastest = float(np.log(ys.min())) - sum(float(np.log(a.min())) for a in arms) / len(arms)
     bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
-                   low_half=math.hypot(half_x, half_y), low_bounded=bounded,
+                   low_half=near, low_far=far, low_bounded=bounded,
                    best_ratio=math.exp(log_fastest))
 
 
@@ -381,17 +390,17 @@ def low_bounded_from(q: float) -> int:
     return math.ceil(math.log(LOW_ALPHA / 2) / math.log1p(-q)) if 0.0 < q < 1.0 else 1
 
 
-def _low_log(values: FloatArray, q: float, with_interval: bool) -> tuple[float, float]:
-    """ln of the q-quantile of ``values``, and (``with_interval``) the larger half-width of
-    its LOW_ALPHA interval on the log scale (``order_interval``; 0 otherwise)."""
+def _low_log(values: FloatArray, q: float, with_interval: bool) -> tuple[float, float, float]:
+    """ln of the q-quantile of ``values``, and (``with_interval``) how far its LOW_ALPHA
+    interval reaches below and above it on the log scale (``order_interval``; 0 otherwise)."""
     logs = np.sort(np.log(values))
     point = float(np.quantile(logs, q))
     if not with_interval:
-        return point, 0.0
+        return point, 0.0, 0.0
     # Below low_bounded_from(q) runs the interval is cut to the runs there are, so that
     # the report can show a width; no change is called on it (_judge).
     lo, hi = order_interval(logs, q, LOW_ALPHA, clip=True)
-    return point, max(point - lo, hi - point)
+    return point, point - lo, hi - point
 
 
 def order_interval(ordered: FloatArray, q: float, alpha: float, *,
@@ -484,6 +493,8 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
         low_ratio=fig.low_ratio,
         low_ci_half=(math.expm1(fig.low_half) if fig.low_ratio is not None
                      and rule.look_alpha is not None else None),
+        low_ci_far=(math.expm1(fig.low_far) if fig.low_ratio is not None
+                    and rule.look_alpha is not None else None),
         median_ratio=fig.median_ratio,
         spread=fig.spread,
         ci_half=ci_half,

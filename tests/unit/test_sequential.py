@@ -122,6 +122,12 @@ def _verdict(**over: object) -> Verdict:
     # an early look: the best runs read the other way, but their interval is wide
     (_verdict(reason_code="best_disagree", ratio=1.06, low_ratio=0.99, low_ci_half=0.05,
               best_tolerance=0.05), None, None),
+    # the side a call must clear is narrow, but the far side reaches past parity: the fast
+    # runs may yet move as far as the median (a long fast tail), so measuring goes on
+    (_verdict(reason_code="best_disagree", ratio=1.06, low_ratio=1.004, low_ci_half=0.01,
+              low_ci_far=0.05), None, None),
+    (_verdict(reason_code="best_disagree", ratio=1.06, low_ratio=1.004, low_ci_half=0.05,
+              low_ci_far=0.01), None, "cannot_help"),
     (_verdict(), _verdict(outcome="faster", reason_code=None), "aa_failed"),
     (_verdict(outcome="invalid", reason_code="run_failed"), None, "failed"),
 ])
@@ -172,6 +178,43 @@ def test_the_low_side_has_an_interval_that_shrinks_with_the_runs() -> None:
     assert v_few.low_ci_half is not None and v_many.low_ci_half is not None
     assert v_few.low_ci_half > 2 * v_many.low_ci_half
     assert v_few.best_tolerance is not None and v_few.best_tolerance >= v_few.low_ci_half
+
+
+def _sides(values: np.ndarray) -> tuple[float, float]:
+    """How far the 10th percentile's interval reaches below and above it (log scale)."""
+    logs = np.sort(np.log(values))
+    point = float(np.quantile(logs, 0.1))
+    lo, hi = stats.order_interval(logs, 0.1, stats.LOW_ALPHA, clip=True)
+    return point - lo, hi - point
+
+
+@pytest.mark.parametrize("shift", [1.04, 1 / 1.04])
+def test_a_call_rests_on_the_side_of_the_fast_runs_interval_toward_no_change(
+        shift: float) -> None:
+    """Runs with a long fast tail (as the demo's sort has) give their 10th percentile an
+    interval twice as long below as above. A slower call must clear the ratio's lower edge:
+    head's lower side with the base arms' upper sides; a faster call the upper edge."""
+    rng = np.random.default_rng(11)
+
+    def runs(scale: float) -> np.ndarray:
+        body = rng.lognormal(np.log(1e7 * scale), 0.01, 120)
+        tail = rng.random(120) < 0.15  # a sparse fast tail, up to 12% below the body
+        return np.where(tail, body * rng.uniform(0.88, 1.0, 120), body)
+
+    base1, base2, head = runs(1.0), runs(1.0), runs(shift)
+    rule = stats.Rule(look_alpha=0.0125, low_quantile=0.1, seed=1)
+    v = stats.compare(base1, head, rule=rule, low=((base1, base2), head))
+    (b1_lo, b1_hi), (b2_lo, b2_hi), (h_lo, h_hi) = _sides(base1), _sides(base2), _sides(head)
+    down = math.hypot(h_lo, math.hypot(b1_hi, b2_hi) / 2)
+    up = math.hypot(h_hi, math.hypot(b1_lo, b2_lo) / 2)
+    near, far = (down, up) if shift > 1 else (up, down)
+    assert v.low_ci_half == pytest.approx(math.expm1(near))
+    assert v.low_ci_far == pytest.approx(math.expm1(far))
+    # narrower than an interval as wide as its longer side each way (how it was judged
+    # before): by the base arms' short upper sides for slower, head's for faster
+    wide = math.hypot(max(h_lo, h_hi), math.hypot(max(b1_lo, b1_hi), max(b2_lo, b2_hi)) / 2)
+    assert near < 0.9 * wide
+    assert v.best_tolerance == pytest.approx(max(0.02, math.expm1(near)), rel=1e-9)
 
 
 def test_fast_runs_that_move_far_less_than_the_median_are_not_a_change() -> None:
