@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from benchbot.progress import TerminalReporter
 
 # Each command imports what it uses: `compare` starts its builds before the statistics
-# and the report stack are imported (engine._ahead imports them while the builds run).
+# and the report stack are imported (engine._Ahead imports them while git and the builds run).
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_VERDICT = 0, 1, 2, 3
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from benchbot import measuring
 
 # The statistics and the results file (numpy, jsonschema: about 0.2 s of imports) are
-# imported by ``_ahead`` while the builds run, not before them.
+# imported by ``_Ahead`` while git and the builds run, not before them.
 _HEAVY = ("benchbot.stats", "benchbot.judge", "benchbot.measuring", "benchbot.results")
 
 
@@ -77,8 +77,8 @@ def load_request_config(request: Request, repo: Path, base_sha: str) -> Config:
         return request.config
     if request.config_path is not None:
         return load_config(request.config_path)
-    for path in DEFAULT_PATHS:
-        data = gitops.show_file(repo, base_sha, path)
+    for path, data in zip(DEFAULT_PATHS, gitops.show_files(repo, base_sha, DEFAULT_PATHS),
+                          strict=True):
         if data is not None:
             return parse_config_bytes(data, path=path)
     raise ConfigError(
@@ -92,6 +92,7 @@ class _Plan:
     """The request resolved: the repository, both revisions, the config and this share of it."""
 
     repo: Path
+    git_dir: Path  # its .git directory, shared by the worktrees
     base: Revision
     head: Revision
     whole: Config  # every workload, with the user's overrides applied
@@ -105,18 +106,19 @@ class _Plan:
 
 def _resolve(request: Request) -> _Plan:
     """Revisions to SHAs, the config read at the base and overridden, the shard chosen."""
-    repo = gitops.toplevel(request.repo)
-    base_sha = gitops.resolve(repo, request.base)
+    repo, git_dir = gitops.locate(request.repo)
     head_ref = gitops.WORKTREE if request.head in (gitops.WORKTREE, ".") else request.head
-    head_sha = (gitops.snapshot(repo) if head_ref == gitops.WORKTREE
-                else gitops.resolve(repo, request.head))
+    if head_ref == gitops.WORKTREE:
+        base_sha, head_sha = gitops.resolve(repo, request.base), gitops.snapshot(repo)
+    else:
+        base_sha, head_sha = gitops.resolve_all(repo, [request.base, request.head])
     whole = request.overrides.apply(load_request_config(request, repo, base_sha))
     part = shards.plan(whole, request.shard, request.shard_costs)
     check_pins(part.config)
     if request.resolve_merge_base and part.config.base == "merge-base":
         base_sha = gitops.merge_base(repo, base_sha, head_sha)
     seed = part.config.seed if part.config.seed is not None else secrets.randbits(32)
-    return _Plan(repo=repo, base=Revision(ref=request.base, sha=base_sha),
+    return _Plan(repo=repo, git_dir=git_dir, base=Revision(ref=request.base, sha=base_sha),
                  head=Revision(ref=head_ref, sha=head_sha), whole=whole, part=part, seed=seed)
 
 
@@ -134,10 +136,20 @@ def compare(
     ``sandbox.clean_env`` made from ``source_env`` (default: this process's), and runs in
     the sandbox the config asks for. ``spawner_factory`` replaces the process layer (tests).
     ``prepare`` is the caller's own warming up (compiling its report templates), done in
-    a thread while the builds run and finished before the first run.
+    a thread while git and the builds run and finished before the first run.
     """
     started = time.monotonic()  # the budget counts from here: builds take from it too
-    reporter = reporter or Reporter()
+    ahead = _Ahead(prepare)
+    try:
+        return _compare(request, started, ahead, reporter or Reporter(), spawner_factory,
+                        source_env)
+    finally:
+        ahead.join()  # on the way out of an error too: no import is left running at exit
+
+
+def _compare(request: Request, started: float, ahead: _Ahead, reporter: Reporter,
+             spawner_factory: Callable[[Path], Spawner] | None,
+             source_env: Mapping[str, str] | None) -> Results:
     plan = _resolve(request)
     config, part = plan.config, plan.part
 
@@ -161,9 +173,9 @@ def compare(
     box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
     reporter.note(f"sandbox: {box.description}")
     got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
-                   reporter=reporter, spawner_factory=spawner_factory, prepare=prepare,
+                   reporter=reporter, spawner_factory=spawner_factory, ahead=ahead,
                    deadline=started + config.budget_s)
-    from benchbot import judge, measuring, results  # imported already, by _ahead
+    from benchbot import judge, measuring, results  # imported already, by _Ahead
 
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
@@ -188,30 +200,30 @@ class _Measured:
 
 def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, reporter: Reporter,
              spawner_factory: Callable[[Path], Spawner] | None,
-             prepare: Callable[[], None] | None, deadline: float) -> _Measured:
+             ahead: _Ahead, deadline: float) -> _Measured:
     """Worktrees, both builds, then every run: the part that starts the code under test."""
     config = plan.config
     if not box.active:
         procs.become_subreaper()  # so that a build's daemons can be found and stopped
     revisions = {"base": plan.base.sha, "head": plan.head.sha}
     with _scratch() as scratch, gitops.worktrees(plan.repo, revisions) as co:
-        confine = _Confinement(box, plan.repo, scratch, co, config)
+        confine = _Confinement(box, plan.git_dir, scratch, co, config)
         # Every run's process group is killed after it; a process that left its group
         # (setsid) is ended with the sandbox, or else swept here when measuring ends.
         with contextlib.ExitStack() as stack:
             # Started before the builds, whose time covers the worker's start-up and
-            # benchbot's own first-use costs (see _ahead): none of it is left to the
+            # benchbot's own first-use costs (see _Ahead): none of it is left to the
             # measuring.
             spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
-            with _ahead(prepare):
-                if config.build is not None:
-                    for side in ("base", "head"):
-                        reporter.building(side, co[side].sha)
-                gitops.build(config.build, [co["base"], co["head"]], env=box.adjust_env(env),
-                             log_dir=scratch / "logs", wrap=confine.build_wrap(),
-                             parallel=config.parallel_builds, sweep=not box.active)
-            from benchbot import measuring  # imported already, by _ahead
+            if config.build is not None:
+                for side in ("base", "head"):
+                    reporter.building(side, co[side].sha)
+            gitops.build(config.build, [co["base"], co["head"]], env=box.adjust_env(env),
+                         log_dir=scratch / "logs", wrap=confine.build_wrap(),
+                         parallel=config.parallel_builds, sweep=not box.active)
+            ahead.finish()
+            from benchbot import measuring  # imported already, by _Ahead
 
             if isinstance(spawner, sandbox.WorkerSpawner):
                 spawner.ready()
@@ -234,14 +246,14 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
 class _Confinement:
     """The sandbox as applied to one comparison: what the build and the worker may write."""
 
-    def __init__(self, box: sandbox.Sandbox, repo: Path, scratch: Path,
+    def __init__(self, box: sandbox.Sandbox, git_dir: Path, scratch: Path,
                  co: Mapping[str, gitops.Checkout], config: Config) -> None:
         self.box, self.scratch, self.config = box, scratch, config
         self.worktrees = sorted({c.path.parent for c in co.values()})
         self.git_dir: Path | None = None
         self.git_config: Path | None = None
         if box.active:
-            self.git_dir = gitops.common_dir(repo)
+            self.git_dir = git_dir
             self.git_config = sandbox.sanitized_git_config(self.git_dir, scratch / "gitconfig")
 
     def build_wrap(self) -> gitops.Wrap | None:
@@ -263,38 +275,38 @@ class _Confinement:
                                      git_dir=self.git_dir, git_config=self.git_config)
 
 
-@contextlib.contextmanager
-def _ahead(prepare: Callable[[], None] | None) -> Iterator[None]:
-    """Pay first-use costs in a thread while the block (the builds, which wait on child
-    processes) runs, and finish before it returns, so that no measured run shares the
-    machine with them: the modules of ``_HEAVY``, numpy's lazily imported random module and
-    ``prepare``'s work."""
+class _Ahead:
+    """First-use costs paid in a thread from the start of a comparison, while the main
+    thread waits on git and the builds: the modules of ``_HEAVY``, numpy's lazily imported
+    random module and ``prepare``'s work. ``finish`` waits for it (before the first run,
+    so that no measured run shares the machine with it) and raises what it raised."""
 
-    def work() -> None:
-        for name in _HEAVY:
-            importlib.import_module(name)
-        from benchbot import stats
+    def __init__(self, prepare: Callable[[], None] | None) -> None:
+        self._prepare = prepare
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._guarded, name="benchbot-ahead",
+                                        daemon=True)
+        self._thread.start()
 
-        stats.warm_up()
-        if prepare is not None:
-            prepare()
-
-    failed: list[BaseException] = []
-
-    def guarded() -> None:
+    def _guarded(self) -> None:
         try:
-            work()
-        except BaseException as exc:  # re-raised in the caller's thread
-            failed.append(exc)
+            for name in _HEAVY:
+                importlib.import_module(name)
+            from benchbot import stats
 
-    thread = threading.Thread(target=guarded, name="benchbot-ahead", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
-    if failed:
-        raise failed[0]
+            stats.warm_up()
+            if self._prepare is not None:
+                self._prepare()
+        except BaseException as exc:  # re-raised in the caller's thread
+            self._failed.append(exc)
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def finish(self) -> None:
+        self.join()
+        if self._failed:
+            raise self._failed[0]
 
 
 def _close(spawner: Spawner) -> None:

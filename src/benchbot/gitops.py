@@ -52,19 +52,71 @@ def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
 
 def toplevel(repo: Path) -> Path:
     """Return the root of the git repository that contains ``repo``."""
+    return locate(repo)[0]
+
+
+def locate(repo: Path) -> tuple[Path, Path]:
+    """The root of the git repository that contains ``repo``, and its .git directory
+    (shared by its worktrees): one git process."""
     if "\0" in str(repo) or not repo.exists():
         raise GitError(f"{repo}: no such directory")
-    return Path(git(repo, "rev-parse", "--show-toplevel"))
+    top, _, common = git(repo, "rev-parse", "--show-toplevel", "--git-common-dir").partition("\n")
+    return Path(top), (repo / common).resolve()
+
+
+def _check_rev(rev: str) -> None:
+    if rev.startswith("-") or "\0" in rev or "\n" in rev:
+        raise GitError(f"revision {rev!r} is not a revision name")
 
 
 def resolve(repo: Path, rev: str) -> str:
     """Return the full commit SHA that ``rev`` names, or raise GitError naming it."""
-    if rev.startswith("-") or "\0" in rev:
-        raise GitError(f"revision {rev!r} is not a revision name")
-    out = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
-    if not out:
-        raise GitError(f"revision {rev!r} does not name a commit in {repo}")
-    return out
+    return resolve_all(repo, [rev])[0]
+
+
+def resolve_all(repo: Path, revs: Sequence[str]) -> list[str]:
+    """The full commit SHA each of ``revs`` names (one git process), or GitError naming
+    the first that names none."""
+    for rev in revs:
+        _check_rev(rev)
+    lines = _batch(repo, "--batch-check", [f"{rev}^{{commit}}" for rev in revs])
+    shas = []
+    for rev, (header, _) in zip(revs, lines, strict=True):
+        sha, _, kind = header.partition(" ")
+        if not kind.startswith("commit "):
+            raise GitError(f"revision {rev!r} does not name a commit in {repo}")
+        shas.append(sha)
+    return shas
+
+
+def _batch(repo: Path, mode: str, queries: Sequence[str]) -> list[tuple[str, bytes | None]]:
+    """``git cat-file --batch-check`` or ``--batch``: per query, git's header line and
+    (``--batch``, for an object found) its contents."""
+    try:
+        proc = subprocess.run(
+            ["git", "cat-file", mode], cwd=repo, capture_output=True, check=False,
+            input="".join(q + "\n" for q in queries).encode(),
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )  # fmt: skip
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH") from exc
+    if proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GitError(f"git cat-file (in {repo}): {message[-1] if message else proc.returncode}")
+    out, at = proc.stdout, 0
+    found: list[tuple[str, bytes | None]] = []
+    for _ in queries:
+        end = out.index(b"\n", at)
+        header = out[at:end].decode(errors="replace")
+        at = end + 1
+        parts = header.split(" ")
+        if mode == "--batch" and len(parts) == 3 and parts[2].isdigit():  # <oid> <type> <size>
+            size = int(parts[2])
+            found.append((header, out[at:at + size]))
+            at += size + 1
+        else:
+            found.append((header, None))
+    return found
 
 
 WORKTREE = "WORKTREE"  # --head WORKTREE (or .): the working tree, uncommitted changes included
@@ -96,11 +148,6 @@ def snapshot(repo: Path) -> str:
                    env=env)
 
 
-def common_dir(repo: Path) -> Path:
-    """The repository's .git directory (shared by its worktrees)."""
-    return (repo / git(repo, "rev-parse", "--git-common-dir")).resolve()
-
-
 def merge_base(repo: Path, a: str, b: str) -> str:
     """Return the merge-base of two commits."""
     return git(repo, "merge-base", a, b)
@@ -108,11 +155,16 @@ def merge_base(repo: Path, a: str, b: str) -> str:
 
 def show_file(repo: Path, sha: str, path: str) -> bytes | None:
     """Return the bytes of ``path`` at commit ``sha``, or None when it is not there."""
-    proc = subprocess.run(
-        ["git", "show", f"{sha}:{path}"], cwd=repo, capture_output=True, check=False,
-        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-    )
-    return proc.stdout if proc.returncode == 0 else None
+    return show_files(repo, sha, [path])[0]
+
+
+def show_files(repo: Path, sha: str, paths: Sequence[str]) -> list[bytes | None]:
+    """The bytes of each of ``paths`` at commit ``sha`` (None where it is not a file
+    there): one git process."""
+    if any("\n" in p or "\0" in p for p in paths):
+        raise GitError(f"a path in {list(paths)!r} is not a path")
+    found = _batch(repo, "--batch", [f"{sha}:{p}" for p in paths])
+    return [data if header.split(" ")[1:2] == ["blob"] else None for header, data in found]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,24 +180,42 @@ class Checkout:
 def worktrees(repo: Path, revisions: Mapping[str, str]) -> Iterator[dict[str, Checkout]]:
     """Check out each ``side -> sha`` detached in a temporary directory; remove them after.
 
-    Removal happens on every way out (error, KeyboardInterrupt, SystemExit), and a
-    failed removal is followed by ``git worktree prune`` so no stale entry is left.
+    The checkouts are made at once (each ``git worktree add`` writes its own directory and
+    its own entry under .git/worktrees). Removal happens on every way out (error,
+    KeyboardInterrupt, SystemExit): the directories are deleted and ``git worktree prune``
+    drops their entries, so no stale entry is left.
     """
     root = Path(tempfile.mkdtemp(prefix="benchbot-"))
-    made: list[Path] = []
     try:
-        checkouts: dict[str, Checkout] = {}
-        for side, sha in revisions.items():
-            path = root / side
-            git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
-            made.append(path)
-            checkouts[side] = Checkout(side=side, sha=sha, path=path)
+        checkouts = {side: Checkout(side=side, sha=sha, path=root / side)
+                     for side, sha in revisions.items()}
+        _git_all(repo, [("worktree", "add", "--detach", "--quiet", str(c.path), c.sha)
+                        for c in checkouts.values()])
         yield checkouts
     finally:
-        for path in made:
-            git(repo, "worktree", "remove", "--force", str(path), check=False)
         shutil.rmtree(root, ignore_errors=True)
         git(repo, "worktree", "prune", check=False)
+
+
+def _git_all(repo: Path, commands: Sequence[Sequence[str]]) -> None:
+    """Run git commands at once and wait for all; raise GitError for the first that
+    failed, in the order given, with git's own message."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    started: list[tuple[Sequence[str], subprocess.Popen[bytes]]] = []
+    try:
+        for args in commands:
+            started.append((args, subprocess.Popen(
+                ["git", *args], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH") from exc
+    finally:
+        errors = [(args, proc.communicate()[1], proc.returncode) for args, proc in started]
+    for args, err, code in errors:
+        if code != 0:
+            message = err.decode(errors="replace").strip().splitlines()
+            detail = message[-1] if message else f"exit {code}"
+            raise GitError(f"git {' '.join(args)} (in {repo}): {detail}")
 
 
 Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to run

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from benchbot import cli, engine, sandbox
+from benchbot import cli, engine, gitops, sandbox
+from benchbot.errors import GitError
 from benchbot.results import to_json as as_json
 from benchbot.settings import Overrides
 from tests.conftest import MakeRepo, git
@@ -173,6 +175,44 @@ def test_worktrees_are_removed_when_the_build_fails(make_repo: MakeRepo, capsys)
     assert "build of head" in err.getvalue()
     assert "error: missing semicolon" in err.getvalue()
     assert git(repo, "worktree", "list").count("\n") == 0
+
+
+def test_both_checkouts_are_made_at_once_each_at_its_revision(make_repo: MakeRepo) -> None:
+    repo = make_repo({"side.txt": "base\n"}, {"side.txt": "head\n"})
+    base, head = gitops.resolve_all(repo, ["base", "HEAD"])
+    assert base != head and len(base) == len(head) == 40
+    for _ in range(10):  # two `git worktree add` at once, again and again
+        with gitops.worktrees(repo, {"base": base, "head": head}) as co:
+            assert (co["base"].path / "side.txt").read_text() == "base\n"
+            assert (co["head"].path / "side.txt").read_text() == "head\n"
+            assert git(repo, "worktree", "list").count("\n") == 2
+        assert git(repo, "worktree", "list").count("\n") == 0
+        assert not co["base"].path.exists() and not co["head"].path.exists()
+    with pytest.raises(GitError, match="worktree add"):
+        with gitops.worktrees(repo, {"base": base, "head": "0" * 40}):
+            pass
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+def test_revisions_and_files_are_read_in_one_git_each(make_repo: MakeRepo) -> None:
+    data = b"line one\n\x00binary\r\n\nno newline at the end"
+    repo = make_repo({"benchbot.yml": "version: 1\n", "dir/x": "x"})
+    (repo / "blob.bin").write_bytes(data)
+    git(repo, "add", "blob.bin")
+    git(repo, "commit", "-q", "-m", "a binary file")
+    base, sha = gitops.resolve_all(repo, ["base", "HEAD"])
+    assert gitops.resolve_all(repo, ["HEAD", "HEAD~1"]) == [sha, base]
+    assert gitops.show_files(repo, sha, [".github/benchbot.yml", "benchbot.yml", "blob.bin",
+                                         "dir", "dir/x"]) == [None, b"version: 1\n", data,
+                                                              None, b"x"]
+    for bad in ("nope", "HEAD^{tree}", "base~5"):
+        with pytest.raises(GitError, match=re.escape(f"revision {bad!r} does not name a commit")):
+            gitops.resolve_all(repo, ["base", bad])
+    for bad in ("--output=x", "a\nb"):
+        with pytest.raises(GitError, match="is not a revision name"):
+            gitops.resolve_all(repo, [bad])
+    top, git_dir = gitops.locate(repo / "dir")
+    assert top == repo.resolve() and git_dir == (repo / ".git").resolve()
 
 
 @pytest.mark.parametrize("parallel", [True, False])

@@ -170,3 +170,40 @@ def test_the_three_jobs_keep_the_write_token_off_the_measuring_machine(
     assert publish.outputs["conclusion"] == check["conclusion"]
     writes = [r for r in fake.requests if r.method in ("POST", "PATCH")]
     assert writes and all(token in (r.header("authorization") or "") for r in writes)
+
+
+def test_the_sandbox_s_git_config_keeps_core_keys_as_git_reads_them_and_nothing_else(
+        tmp_path: Path) -> None:
+    """The copy the build and the runs see: core.* and extensions.* exactly as git reads
+    them in the original (quotes, backslashes, tabs, a bare key, a subsection), and none of
+    the credentials that actions/checkout or a user may leave beside them."""
+    import subprocess
+
+    token = "ghs_" + secrets.token_hex(18)
+    git_dir = tmp_path / "repo" / ".git"
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    header = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    with open(git_dir / "config", "a") as fh:
+        fh.write(
+            "[core]\n\tfsmonitor\n\tautocrlf = \"in put\"\n"
+            '\tcommentChar = "a\\\\b\\"c\\td"\n'
+            '[core "odd.sub"]\n\tname = x y ;not a comment"\n'
+            "[extensions]\n\tworktreeConfig = true\n"
+            f'[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic {header}\n'
+            f'[remote "origin"]\n\turl = https://x-access-token:{token}@github.com/o/r\n'
+            "[include]\n\tpath = /etc/passwd\n"
+        )
+
+    def listed(path: Path) -> list[str]:
+        out = subprocess.run(["git", "config", "--file", str(path), "--list", "-z"],
+                             capture_output=True, check=True).stdout.decode()
+        return [e for e in out.split("\0") if e]
+
+    copy = sandbox.sanitized_git_config(git_dir, tmp_path / "gitconfig")
+    expected = [e for e in listed(git_dir / "config") if e.startswith(("core.", "extensions."))]
+    assert "core.fsmonitor" in expected and 'core.commentchar\na\\b"c\td' in expected
+    assert listed(copy) == expected
+    text = copy.read_text()
+    for form in forms(token):
+        assert form not in text
+    assert "remote" not in text and "include" not in text and "http" not in text
