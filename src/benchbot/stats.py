@@ -599,8 +599,13 @@ def _best_disagree(verdict: Verdict) -> Verdict:
         if _moves_with(low_log, math.log1p(verdict.best_tolerance or 0.0), central):
             moved = f"{read} and {low}, but {fastest}"  # so the fastest runs did not follow
         elif (low_log > 0) == (central > 0):  # the same way, but not clearly far enough yet
-            moved = (f"{read}, but {low} ±{_pct(verdict.best_tolerance or 0.0)} is not yet "
-                     f"clearly as far ({fastest})")
+            if verdict.low_ci_half is not None:  # the edge a call must clear
+                reach = math.exp(low_log - math.copysign(math.log1p(verdict.low_ci_half), central))
+                low += (f" (its interval reaches {'down' if central > 0 else 'up'} to "
+                        f"{_signed_pct(reach)})")
+            else:
+                low += f" ±{_pct(verdict.best_tolerance or 0.0)}"
+            moved = f"{read}, but {low} is not yet clearly as far ({fastest})"
         else:
             moved = f"{read} but {low} ({fastest})"
     if verdict.spread > TIMING_MODES_FACTOR * verdict.tolerance:

@@ -307,14 +307,19 @@ def test_a_change_moves_the_fastest_runs_too() -> None:
         assert final is not None and final.outcome == outcome, final
 
 
-@pytest.mark.parametrize(("low", "fastest", "says"), [
-    (1.06, 0.999, "and the fast runs (10th percentile) +6.0%, but the fastest -0.1%"),
-    (1.03, 1.04, "but the fast runs (10th percentile) +3.0% ±4.0% is not yet clearly as far"),
-    (0.99, 1.01, "but the fast runs (10th percentile) -1.0% (the fastest +1.0%)"),
+@pytest.mark.parametrize(("ratio", "low", "fastest", "says"), [
+    (1.08, 1.06, 0.999, "and the fast runs (10th percentile) +6.0%, but the fastest -0.1%"),
+    # the same way, not clearly far enough: where the edge a call must clear lies
+    (1.08, 1.03, 1.04, "but the fast runs (10th percentile) +3.0% (its interval reaches down "
+                       "to -1.0%) is not yet clearly as far (the fastest +4.0%)"),
+    (0.92, 0.97, 0.96, "but the fast runs (10th percentile) -3.0% (its interval reaches up "
+                       "to +0.9%) is not yet clearly as far (the fastest -4.0%)"),
+    (1.08, 0.99, 1.01, "but the fast runs (10th percentile) -1.0% (the fastest +1.0%)"),
 ])
 def test_the_reason_names_which_best_run_estimate_did_not_follow(
-        low: float, fastest: float, says: str) -> None:
-    v = _verdict(ratio=1.08, low_ratio=low, best_ratio=fastest, best_tolerance=0.04,
-                 spread=0.03, tolerance=0.02)
+        ratio: float, low: float, fastest: float, says: str) -> None:
+    v = _verdict(ratio=ratio, low_ratio=low, low_ci_half=0.04, best_ratio=fastest,
+                 best_tolerance=0.04, spread=0.03, tolerance=0.02)
     reason = stats._best_disagree(v).reason or ""
-    assert reason.startswith("the runs read +8.0%") and says in reason, reason
+    assert reason.startswith(f"the runs read {stats._signed_pct(ratio)}") and says in reason, \
+        reason
