@@ -180,42 +180,23 @@ class Checkout:
 def worktrees(repo: Path, revisions: Mapping[str, str]) -> Iterator[dict[str, Checkout]]:
     """Check out each ``side -> sha`` detached in a temporary directory; remove them after.
 
-    The checkouts are made at once (each ``git worktree add`` writes its own directory and
-    its own entry under .git/worktrees). Removal happens on every way out (error,
-    KeyboardInterrupt, SystemExit): the directories are deleted and ``git worktree prune``
-    drops their entries, so no stale entry is left.
+    One ``git worktree add`` after the other: two at once race (the second reads the
+    first's half-written entry under .git/worktrees and fails: "failed to read
+    .git/worktrees/base/commondir"). Removal happens on every way out (error,
+    KeyboardInterrupt, SystemExit): the directories are deleted and ``git worktree
+    prune`` drops their entries, so no stale entry is left.
     """
     root = Path(tempfile.mkdtemp(prefix="benchbot-"))
     try:
-        checkouts = {side: Checkout(side=side, sha=sha, path=root / side)
-                     for side, sha in revisions.items()}
-        _git_all(repo, [("worktree", "add", "--detach", "--quiet", str(c.path), c.sha)
-                        for c in checkouts.values()])
+        checkouts: dict[str, Checkout] = {}
+        for side, sha in revisions.items():
+            path = root / side
+            git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
+            checkouts[side] = Checkout(side=side, sha=sha, path=path)
         yield checkouts
     finally:
         shutil.rmtree(root, ignore_errors=True)
         git(repo, "worktree", "prune", check=False)
-
-
-def _git_all(repo: Path, commands: Sequence[Sequence[str]]) -> None:
-    """Run git commands at once and wait for all; raise GitError for the first that
-    failed, in the order given, with git's own message."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    started: list[tuple[Sequence[str], subprocess.Popen[bytes]]] = []
-    try:
-        for args in commands:
-            started.append((args, subprocess.Popen(
-                ["git", *args], cwd=repo, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
-    except FileNotFoundError as exc:
-        raise GitError("git is not installed or not on PATH") from exc
-    finally:
-        errors = [(args, proc.communicate()[1], proc.returncode) for args, proc in started]
-    for args, err, code in errors:
-        if code != 0:
-            message = err.decode(errors="replace").strip().splitlines()
-            detail = message[-1] if message else f"exit {code}"
-            raise GitError(f"git {' '.join(args)} (in {repo}): {detail}")
 
 
 Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to run

@@ -177,11 +177,11 @@ def test_worktrees_are_removed_when_the_build_fails(make_repo: MakeRepo, capsys)
     assert git(repo, "worktree", "list").count("\n") == 0
 
 
-def test_both_checkouts_are_made_at_once_each_at_its_revision(make_repo: MakeRepo) -> None:
+def test_each_checkout_is_at_its_revision_and_gone_after(make_repo: MakeRepo) -> None:
     repo = make_repo({"side.txt": "base\n"}, {"side.txt": "head\n"})
     base, head = gitops.resolve_all(repo, ["base", "HEAD"])
     assert base != head and len(base) == len(head) == 40
-    for _ in range(10):  # two `git worktree add` at once, again and again
+    for _ in range(10):
         with gitops.worktrees(repo, {"base": base, "head": head}) as co:
             assert (co["base"].path / "side.txt").read_text() == "base\n"
             assert (co["head"].path / "side.txt").read_text() == "head\n"
