@@ -24,6 +24,11 @@ from benchbot.spawn import kill_group
 LOG_TAIL_LINES = 40
 
 
+def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every git command: no prompt for credentials, messages in C."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(extra or {})}
+
+
 def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
     """Run one git command in ``repo`` and return its stdout, stripped.
 
@@ -37,7 +42,7 @@ def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
             capture_output=True,
             text=True,
             check=False,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})},
+            env=_env(env),
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc
@@ -96,7 +101,7 @@ def _batch(repo: Path, mode: str, queries: Sequence[str]) -> list[tuple[str, byt
         proc = subprocess.run(
             ["git", "cat-file", mode], cwd=repo, capture_output=True, check=False,
             input="".join(q + "\n" for q in queries).encode(),
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            env=_env(),
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc

@@ -367,7 +367,7 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     # head's lower side and the reference's upper sides, up by the others. A slower call
     # rests on the lower edge, a faster one on the upper; the far side says only how far
     # the fast runs may yet move (sequential._modes_only). A 10th percentile's interval is
-    # lopsided where the fast runs trail off (the demo's sort: twice as long below).
+    # lopsided where the fast runs trail off (the demo's sort: often 2-4x as long below).
     x_above = math.sqrt(sum(h * h for _, _, h in x_logs)) / len(x_logs)
     x_below = math.sqrt(sum(lo * lo for _, lo, _ in x_logs)) / len(x_logs)
     down, up = math.hypot(y_below, x_above), math.hypot(y_above, x_below)
@@ -482,6 +482,7 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
             "spend: more pairs will",
         )
     ci_half = math.expm1(max(abs(fig.log_hi - m), abs(m - fig.log_lo)))
+    low_interval = fig.low_ratio is not None and rule.look_alpha is not None
     floor_med, floor_best = floor / fig.median_x, floor / (fig.low_x or fig.min_x)
     noise = max(ci_half, aa_noise, floor_med)
     verdict = Verdict(
@@ -491,10 +492,8 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
         ci=(math.exp(fig.log_lo), math.exp(fig.log_hi)),
         best_ratio=fig.best_ratio,
         low_ratio=fig.low_ratio,
-        low_ci_half=(math.expm1(fig.low_half) if fig.low_ratio is not None
-                     and rule.look_alpha is not None else None),
-        low_ci_far=(math.expm1(fig.low_far) if fig.low_ratio is not None
-                    and rule.look_alpha is not None else None),
+        low_ci_half=math.expm1(fig.low_half) if low_interval else None,
+        low_ci_far=math.expm1(fig.low_far) if low_interval else None,
         median_ratio=fig.median_ratio,
         spread=fig.spread,
         ci_half=ci_half,
