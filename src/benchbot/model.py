@@ -92,6 +92,8 @@ class Verdict:
     # must clear) and away from it, as fractions.
     low_ci_half: float | None = omitted_when_none(default=None)
     low_ci_far: float | None = omitted_when_none(default=None)
+    # A lower depth of the fast runs (stats.TAIL_QUANTILE, the 5th percentile): its ratio.
+    tail_ratio: float | None = omitted_when_none(default=None)
     median_ratio: float | None = None
     spread: float | None = None
     ci_half: float | None = None

@@ -84,7 +84,7 @@ def _modes_only(ab: Verdict, parity: float) -> bool:
         return False
     central = math.log(ab.ratio)
     nearest = max(abs(central) - math.log1p(ab.ci_half), 0.0)  # the central move, at least
-    needed = max(math.log1p(max(parity, ab.floor_best or 0.0)), stats.AGREEMENT * nearest)
+    needed = max(math.log1p(max(parity, ab.floor_best or 0.0)), stats.LOW_AGREEMENT * nearest)
     far = ab.low_ci_far if ab.low_ci_far is not None else ab.low_ci_half  # older files: one width
     low = math.log(ab.low_ratio) * math.copysign(1.0, central) + math.log1p(far)
     return low < needed  # even the best runs' interval's far edge falls short

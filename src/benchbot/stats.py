@@ -55,12 +55,31 @@ MAX_SUGGESTED_RUNS = 1000
 # with looks at hundreds of pairs even that small move can leave parity (benchmarks/
 # README.md, "Decisive verdicts", the biased-modes scenario).
 AGREEMENT = 0.5
+# The same for the low quantiles (the 10th and TAIL_QUANTILE): more, since where a
+# slow mode several percent wide overlaps the fast one, every low quantile of the build
+# in the fast mode less often sits deeper in it and reads more of the median's move. In
+# the kept recordings of three R=20 runs of the benchmark, the lower of the two read at
+# most 0.54 of the median's move at biased modes (323 looks; a call at 0.5 in one), and
+# at true +3% and -4% changes 0.95-0.98 (medians); 0.6 is what those recordings allow
+# without a false call and costs none of the +3% ones (benchmarks/README.md, section 5).
+LOW_AGREEMENT = 0.6
 # The error of the best-run side's interval, at every look. That side is a guard, not the
 # inference: the error of a call is the central interval's, spent over the looks. An
 # interval spent the same way was +-7.5% on the demo's sort at 223 pairs (a 10th
 # percentile's order statistics at 1e-4 span a fifth of the runs) and withheld a true
 # +4.3% until the budget ran out.
 LOW_ALPHA = 0.01
+# A third depth of the fast runs, between the 10th percentile and the fastest: a point
+# that must leave max(parity, floor) and move at least LOW_AGREEMENT as far as the
+# median. Where one build lands in the slow mode more often, every low quantile
+# reads part of the median's move, the less the lower it lies (its depth in the fast
+# mode differs: the 10th percentile read 0.22 of the median's move in 219 looks at
+# biased modes, the 5th 0.15, the fastest 0.05; 0.9-1.0 of it for true changes), but
+# the fastest runs also move by chance with a fast spell that the build with more runs
+# in the fast mode catches more often. The 5th percentile once held a call the 10th and
+# the fastest runs would have made, the fastest runs one the two percentiles would have
+# made: a call needs all three (benchmarks/README.md, section 5).
+TAIL_QUANTILE = 0.05
 
 
 # The single runs whose low quantiles stand for the best runs: the reference's arms (one
@@ -241,6 +260,7 @@ class _Figures:
     low_half: float = 0.0  # the low ratio's interval on the side toward no change (log scale)
     low_far: float = 0.0  # and on the side away from it: how far the fast runs may have moved
     low_bounded: bool = True  # False: too few runs for the interval's lower bound (clipped)
+    log_tail: float | None = None  # with rule.low_quantile: the TAIL_QUANTILE ratio (log)
 
 
 def _judged_samples(
@@ -377,10 +397,21 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     # fastest of the per-triplet means would be higher than any arm's: a mean of two runs
     # spreads less, and its minimum sits higher by that alone).
     log_fastest = float(np.log(ys.min())) - sum(float(np.log(a.min())) for a in arms) / len(arms)
+    log_tail = _quantile_log(ys, TAIL_QUANTILE) - sum(
+        _quantile_log(a, TAIL_QUANTILE) for a in arms) / len(arms)
     bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
-                   best_ratio=math.exp(log_fastest))
+                   best_ratio=math.exp(log_fastest), log_tail=log_tail)
+
+
+def _exp(log_value: float | None) -> float | None:
+    return None if log_value is None else math.exp(log_value)
+
+
+def _quantile_log(values: FloatArray, q: float) -> float:
+    """ln of the q-quantile of ``values`` (positive)."""
+    return float(np.quantile(np.log(values), q))
 
 
 def low_bounded_from(q: float) -> int:
@@ -476,7 +507,8 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
     if not (math.isfinite(fig.log_lo) and math.isfinite(fig.log_hi)):
         return Verdict(
             outcome="inconclusive", reason_code="few_runs", n=fig.n, ratio=math.exp(m),
-            best_ratio=fig.best_ratio, low_ratio=fig.low_ratio, median_ratio=fig.median_ratio,
+            best_ratio=fig.best_ratio, low_ratio=fig.low_ratio, tail_ratio=_exp(fig.log_tail),
+            median_ratio=fig.median_ratio,
             spread=fig.spread, aa_noise=aa_noise,
             reason=f"{fig.n} pairs are too few to bound the ratio at the error this look may "
             "spend: more pairs will",
@@ -492,6 +524,7 @@ def _decide(fig: _Figures, rule: Rule, aa_noise: float) -> Verdict:
         ci=(math.exp(fig.log_lo), math.exp(fig.log_hi)),
         best_ratio=fig.best_ratio,
         low_ratio=fig.low_ratio,
+        tail_ratio=_exp(fig.log_tail),
         low_ci_half=math.expm1(fig.low_half) if low_interval else None,
         low_ci_far=math.expm1(fig.low_far) if low_interval else None,
         median_ratio=fig.median_ratio,
@@ -525,17 +558,22 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     p_log = math.log1p(parity)
     up = fig.log_best > bt_log or not rule.best_check
     down = fig.log_best < -bt_log or not rule.best_check
+    point_log: float | None = None
     if rule.low_quantile is not None and rule.best_check:
-        # Two best-run estimates, each leaving max(parity, floor, its interval) and moving
-        # at least half as far as the median: the low quantile (steady at few runs) and the
-        # fastest runs. Where the builds land in a slow mode in different shares of their
-        # runs, their 10th percentiles sit at different depths of the fast mode and can
-        # move by themselves, with the median; their fastest runs do not (noise only adds
-        # time). benchmarks/README.md, "Decisive verdicts".
-        fastest_log = math.log1p(max(parity, verdict.floor_best or 0.0))
-        both = (_moves_with(fig.log_best, bt_log, m)
-                and _moves_with(math.log(fig.best_ratio), fastest_log, m))
-        up, down = both and m > 0, both and m < 0
+        # Three depths of the fast runs, each moving with the median and nearly as far
+        # (the two quantiles LOW_AGREEMENT as far, the fastest runs AGREEMENT): the low
+        # quantile (steady at few runs) leaving max(parity, floor, its interval); the
+        # TAIL_QUANTILE and the fastest runs leaving max(parity, floor). Where the
+        # builds land in a slow mode in different shares of their runs, their 10th
+        # percentiles sit at different depths of the fast mode and can move by themselves,
+        # with the median; the lower the depth, the less (TAIL_QUANTILE says more).
+        # benchmarks/README.md, "Decisive verdicts".
+        point_log = math.log1p(max(parity, verdict.floor_best or 0.0))
+        all_three = (_moves_with(fig.log_best, bt_log, m, LOW_AGREEMENT)
+                     and _moves_with(math.log(fig.best_ratio), point_log, m, AGREEMENT)
+                     and (fig.log_tail is None
+                          or _moves_with(fig.log_tail, point_log, m, LOW_AGREEMENT)))
+        up, down = all_three and m > 0, all_three and m < 0
         if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded:
             need = low_bounded_from(rule.low_quantile)
             return replace(
@@ -557,7 +595,7 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
             )
         return replace(verdict, outcome="level")
     if abs(m) > t_log:  # the ratio left its tolerance; the best runs did not follow
-        return _best_disagree(verdict)
+        return _best_disagree(verdict, point_log)
     held_back = verdict.noise > parity  # else the interval merely pokes out of the band
     if held_back and verdict.floor_med >= max(verdict.ci_half, verdict.aa_noise):
         return replace(
@@ -577,26 +615,37 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     return _too_few_for_spread(verdict, rule)
 
 
-def _moves_with(log_est: float, tolerance_log: float, central_log: float) -> bool:
+def _moves_with(log_est: float, tolerance_log: float, central_log: float, share: float) -> bool:
     """A best-run estimate (log ratio) leaves its tolerance the way the central estimate
-    moved, and at least AGREEMENT of as far."""
+    moved, and at least ``share`` of as far (AGREEMENT, LOW_AGREEMENT)."""
     return ((log_est > 0) == (central_log > 0)
-            and abs(log_est) > max(tolerance_log, AGREEMENT * abs(central_log)))
+            and abs(log_est) > max(tolerance_log, share * abs(central_log)))
 
 
-def _best_disagree(verdict: Verdict) -> Verdict:
-    """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes)."""
+def _best_disagree(verdict: Verdict, point_log: float | None = None) -> Verdict:
+    """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes).
+    ``point_log``: what the fastest runs and the TAIL_QUANTILE had to leave (log scale)."""
     assert verdict.ratio is not None and verdict.best_ratio is not None
     assert verdict.spread is not None and verdict.tolerance is not None
     read = f"the runs read {_signed_pct(verdict.ratio)}"
     if verdict.low_ratio is None:
         moved = f"{read} but the best runs {_signed_pct(verdict.best_ratio)}"
-    else:  # sequential: a low quantile, and the fastest runs must point the same way
+    else:  # sequential: a low quantile, and lower depths must point the same way
         low = f"the fast runs (10th percentile) {_signed_pct(verdict.low_ratio)}"
         fastest = f"the fastest {_signed_pct(verdict.best_ratio)}"
+        tail = (None if verdict.tail_ratio is None
+                else f"the {round(TAIL_QUANTILE * 100)}th percentile {_signed_pct(verdict.tail_ratio)}")
+        points = f"{tail}, {fastest}" if tail else fastest
         central, low_log = math.log(verdict.ratio), math.log(verdict.low_ratio)
-        if _moves_with(low_log, math.log1p(verdict.best_tolerance or 0.0), central):
-            moved = f"{read} and {low}, but {fastest}"  # so the fastest runs did not follow
+        if _moves_with(low_log, math.log1p(verdict.best_tolerance or 0.0), central, LOW_AGREEMENT):
+            lagging = point_log is not None and tail is not None and verdict.tail_ratio is not None \
+                and not _moves_with(math.log(verdict.tail_ratio), point_log, central, LOW_AGREEMENT)
+            if not lagging:  # the fastest runs did not follow
+                moved = f"{read} and {low}, but {fastest}" + (f" ({tail})" if tail else "")
+            elif _moves_with(math.log(verdict.best_ratio), point_log or 0.0, central, AGREEMENT):
+                moved = f"{read} and {low}, but {tail} ({fastest})"
+            else:
+                moved = f"{read} and {low}, but {tail} and {fastest}"
         elif (low_log > 0) == (central > 0):  # the same way, but not clearly far enough yet
             if verdict.low_ci_half is not None:  # the edge a call must clear
                 reach = math.exp(low_log - math.copysign(math.log1p(verdict.low_ci_half), central))
@@ -604,9 +653,9 @@ def _best_disagree(verdict: Verdict) -> Verdict:
                         f"{_signed_pct(reach)})")
             else:
                 low += f" ±{_pct(verdict.best_tolerance or 0.0)}"
-            moved = f"{read}, but {low} is not yet clearly as far ({fastest})"
+            moved = f"{read}, but {low} is not yet clearly as far ({points})"
         else:
-            moved = f"{read} but {low} ({fastest})"
+            moved = f"{read} but {low} ({points})"
     if verdict.spread > TIMING_MODES_FACTOR * verdict.tolerance:
         return replace(
             verdict,

@@ -7,7 +7,9 @@ every look of the schedule, many times over, call a change no more often than al
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,6 +217,11 @@ def test_a_call_rests_on_the_side_of_the_fast_runs_interval_toward_no_change(
     wide = math.hypot(max(h_lo, h_hi), math.hypot(max(b1_lo, b1_hi), max(b2_lo, b2_hi)) / 2)
     assert near < 0.9 * wide
     assert v.best_tolerance == pytest.approx(max(0.02, math.expm1(near)), rel=1e-9)
+    # the lower depths: head's against the geometric mean of the base arms'
+    tail = [float(np.quantile(np.log(a), stats.TAIL_QUANTILE)) for a in (base1, base2, head)]
+    assert v.tail_ratio == pytest.approx(math.exp(tail[2] - (tail[0] + tail[1]) / 2))
+    fastest = [float(np.log(a.min())) for a in (base1, base2, head)]
+    assert v.best_ratio == pytest.approx(math.exp(fastest[2] - (fastest[0] + fastest[1]) / 2))
 
 
 def test_fast_runs_that_move_far_less_than_the_median_are_not_a_change() -> None:
@@ -286,11 +293,59 @@ def test_a_low_quantile_that_moves_while_the_fastest_runs_do_not_is_not_a_change
         assert final.outcome == "inconclusive", final
         assert abs(final.best_ratio - 1) < 0.005  # the fastest runs: level
         if math.log(final.low_ratio) > max(math.log1p(final.best_tolerance),
-                                           stats.AGREEMENT * math.log(final.ratio)):
+                                           stats.LOW_AGREEMENT * math.log(final.ratio)):
             low_moved += 1  # the 10th percentile alone would have called it slower
-            assert "but the fastest +0." in (final.reason or "") or \
-                "but the fastest -0." in (final.reason or ""), final.reason
+            reason = final.reason or ""
+            assert "and the fast runs (10th percentile) +" in reason, reason
+            assert "the fastest +0." in reason or "the fastest -0." in reason, reason
+            assert final.tail_ratio is not None and f"5th percentile {stats._signed_pct(final.tail_ratio)}" in reason
     assert low_moved >= 8
+
+
+def test_a_recorded_biased_modes_comparison_is_held_by_the_5th_percentile() -> None:
+    """A real recording (tests/fixtures/biased-modes-384.json): identical work per mode, head
+    in the slow mode more often, a fast spell that the base arms caught more often. At 384
+    pairs the median reads about +7%, the 10th percentile and the fastest runs each more
+    than half of that (the rule before called it slower); the 5th percentile does not."""
+    rec = json.loads((Path(__file__).parents[1] / "fixtures" / "biased-modes-384.json").read_text())
+    look = looks(1000).index(384) + 1
+    final = judge([_triplet_workload(rec["base"], rec["base_again"], rec["head"], look=look)],
+                  Policy(alpha=rec["alpha"], aa=True, seed=rec["seed"])).workloads["w"].final
+    assert final is not None and final.outcome == "inconclusive", final
+    assert final.ratio is not None and final.low_ratio is not None and final.best_ratio is not None
+    assert final.tail_ratio is not None and final.best_tolerance is not None
+    central, point = math.log(final.ratio), math.log1p(0.02)
+    assert central > math.log(1.05)
+    # the two estimates the rule had would both have called it
+    assert stats._moves_with(math.log(final.low_ratio), math.log1p(final.best_tolerance), central,
+                             0.5)
+    assert stats._moves_with(math.log(final.best_ratio), point, central, stats.AGREEMENT)
+    assert not stats._moves_with(math.log(final.tail_ratio), point, central, 0.5)
+    assert "but the 5th percentile +1." in (final.reason or ""), final.reason
+    # and it may go on measuring: the 10th percentile's interval does not say "cannot help"
+    assert stop_reason(final, None, pairs=384, max_pairs=1000, parity=0.02) is None
+
+
+def test_a_recorded_biased_modes_comparison_is_held_by_the_low_agreement() -> None:
+    """A second recording (tests/fixtures/biased-modes-1000.json): a fast mode so wide that
+    every low quantile of head sits about 2.3% above base's, against a median of +4.3%.
+    The 10th and 5th percentiles move more than half as far (a call, had half been
+    enough), the fastest runs too; less than LOW_AGREEMENT as far: held."""
+    rec = json.loads((Path(__file__).parents[1] / "fixtures" / "biased-modes-1000.json").read_text())
+    final = judge([_triplet_workload(rec["base"], rec["base_again"], rec["head"],
+                                     look=len(looks(1000)))],
+                  Policy(alpha=rec["alpha"], aa=True, seed=rec["seed"])).workloads["w"].final
+    assert final is not None and final.outcome == "inconclusive", final
+    assert final.ratio is not None and final.low_ratio is not None and final.best_ratio is not None
+    assert final.tail_ratio is not None and final.best_tolerance is not None
+    central, point = math.log(final.ratio), math.log1p(0.02)
+    assert final.tolerance is not None and central > math.log1p(final.tolerance)  # it moved
+    for low, tolerance in ((final.low_ratio, math.log1p(final.best_tolerance)),
+                           (final.tail_ratio, point)):
+        assert stats._moves_with(math.log(low), tolerance, central, 0.5)
+        assert not stats._moves_with(math.log(low), tolerance, central, stats.LOW_AGREEMENT)
+    assert stats._moves_with(math.log(final.best_ratio), point, central, stats.AGREEMENT)
+    assert "(10th percentile) +2." in (final.reason or ""), final.reason
 
 
 def test_a_change_moves_the_fastest_runs_too() -> None:
@@ -323,3 +378,18 @@ def test_the_reason_names_which_best_run_estimate_did_not_follow(
     reason = stats._best_disagree(v).reason or ""
     assert reason.startswith(f"the runs read {stats._signed_pct(ratio)}") and says in reason, \
         reason
+
+
+@pytest.mark.parametrize(("low", "tail", "fastest", "says"), [
+    (1.06, 1.01, 1.05, "and the fast runs (10th percentile) +6.0%, but the 5th percentile +1.0% "
+                       "(the fastest +5.0%)"),
+    (1.06, 1.01, 0.999, "but the 5th percentile +1.0% and the fastest -0.1%"),
+    (1.06, 1.05, 0.999, "but the fastest -0.1% (the 5th percentile +5.0%)"),
+    (1.03, 1.035, 1.04, "is not yet clearly as far (the 5th percentile +3.5%, the fastest +4.0%)"),
+])
+def test_the_reason_names_the_lower_depths_that_did_not_follow(
+        low: float, tail: float, fastest: float, says: str) -> None:
+    v = _verdict(ratio=1.08, low_ratio=low, low_ci_half=0.04, tail_ratio=tail, best_ratio=fastest,
+                 best_tolerance=0.04, spread=0.03, tolerance=0.02)
+    reason = stats._best_disagree(v, math.log1p(0.02)).reason or ""
+    assert says in reason, reason
