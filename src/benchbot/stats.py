@@ -397,8 +397,8 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     # fastest of the per-triplet means would be higher than any arm's: a mean of two runs
     # spreads less, and its minimum sits higher by that alone).
     log_fastest = float(np.log(ys.min())) - sum(float(np.log(a.min())) for a in arms) / len(arms)
-    log_tail = _quantile_log(ys, TAIL_QUANTILE) - sum(
-        _quantile_log(a, TAIL_QUANTILE) for a in arms) / len(arms)
+    log_tail = _low_log(ys, TAIL_QUANTILE, False)[0] - sum(
+        _low_log(a, TAIL_QUANTILE, False)[0] for a in arms) / len(arms)
     bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
@@ -407,11 +407,6 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
 
 def _exp(log_value: float | None) -> float | None:
     return None if log_value is None else math.exp(log_value)
-
-
-def _quantile_log(values: FloatArray, q: float) -> float:
-    """ln of the q-quantile of ``values`` (positive)."""
-    return float(np.quantile(np.log(values), q))
 
 
 def low_bounded_from(q: float) -> int:
@@ -638,11 +633,11 @@ def _best_disagree(verdict: Verdict, point_log: float | None = None) -> Verdict:
         points = f"{tail}, {fastest}" if tail else fastest
         central, low_log = math.log(verdict.ratio), math.log(verdict.low_ratio)
         if _moves_with(low_log, math.log1p(verdict.best_tolerance or 0.0), central, LOW_AGREEMENT):
-            lagging = point_log is not None and tail is not None and verdict.tail_ratio is not None \
-                and not _moves_with(math.log(verdict.tail_ratio), point_log, central, LOW_AGREEMENT)
-            if not lagging:  # the fastest runs did not follow
+            if point_log is None or verdict.tail_ratio is None or _moves_with(
+                    math.log(verdict.tail_ratio), point_log, central, LOW_AGREEMENT):
+                # the fastest runs did not follow
                 moved = f"{read} and {low}, but {fastest}" + (f" ({tail})" if tail else "")
-            elif _moves_with(math.log(verdict.best_ratio), point_log or 0.0, central, AGREEMENT):
+            elif _moves_with(math.log(verdict.best_ratio), point_log, central, AGREEMENT):
                 moved = f"{read} and {low}, but {tail} ({fastest})"
             else:
                 moved = f"{read} and {low}, but {tail} and {fastest}"
