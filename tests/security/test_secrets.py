@@ -26,21 +26,23 @@ needs_bwrap = pytest.mark.skipif(
     "(.ci/run installs the bubblewrap package)",
 )
 
+MARK = "@@benchbot-spy:"
+
 SPY = r"""#!/bin/sh
 # Looks for secrets where a process of this user could, and writes down what it saw.
 out="{out}/$1-$$"
 {{
-  echo "== env"; env
-  echo "== environ"
+  echo "{mark}env"; env
+  echo "{mark}environ"
   for f in /proc/[0-9]*/environ; do tr '\0' '\n' < "$f"; echo; done
-  echo "== cmdline"
+  echo "{mark}cmdline"
   for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f"; echo; done
-  echo "== files"
+  echo "{mark}files"
   cat {files}
   grep -rs . {dirs} | head -n 2000
-  echo "== git"
+  echo "{mark}git"
   cat .git/config "$(git rev-parse --git-common-dir)/config"
-  echo "== done"
+  echo "{mark}done"
 }} > "$out" 2>&1
 exit 0
 """
@@ -66,7 +68,7 @@ class Runner:
         self.dirs = f"{self.root} {self.home}"
 
     def spy(self) -> str:
-        return SPY.format(out=self.out, files=self.files, dirs=self.dirs)
+        return SPY.format(out=self.out, files=self.files, dirs=self.dirs, mark=MARK)
 
     def seen(self) -> dict[str, str]:
         """What each spy run wrote, by "build-<pid>" / "run-<pid>"."""
@@ -96,13 +98,24 @@ def spy_workspace(tmp_path: Path, runner: Runner, mode: str, token: str) -> Work
     return ws
 
 
+def _parts(text: str) -> dict[str, str]:
+    """The spy's output by section. The marker is a whole line of its own: what the spy
+    reads (other processes' environments and command lines, grep's "path:line") can hold
+    any text, but not a line that is exactly the marker."""
+    parts: dict[str, str] = {}
+    name = ""
+    for line in text.split("\n"):
+        if line.startswith(MARK) and line[len(MARK):].isalpha():
+            name = line[len(MARK):]
+            parts[name] = ""
+        elif name:
+            parts[name] += line + "\n"
+    return parts
+
+
 def _sections(text: str, *names: str) -> str:
-    out = []
-    for chunk in text.split("== ")[1:]:
-        name, _, body = chunk.partition("\n")
-        if name in names:
-            out.append(body)
-    return "\n".join(out)
+    parts = _parts(text)
+    return "\n".join(parts[n] for n in names if n in parts)
 
 
 @pytest.mark.parametrize("mode", [
@@ -119,7 +132,7 @@ def test_build_and_workload_cannot_find_the_token(tmp_path: Path, fake: FakeGitH
     assert run.returncode == 0, run.stderr
     seen = runner.seen()
     assert any(k.startswith("build-") for k in seen) and any(k.startswith("run-") for k in seen)
-    assert all("== done" in text for text in seen.values())
+    assert all("done" in _parts(text) for text in seen.values())
     # the spies did see processes: their own, and more (the sandbox's init, or everything)
     assert all(_sections(text, "cmdline").count("spy.sh") >= 1 for text in seen.values())
     where = ("env", "environ", "cmdline") if mode == "off" else ("env", "environ", "cmdline",
