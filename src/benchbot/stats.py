@@ -557,7 +557,6 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
     p_log = math.log1p(parity)
     up = fig.log_best > bt_log or not rule.best_check
     down = fig.log_best < -bt_log or not rule.best_check
-    point_log: float | None = None
     if rule.low_quantile is not None and rule.best_check:
         # Three depths of the fast runs, each leaving best_tolerance (max(parity, floor))
         # and moving with the median nearly as far (the two quantiles LOW_AGREEMENT as
@@ -567,11 +566,10 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
         # of the fast mode and can move by themselves, with the median; the lower the
         # depth, the less (TAIL_QUANTILE says more). benchmarks/README.md, "Decisive
         # verdicts".
-        point_log = bt_log
-        all_three = (_moves_with(fig.log_best, point_log, m, LOW_AGREEMENT)
-                     and _moves_with(math.log(fig.best_ratio), point_log, m, AGREEMENT)
+        all_three = (_moves_with(fig.log_best, bt_log, m, LOW_AGREEMENT)
+                     and _moves_with(math.log(fig.best_ratio), bt_log, m, AGREEMENT)
                      and (fig.log_tail is None
-                          or _moves_with(fig.log_tail, point_log, m, LOW_AGREEMENT)))
+                          or _moves_with(fig.log_tail, bt_log, m, LOW_AGREEMENT)))
         up, down = all_three and m > 0, all_three and m < 0
         if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded:
             need = low_bounded_from(rule.low_quantile)
@@ -594,7 +592,7 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
             )
         return replace(verdict, outcome="level")
     if abs(m) > t_log:  # the ratio left its tolerance; the best runs did not follow
-        return _best_disagree(verdict, point_log)
+        return _best_disagree(verdict)
     held_back = verdict.noise > parity  # else the interval merely pokes out of the band
     if held_back and verdict.floor_med >= max(verdict.ci_half, verdict.aa_noise):
         return replace(
@@ -621,9 +619,9 @@ def _moves_with(log_est: float, tolerance_log: float, central_log: float, share:
             and abs(log_est) > max(tolerance_log, share * abs(central_log)))
 
 
-def _best_disagree(verdict: Verdict, point_log: float | None = None) -> Verdict:
+def _best_disagree(verdict: Verdict) -> Verdict:
     """Inconclusive: the paired ratio moved, the best runs did not (perhaps timing modes).
-    ``point_log``: what the fastest runs and the TAIL_QUANTILE had to leave (log scale)."""
+    Each best-run estimate had to leave best_tolerance (_judge)."""
     assert verdict.ratio is not None and verdict.best_ratio is not None
     assert verdict.spread is not None and verdict.tolerance is not None
     read = f"the runs read {_signed_pct(verdict.ratio)}"
@@ -636,18 +634,18 @@ def _best_disagree(verdict: Verdict, point_log: float | None = None) -> Verdict:
                 else f"the {round(TAIL_QUANTILE * 100)}th percentile {_signed_pct(verdict.tail_ratio)}")
         points = f"{tail}, {fastest}" if tail else fastest
         central, low_log = math.log(verdict.ratio), math.log(verdict.low_ratio)
-        if _moves_with(low_log, math.log1p(verdict.best_tolerance or 0.0), central, LOW_AGREEMENT):
-            if point_log is None or verdict.tail_ratio is None or _moves_with(
-                    math.log(verdict.tail_ratio), point_log, central, LOW_AGREEMENT):
+        bt_log = math.log1p(verdict.best_tolerance or 0.0)
+        if _moves_with(low_log, bt_log, central, LOW_AGREEMENT):
+            if verdict.tail_ratio is None or _moves_with(
+                    math.log(verdict.tail_ratio), bt_log, central, LOW_AGREEMENT):
                 # the fastest runs did not follow
                 moved = f"{read} and {low}, but {fastest}" + (f" ({tail})" if tail else "")
-            elif _moves_with(math.log(verdict.best_ratio), point_log, central, AGREEMENT):
+            elif _moves_with(math.log(verdict.best_ratio), bt_log, central, AGREEMENT):
                 moved = f"{read} and {low}, but {tail} ({fastest})"
             else:
                 moved = f"{read} and {low}, but {tail} and {fastest}"
         elif (low_log > 0) == (central > 0):  # the same way, but not far enough
-            need = math.exp(math.copysign(max(math.log1p(verdict.best_tolerance or 0.0),
-                                              LOW_AGREEMENT * abs(central)), central))
+            need = math.exp(math.copysign(max(bt_log, LOW_AGREEMENT * abs(central)), central))
             moved = f"{read}, but {low} is short of the {_signed_pct(need)} a call needs ({points})"
         else:
             moved = f"{read} but {low} ({points})"
