@@ -3,12 +3,16 @@
 (a) ``/bin/true`` timed by benchbot's process spawner and by ``hyperfine -N``, in
 alternating blocks within one run; (b) the wall time of a whole ``benchbot compare``
 (A/A, A/B, confirmation) over the summed time of its measured runs, beside hyperfine
-making as many runs; (c) ``stats.compare_many`` on 100 workloads x 1,000 pairs.
+making as many runs; (c) ``stats.compare_many`` on 100 workloads x 1,000 pairs; (d)
+benchbot's own time per run in a long sequential comparison of many workloads, with runs
+that take no time (what is left is the bookkeeping between runs: requests, records,
+progress, budget and looks).
 """
 
 from __future__ import annotations
 
 import compileall
+import io
 import json
 import os
 import statistics
@@ -24,7 +28,7 @@ import numpy as np
 
 from benchbot import results, sandbox
 from benchbot.model import Rule
-from benchbot.spawn import ProcessSpawner, SpawnRequest
+from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest
 from benchbot.stats import compare_many
 from benchmarks.decisive import measured
 from benchmarks.scenarios import Built
@@ -180,6 +184,51 @@ def judging(workloads: int = 100, pairs: int = 1000, repeats: int = 3) -> dict[s
     return {"workloads": workloads, "pairs": pairs, "best_s": best, "repeats": repeats}
 
 
+class _Instant:
+    """A spawner whose runs take no time and report lognormal times (30% spread), the same
+    for both builds: far from settling, so that every workload runs to ``max_runs``."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.runs = 0
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        self.runs += 1
+        wall = int(8e6 * self.rng.lognormal(0.0, 0.3))
+        return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1, returncode=0)
+
+
+def bookkeeping(workloads: int = 10, pairs: int = 1000, seed: int = 3) -> dict[str, Any]:
+    """(d) ``engine.compare`` (the real engine, a real repository, no build) of
+    ``workloads`` workloads to ``pairs`` triplets each, with runs that take no time and a
+    progress reporter as on a CI log: its wall time over the runs it made."""
+    from benchbot import engine
+    from benchbot.progress import TerminalReporter
+    from benchbot.settings import Overrides
+
+    with tempfile.TemporaryDirectory(prefix="bench-books-") as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        (repo / "benchbot.yml").write_text(
+            f"version: 1\ndefaults: {{max_runs: {pairs}}}\nworkloads:\n"
+            + "".join(f"  - {{name: w{i}, run: [echo, w{i}]}}\n" for i in range(workloads)))
+        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "-C", str(repo)]
+        for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"],
+                     ["tag", "base"]):
+            subprocess.run(git + args, check=True, capture_output=True)
+        spawner = _Instant(seed)
+        log = io.StringIO()
+        start = time.perf_counter()
+        doc = engine.compare(
+            engine.Request(repo=repo, base="base", head="HEAD",
+                           overrides=Overrides(budget=3600.0, seed=seed)),
+            reporter=TerminalReporter(log, tty=False), spawner_factory=lambda _: spawner)
+        wall = time.perf_counter() - start
+    return {"workloads": workloads, "pairs": pairs, "runs": spawner.runs, "wall_s": wall,
+            "per_run_us": wall / spawner.runs * 1e6,
+            "stopped": sorted({b.measuring.stopped for b in doc.benchmarks if b.measuring})}
+
+
 def run_overhead(built: Built, short: Built, hyperfine: str | None, *, quick: bool, seed: int,
                  runs: int, log: Callable[[str], None]) -> dict[str, Any]:
     """All of section 3; ``short`` is the same scenario with programs of about 8 ms."""
@@ -198,4 +247,6 @@ def run_overhead(built: Built, short: Built, hyperfine: str | None, *, quick: bo
                              repeats=1 if quick else 3)
     log("overhead (c): judging 100 workloads x 1,000 pairs")
     out["judging"] = judging()
+    log("overhead (d): benchbot's own time per run, 10 workloads x 1,000 pairs of instant runs")
+    out["bookkeeping"] = bookkeeping()
     return out

@@ -189,6 +189,11 @@ def overhead_lines(o: Mapping[str, Any]) -> list[str]:
     c = o["judging"]
     out.append(f"- (c) judging {c['workloads']} workloads x {c['pairs']:,} pairs: "
                f"{c['best_s']:.3f} s (best of {c['repeats']})")
+    d = o.get("bookkeeping")
+    if d:
+        out.append(f"- (d) benchbot's own time per run, {d['workloads']} workloads x "
+                   f"{d['pairs']:,} pairs of runs that take no time ({d['runs']:,} runs): "
+                   f"{d['per_run_us']:.0f} µs a run ({d['wall_s']:.1f} s)")
     return out
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from benchbot.engine import Reporter
 
 PHASE_NAMES = {"aa": "A/A check (base vs base)", "ab": "A/B (base vs head)", "confirm": "confirmation"}
 LINE_INTERVAL_S = 5.0  # plain lines: at most one every this many seconds
+# The bar: redrawn at most this often. Runs of a few ms would otherwise have the terminal
+# redraw hundreds of times a second, on the machine that measures them.
+BAR_INTERVAL_S = 0.1
 BAR_WIDTH = 24
 
 
@@ -24,41 +28,50 @@ def eta(elapsed_s: float, done: int, planned: int) -> str:
 class TerminalReporter(Reporter):
     """Writes progress to a stream: a redrawn bar on a TTY, throttled lines elsewhere (CI logs)."""
 
-    def __init__(self, stream: TextIO, *, tty: bool | None = None) -> None:
+    def __init__(self, stream: TextIO, *, tty: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._stream = stream
         self._tty = stream.isatty() if tty is None else tty
-        self._start = time.monotonic()
-        self._last_line = 0.0
+        self._clock = clock
+        self._start = clock()
+        self._last_line = float("-inf")
         self._phase = ""
         self._drawn = False
 
     def phase(self, name: str, workloads: int, runs: int) -> None:
         self._end_bar()
         self._phase = name
-        self._start = time.monotonic()
-        self._last_line = 0.0
+        self._start = self._clock()
+        self._last_line = float("-inf")
         self._stream.write(
             f"benchbot: {PHASE_NAMES.get(name, name)}: {workloads} workloads, {runs} runs\n"
         )
         self._stream.flush()
 
     def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
-        now = time.monotonic()
-        left = eta(now - self._start, done, planned)
+        now = self._clock()
+        last = done >= planned
         if self._tty:
+            if not last and now - self._last_line < BAR_INTERVAL_S:
+                return
+            self._last_line = now
+            left = eta(now - self._start, done, planned)
             filled = int(BAR_WIDTH * done / max(planned, 1))
             bar = "█" * filled + "░" * (BAR_WIDTH - filled)
             self._stream.write(
                 f"\r  {bar} {done}/{planned} runs · {workload:<20.20} · ETA {left}  "
             )
             self._drawn = True
-            if done >= planned:
+            if last:
                 self._end_bar()
-        elif done >= planned or now - self._last_line >= LINE_INTERVAL_S or done == 1:
+        elif last or now - self._last_line >= LINE_INTERVAL_S or done == 1:
             self._last_line = now
+            left = eta(now - self._start, done, planned)
             self._stream.write(
                 f"benchbot: {phase}: run {done} of {planned} ({workload}), ETA {left}\n"
             )
+        else:
+            return
         self._stream.flush()
 
     def note(self, message: str) -> None:

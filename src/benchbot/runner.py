@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from benchbot.config import WorkloadConfig
 from benchbot.model import ARM_NAMES, ArmRuns, ArmSamples, PhaseRuns, RunFailure, RunRecord
@@ -28,7 +28,6 @@ class Spawner(Protocol):
     def spawn(self, request: SpawnRequest) -> RawRun: ...
 
 
-@runtime_checkable
 class ManySpawner(Spawner, Protocol):
     """A spawner that makes several runs in one exchange (the sandbox's worker: one round
     trip per pair or triplet), up to and including the first that failed."""
@@ -249,8 +248,11 @@ def _spawn_in_turn(spawner: Spawner, targets: Sequence[Target], w: WorkloadConfi
                    env: Mapping[str, str]) -> list[RawRun]:
     """One run of each target in turn (a pair or a triplet), up to the first that failed."""
     requests = [request(tgt, w, env) for tgt in targets]
-    if isinstance(spawner, ManySpawner):
-        return spawner.spawn_many(requests)
+    # A ManySpawner? (isinstance on a runtime-checkable protocol costs ~15 µs a call.)
+    many: Callable[[Sequence[SpawnRequest]], list[RawRun]] | None = getattr(
+        spawner, "spawn_many", None)
+    if many is not None:
+        return many(requests)
     return in_turn(spawner.spawn, requests)
 
 

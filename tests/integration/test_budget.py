@@ -4,13 +4,17 @@ times planted here, so that the budget runs short in a few seconds."""
 
 from __future__ import annotations
 
+import io
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from benchbot import engine
+from benchbot import engine, measuring
 from benchbot.model import Results
+from benchbot.progress import TerminalReporter
 from benchbot.runner import RawRun, SpawnRequest
 from benchbot.settings import Overrides
 from tests.conftest import MakeRepo
@@ -79,3 +83,46 @@ def test_with_budget_enough_every_workload_goes_on(make_repo: MakeRepo) -> None:
         b = by_name[name]
         assert b.measuring is not None and b.measuring.pairs >= 34
         assert b.verdict.outcome in ("level", "inconclusive")
+
+
+class InstantSpawner:
+    """Runs that take no time, the same noisy times for both builds: far from settling."""
+
+    def __init__(self, seed: int = 2) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.runs = 0
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        self.runs += 1
+        ns = int(BASE_S * 1e9 * self.rng.lognormal(0.0, 0.3))
+        return RawRun(wall_ns=ns, cpu_ns=ns, maxrss_kib=1, returncode=0)
+
+
+def test_the_runs_so_far_are_not_sorted_again_after_every_run(
+        make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The budget and the progress estimate ask every workload's time per triplet after
+    # every run; taking its medians each time cost up to 8 ms between runs at 1,000
+    # pairs. They are taken again once the runs have grown by an eighth.
+    names = [f"w{i}" for i in range(4)]
+    repo = make_repo({"benchbot.yml": "version: 1\ndefaults: {max_runs: 400}\nworkloads:\n"
+                      + "".join(f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in names)})
+    medians = 0
+    real = measuring._median
+
+    def counted(values: Sequence[int]) -> float:
+        nonlocal medians
+        medians += 1
+        return real(values)
+
+    monkeypatch.setattr(measuring, "_median", counted)
+    spawner = InstantSpawner()
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                        overrides=Overrides(budget=600.0, seed=3)),
+                         reporter=TerminalReporter(io.StringIO(), tty=False),
+                         spawner_factory=lambda _: spawner)
+    assert [b.measuring.pairs for b in doc.benchmarks if b.measuring] == [400] * 4
+    assert all(b.verdict.outcome in ("inconclusive", "level") for b in doc.benchmarks)
+    # Each workload's three arms, about 8 ln(400) + 8 times: some hundreds in all, where
+    # once after every run it was 3 x 4 x 4,800 runs.
+    assert spawner.runs > 4 * 3 * 400
+    assert medians < 1000

@@ -27,13 +27,38 @@ def test_plain_lines_name_phase_workload_run_and_eta() -> None:
     assert "\r" not in stream.getvalue()
 
 
+class Clock:
+    """A clock that moves on by ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
 def test_terminal_bar_is_redrawn_in_place() -> None:
     stream = io.StringIO()
-    rep = TerminalReporter(stream, tty=True)
+    rep = TerminalReporter(stream, tty=True, clock=Clock(0.2))
     rep.phase("aa", 1, 4)
     for i in range(1, 5):
         rep.progress("aa", "sum", i, 4)
     text = stream.getvalue()
     assert text.count("\r") == 4
     assert "4/4 runs · sum" in text
+    assert text.endswith("\n")
+
+
+def test_terminal_bar_is_redrawn_ten_times_a_second_at_most_and_always_at_the_end() -> None:
+    # 1,000 runs a millisecond apart: a redraw for each would have the terminal repaint
+    # 1,000 times a second on the machine that is measuring.
+    stream = io.StringIO()
+    rep = TerminalReporter(stream, tty=True, clock=Clock(0.001))
+    rep.phase("sequential", 1, 1000)
+    for i in range(1, 1001):
+        rep.progress("sequential", "copy", i, 1000)
+    text = stream.getvalue()
+    assert 9 <= text.count("\r") <= 12
+    assert "\r  " + "█" * 24 + " 1000/1000 runs · copy" in text
     assert text.endswith("\n")
