@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
+from benchbot.cli import run
 
-from benchbot.cli import main
-
-sys.exit(main())
+run()

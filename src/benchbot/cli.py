@@ -8,13 +8,15 @@ errors; 3 when ``--fail-on`` names an outcome that occurred.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from benchbot import __version__, files, logsafe, secret
 from benchbot.errors import BenchbotError, OutputError, UsageError
@@ -187,6 +189,30 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def run() -> NoReturn:
+    """The ``benchbot`` program (and ``python -m benchbot``): ``main``, then ``leave``."""
+    leave(main())
+
+
+def leave(status: int) -> NoReturn:
+    """Exit with ``status`` once benchbot's own work is done, without the interpreter's
+    teardown, which frees every module and object one by one: 75-85 ms after every
+    ``compare`` (numpy, jinja2 and benchbot's own), 5% of a 180-run compare of 8 ms
+    programs. Every file benchbot writes is closed by now; the exit handlers still run and
+    the standard streams are flushed. With a thread still running, or where the exit
+    handlers cannot be run by hand, it is the interpreter's usual exit."""
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if threading.active_count() > 1 or run_exit_handlers is None:
+        sys.exit(status)
+    run_exit_handlers()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: let the usual exit report it
+        sys.exit(status)
+    os._exit(status)
 
 
 def _sigterm_as_interrupt() -> Any:
