@@ -140,16 +140,21 @@ def compare(
     """
     started = time.monotonic()  # the budget counts from here: builds take from it too
     ahead = _Ahead(prepare)
+    # Whether bubblewrap works here (two bwrap processes, 20-40 ms) is found out while git
+    # resolves the revisions and reads the config; sandbox.choose then has the answer.
+    probing = threading.Thread(target=sandbox.probe, name="benchbot-probe", daemon=True)
+    probing.start()
     try:
         return _compare(request, started, ahead, reporter or Reporter(), spawner_factory,
-                        source_env)
+                        source_env, probing)
     finally:
+        probing.join()
         ahead.join()  # on the way out of an error too: no import is left running at exit
 
 
 def _compare(request: Request, started: float, ahead: _Ahead, reporter: Reporter,
              spawner_factory: Callable[[Path], Spawner] | None,
-             source_env: Mapping[str, str] | None) -> Results:
+             source_env: Mapping[str, str] | None, probing: threading.Thread) -> Results:
     plan = _resolve(request)
     config, part = plan.config, plan.part
 
@@ -170,6 +175,7 @@ def _compare(request: Request, started: float, ahead: _Ahead, reporter: Reporter
             return document(workloads=[], environment=machine.finish(machine.snapshot()),
                             aa=AASummary(status="skipped", abort_fraction=config.aa.abort_fraction))
     source = os.environ if source_env is None else source_env
+    probing.join()
     box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
     reporter.note(f"sandbox: {box.description}")
     got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
