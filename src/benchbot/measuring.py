@@ -22,7 +22,7 @@ from benchbot import sequential
 from benchbot.config import Config
 from benchbot.judge import Judgement, Policy, Workload, judge
 from benchbot.model import Family, Measuring, PhaseRuns, Verdict
-from benchbot.runner import Spawner, Target, Triplets, planned_runs, run_phase
+from benchbot.runner import BATCH_S, Spawner, Target, Triplets, planned_runs, run_phase
 from benchbot.settings import MAX_RUNS
 
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
@@ -158,12 +158,13 @@ class Sequential:
         active = list(self.names)
         admitted = self._admit(active)
         while active:
-            if not admitted or time.monotonic() + self._round_s(admitted) > self.deadline:
+            count = self._rounds(admitted)
+            if count < 1:
                 for name in active:
                     self.stopped[name] = "budget"
                 break
-            self.triplets.round(admitted, index, self._tick)
-            index += 1
+            self.triplets.rounds(admitted, index, count, self._tick)
+            index += count
             due = [n for n in admitted if self._due(n)]
             if due:
                 self._look(due)
@@ -171,12 +172,26 @@ class Sequential:
                 admitted = self._admit(active)
         self._record(final=True)
 
+    def _rounds(self, admitted: Sequence[str]) -> int:
+        """How many rounds the next batch holds (0: the budget cannot pay for one): as many
+        as fit in ``BATCH_S``, never past the budget, nor past any admitted workload's
+        next look (the looks fall where they always did)."""
+        if not admitted:
+            return 0
+        round_s = self._round_s(admitted)
+        fit = int(max(0.0, self.deadline - time.monotonic()) / round_s)
+        to_look = min(self._next_look(n) - self.triplets.results[n].pairs for n in admitted)
+        return min(fit, max(1, to_look), max(1, int(BATCH_S / round_s)))
+
+    def _next_look(self, name: str) -> int:
+        looks = self.schedule[name]
+        return looks[min(self.done_looks[name], len(looks) - 1)]
+
     # --- looks ----------------------------------------------------------------------------
 
     def _due(self, name: str) -> bool:
         result = self.triplets.results[name]
-        looks = self.schedule[name]
-        return bool(result.failure) or result.pairs >= looks[min(self.done_looks[name], len(looks) - 1)]
+        return bool(result.failure) or result.pairs >= self._next_look(name)
 
     def _look(self, due: Sequence[str]) -> None:
         for name in due:

@@ -399,22 +399,29 @@ class WorkerSpawner:
     def spawn_many(self, requests: Sequence[SpawnRequest]) -> list[RawRun]:
         """Send runs to the worker in one exchange; their timings, up to and including
         the first run that failed (``spawn.in_turn``)."""
-        if not requests:
+        return self.spawn_groups([requests], [""])[0] if requests else []
+
+    def spawn_groups(self, groups: Sequence[Sequence[SpawnRequest]],
+                     keys: Sequence[str]) -> list[list[RawRun]]:
+        """Send groups of runs to the worker in one exchange; their timings as
+        ``spawn.in_groups`` gives them."""
+        if not groups:
             return []
         self.ready()
         stdin, _ = self._io()
         try:
-            stdin.write(json.dumps({"many": [r.to_json() for r in requests]}) + "\n")
+            stdin.write(json.dumps({"groups": [[r.to_json() for r in g] for g in groups],
+                                    "keys": list(keys)}) + "\n")
             stdin.flush()
         except BrokenPipeError:
             pass  # the worker is gone: _expect reads nothing and says why
-        message = self._expect("runs")
-        answer = message["runs"]
-        assert isinstance(answer, list) and 0 < len(answer) <= len(requests)
+        message = self._expect("groups")
+        answer = message["groups"]
+        assert isinstance(answer, list) and len(answer) == len(groups)
         cpu = message.get("cpu_s")
         if isinstance(cpu, (int, float)):
             self._worker_cpu_s = float(cpu)
-        return [RawRun.from_json(run) for run in answer]
+        return [[RawRun.from_json(run) for run in runs] for runs in answer]
 
     @property
     def unreaped_cpu_s(self) -> float:

@@ -145,6 +145,11 @@ class ProcessSpawner:
         """The requests' runs one after another, up to and including the first that failed."""
         return in_turn(self.spawn, requests)
 
+    def spawn_groups(self, groups: Sequence[Sequence[SpawnRequest]],
+                     keys: Sequence[str]) -> list[list[RawRun]]:
+        """Groups of runs one after another (``in_groups``)."""
+        return in_groups(self.spawn, groups, keys)
+
     def spawn(self, request: SpawnRequest) -> RawRun:
         """Run the request's process once; kill its process group at the timeout and after."""
         env = dict(request.env)
@@ -211,6 +216,24 @@ def in_turn(spawn: Callable[[SpawnRequest], RawRun],
         if runs[-1].failed:
             break
     return runs
+
+
+def in_groups(spawn: Callable[[SpawnRequest], RawRun], groups: Sequence[Sequence[SpawnRequest]],
+              keys: Sequence[str]) -> list[list[RawRun]]:
+    """Each group (a pair or a triplet of one workload) ``in_turn``, one group after
+    another; after a run failed, the later groups of the same key (its workload) are not
+    run and come back empty."""
+    failed: set[str] = set()
+    out: list[list[RawRun]] = []
+    for group, key in zip(groups, keys, strict=True):
+        if key in failed:
+            out.append([])
+            continue
+        runs = in_turn(spawn, group)
+        if runs and runs[-1].failed:
+            failed.add(key)
+        out.append(runs)
+    return out
 
 
 def _anonymous_file(directory: Path) -> int:

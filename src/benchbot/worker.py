@@ -1,12 +1,14 @@
 """The measuring process that runs inside the sandbox: it spawns and times every run.
 
 benchbot starts one worker per comparison inside bubblewrap (``sandbox.Sandbox``) and
-sends it one JSON line per pair or triplet of runs (``{"many": [SpawnRequest, ...]}``);
-the worker makes them one after another, stopping after a run that failed, and answers
-with one JSON line (``{"runs": [RawRun, ...]}``). Starting ``bwrap`` for every run would
-cost about 5 ms each and move the floor of timing; one long-lived worker keeps the
-spawn-to-reap path exactly as it is outside the sandbox, and one exchange per pair rather
-than per run saves a wake-up of both processes (about 0.45 ms a run on a 2-core VM). The
+sends it one JSON line per batch of pairs or triplets (``{"groups": [[SpawnRequest, ...],
+...], "keys": [workload, ...]}``); the worker makes them one after another as
+``spawn.in_groups`` does (a failed run ends its group and skips its workload's later
+groups) and answers with one JSON line (``{"groups": [[RawRun, ...], ...]}``). Starting
+``bwrap`` for every run would cost about 5 ms each and move the floor of timing; one
+long-lived worker keeps the spawn-to-reap path exactly as it is outside the sandbox, and
+one exchange per batch rather than per run saves the wake-ups of both processes (about
+0.45 ms an exchange on a 2-core VM). The
 worker needs the standard library only and holds nothing secret: its environment is the
 allow-listed one.
 """
@@ -32,14 +34,16 @@ def serve(scratch: Path, lines: TextIO, out: TextIO) -> int:
             if not line.strip():
                 continue
             try:
-                requests = [SpawnRequest.from_json(r) for r in json.loads(line)["many"]]
+                message = json.loads(line)
+                groups = [[SpawnRequest.from_json(r) for r in g] for g in message["groups"]]
+                keys = [str(k) for k in message["keys"]]
+                answers: list[list[RawRun]] = spawner.spawn_groups(groups, keys)
             except (ValueError, KeyError, TypeError) as exc:
                 out.write(json.dumps({"error": f"bad request: {exc}"}) + "\n")
                 out.flush()
                 continue
-            runs: list[RawRun] = spawner.spawn_many(requests)
             t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
-            out.write(json.dumps({"runs": [run.to_json() for run in runs],
+            out.write(json.dumps({"groups": [[run.to_json() for run in g] for g in answers],
                                   "cpu_s": t.user + t.system + t.children_user
                                   + t.children_system}) + "\n")
             out.flush()

@@ -12,11 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchbot import engine, measuring
+from benchbot import engine, measuring, sequential
 from benchbot.model import Results
 from benchbot.progress import TerminalReporter
 from benchbot.runner import RawRun, SpawnRequest
 from benchbot.settings import Overrides
+from benchbot.spawn import in_groups
 from tests.conftest import MakeRepo
 
 BASE_S = 0.008  # each run takes about this long
@@ -126,3 +127,45 @@ def test_the_runs_so_far_are_not_sorted_again_after_every_run(
     # once after every run it was 3 x 4 x 4,800 runs.
     assert spawner.runs > 4 * 3 * 400
     assert medians < 1000
+
+
+class BatchingInstantSpawner(InstantSpawner):
+    """InstantSpawner taking batches as the sandbox's worker does; counts the exchanges."""
+
+    def __init__(self, seed: int = 2) -> None:
+        super().__init__(seed)
+        self.exchanges = 0
+
+    def spawn_groups(self, groups: Sequence[Sequence[SpawnRequest]],
+                     keys: Sequence[str]) -> list[list[RawRun]]:
+        self.exchanges += 1
+        return in_groups(self.spawn, groups, keys)
+
+
+def test_batched_rounds_are_judged_at_exactly_the_scheduled_looks(
+        make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Several rounds go to the worker in one exchange, never past a workload's next look:
+    # each look sees exactly its scheduled number of triplets, as one round at a time did.
+    names = ["w0", "w1"]
+    repo = make_repo({"benchbot.yml": "version: 1\nworkloads:\n"
+                      "  - {name: w0, run: [echo, w0], max_runs: 300}\n"
+                      "  - {name: w1, run: [echo, w1], max_runs: 120}\n"})
+    seen: dict[str, list[int]] = {n: [] for n in names}
+    real = measuring.Sequential._look
+
+    def look(self: measuring.Sequential, due: Sequence[str]) -> None:
+        for name in due:
+            seen[name].append(self.triplets.results[name].pairs)
+        real(self, due)
+
+    monkeypatch.setattr(measuring.Sequential, "_look", look)
+    spawner = BatchingInstantSpawner()
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                        overrides=Overrides(budget=600.0, seed=3)),
+                         reporter=TerminalReporter(io.StringIO(), tty=False),
+                         spawner_factory=lambda _: spawner)
+    for b in doc.benchmarks:
+        assert b.measuring is not None and b.measuring.stopped == "max_runs"
+    assert seen["w0"] == list(sequential.looks(300))
+    assert seen["w1"] == list(sequential.looks(120))
+    assert spawner.exchanges < spawner.runs / 6  # a round of two triplets an exchange before

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchbot.config import WorkloadConfig
 from benchbot.runner import RawRun, SpawnRequest, Target, record, request, run_phase
-from benchbot.spawn import find_captures
+from benchbot.spawn import find_captures, in_groups
 
 
 class FakeSpawner:
@@ -114,3 +114,82 @@ def test_random_order_depends_only_on_the_seed() -> None:
     assert orders(3) == orders(3)
     assert orders(3) != orders(4)
     assert {"RC", "CR"} == set(orders(3))
+
+
+class BatchingSpawner(FakeSpawner):
+    """The FakeSpawner's answers, taken in batches of pairs as the sandbox's worker takes
+    them (``spawn.in_groups``); counts the exchanges."""
+
+    def __init__(self, answer) -> None:
+        super().__init__(answer)
+        self.exchanges: list[list[str]] = []
+
+    def spawn_groups(self, groups, keys) -> list[list[RawRun]]:
+        self.exchanges.append(list(keys))
+        return in_groups(self.spawn, groups, keys)
+
+
+def test_pairs_go_in_batches_of_about_100_ms_with_the_same_runs_in_the_same_order() -> None:
+    # Runs of 5 ms: each workload's first pair alone (nothing measured yet), then ten pairs
+    # an exchange.
+    def answer(argv, i):
+        return ok(5_000_000 + i)
+
+    ws = [workload(name="a", runs=20), workload(name="b", runs=20)]
+    one_by_one, batched = FakeSpawner(answer), BatchingSpawner(answer)
+    results = [run_phase(ws, targets(["a", "b"], "A"), targets(["a", "b"], "B"), spawner=s, env={},
+                         seed=1, warm=set(), arm_keys=("A", "B"))
+               for s in (one_by_one, batched)]
+    assert batched.calls == one_by_one.calls
+    assert [len(e) for e in batched.exchanges[:3]] == [1, 1, 10]
+    assert len(batched.exchanges) < 8  # 40 pairs; one an exchange before
+    for name in ("a", "b"):
+        assert results[1][name].orders == results[0][name].orders
+        assert results[1][name].reference.wall_ns == results[0][name].reference.wall_ns
+
+
+def test_a_failure_in_a_batch_skips_its_workload_s_later_pairs_and_no_other() -> None:
+    # "bad" fails at its fourth pair: the worker skips bad's later pairs in that batch and
+    # makes good's; no later batch holds bad; what is recorded is what one pair at a
+    # time records.
+    def answer_for(spawner):
+        def answer(argv, i):
+            if argv[0] == "B/bad" and sum(1 for c in spawner.calls if c[0] == "B/bad") == 5:
+                return RawRun(wall_ns=5, cpu_ns=5, maxrss_kib=1, returncode=2, stderr_tail="oops")
+            return ok(2_000_000)
+        return answer
+
+    outs, spawners = [], []
+    for make in (FakeSpawner, BatchingSpawner):
+        spawner = make(None)
+        spawner.answer = answer_for(spawner)
+        spawners.append(spawner)
+        outs.append(run_phase([workload(name="good"), workload(name="bad")],
+                              targets(["good", "bad"], "A"), targets(["good", "bad"], "B"),
+                              spawner=spawner, env={}, seed=1, warm=set(), arm_keys=("A", "B")))
+    for name in ("good", "bad"):
+        for arm in ("reference", "candidate"):
+            assert getattr(outs[1][name], arm).wall_ns == getattr(outs[0][name], arm).wall_ns
+        assert outs[1][name].orders == outs[0][name].orders
+    assert outs[1]["bad"].failure == "run_failed" and len(outs[1]["bad"].orders) == 4
+    assert len(outs[1]["good"].candidate.wall_ns) == 10
+    # Not one run of bad's after the failure: skipped in its batch, left out of later ones.
+    assert [c for c in spawners[1].calls if c[0].endswith("/bad")] == \
+        [c for c in spawners[0].calls if c[0].endswith("/bad")]
+    assert len(spawners[1].exchanges) < 15  # 20 pairs
+
+
+def test_a_mismatch_found_after_the_batch_discards_its_workload_s_later_pairs() -> None:
+    # The worker cannot see an expect mismatch: the runs after it in the batch are made
+    # and then discarded, the first mismatch ends the workload as unbatched.
+    def answer(argv, i):
+        return ok(2_000_000, stdout="checksum=1" if i < 12 else "checksum=2")
+
+    one_by_one, batched = FakeSpawner(answer), BatchingSpawner(answer)
+    results = [run_phase([workload(expect=r"checksum=(\S+)", runs=20)], targets(["w"], "A"),
+                         targets(["w"], "B"), spawner=s, env={}, seed=1, warm=set(),
+                         arm_keys=("A", "B"))["w"] for s in (one_by_one, batched)]
+    assert results[0].failure == results[1].failure == "expect_mismatch"
+    assert results[1].orders == results[0].orders
+    assert results[1].reference.wall_ns == results[0].reference.wall_ns
+    assert results[1].candidate.wall_ns == results[0].candidate.wall_ns

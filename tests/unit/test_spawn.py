@@ -45,6 +45,19 @@ def test_runs_in_one_exchange_stop_after_the_first_that_failed(tmp_path: Path) -
             spawner.close()
 
 
+def test_a_batch_of_groups_skips_only_the_failed_workload_s_later_groups(tmp_path: Path) -> None:
+    fail, true = req(tmp_path, "sh", "-c", "exit 3"), req(tmp_path, "true")
+    for spawner in spawners(tmp_path):
+        try:
+            runs = spawner.spawn_groups([[true, fail, true], [true, true], [true], [true, true]],
+                                        ["a", "b", "a", "b"])
+            assert [[r.returncode for r in g] for g in runs] == [[0, 3], [0, 0], [], [0, 0]], spawner
+            with pytest.raises(ValueError):
+                ProcessSpawner(tmp_path).spawn_groups([[true]], ["a", "b"])
+        finally:
+            spawner.close()
+
+
 @needs_bwrap
 def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
