@@ -6,7 +6,8 @@ alternating blocks within one run; (b) the wall time of a whole ``benchbot compa
 making as many runs; (c) ``stats.compare_many`` on 100 workloads x 1,000 pairs; (d)
 benchbot's own time per run in a long sequential comparison of many workloads, with runs
 that take no time (what is left is the bookkeeping between runs: requests, records,
-progress, budget and looks).
+progress, budget and looks); (e) a whole compare of ``/bin/true``: what benchbot adds to
+each run of about a millisecond, exchanges with the sandbox's worker included.
 """
 
 from __future__ import annotations
@@ -229,6 +230,36 @@ def bookkeeping(workloads: int = 10, pairs: int = 1000, seed: int = 3) -> dict[s
             "stopped": sorted({b.measuring.stopped for b in doc.benchmarks if b.measuring})}
 
 
+def short_runs(runs: int = 1000, repeats: int = 3) -> dict[str, Any]:
+    """(e) A whole ``benchbot compare --runs 1000`` of ``/bin/true`` against itself (A/A
+    and A/B, 4,000 runs of about a millisecond, in the sandbox's worker where bubblewrap
+    works): what benchbot adds to each run beyond its own time, the median of
+    ``repeats``."""
+    with tempfile.TemporaryDirectory(prefix="bench-short-") as tmp:
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
+        (repo / "benchbot.yml").write_text(
+            "version: 1\nworkloads:\n  - {name: true, run: [/bin/true]}\n")
+        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "-C", str(repo)]
+        for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"], ["tag", "base"]):
+            subprocess.run(git + args, check=True, capture_output=True)
+        out = Path(tmp) / "results.json"
+        tries = []
+        for r in range(repeats):
+            wall = _timed([sys.executable, "-m", "benchbot", "compare", "--repo", str(repo),
+                           "--base", "base", "--head", "HEAD", "--json", str(out), "--quiet",
+                           "--runs", str(runs), "--seed", str(r)])
+            doc = results.load(out)
+            walls = [w for phase in doc.benchmarks[0].phases.values()
+                     for arm in phase.arms.values() for w in arm.wall_ns]
+            tries.append(((wall - sum(walls) / 1e9) / len(walls) * 1e6, wall, len(walls),
+                          statistics.median(walls) / 1e3))
+    per_run_us, wall, count, median_us = sorted(tries)[len(tries) // 2]
+    return {"runs": count, "wall_s": wall, "median_run_us": median_us,
+            "beyond_us": per_run_us, "all_beyond_us": [t[0] for t in tries],
+            "sandbox": doc.sandbox.description if doc.sandbox else "none"}
+
+
 def run_overhead(built: Built, short: Built, hyperfine: str | None, *, quick: bool, seed: int,
                  runs: int, log: Callable[[str], None]) -> dict[str, Any]:
     """All of section 3; ``short`` is the same scenario with programs of about 8 ms."""
@@ -249,4 +280,6 @@ def run_overhead(built: Built, short: Built, hyperfine: str | None, *, quick: bo
     out["judging"] = judging()
     log("overhead (d): benchbot's own time per run, 10 workloads x 1,000 pairs of instant runs")
     out["bookkeeping"] = bookkeeping()
+    log("overhead (e): what benchbot adds to each run of /bin/true, 4,000 runs")
+    out["short_runs"] = short_runs(repeats=1 if quick else 3)
     return out

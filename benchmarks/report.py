@@ -194,6 +194,13 @@ def overhead_lines(o: Mapping[str, Any]) -> list[str]:
         out.append(f"- (d) benchbot's own time per run, {d['workloads']} workloads x "
                    f"{d['pairs']:,} pairs of runs that take no time ({d['runs']:,} runs): "
                    f"{d['per_run_us']:.0f} µs a run ({d['wall_s']:.1f} s)")
+    e = o.get("short_runs")
+    if e:
+        out.append(f"- (e) a whole compare of `/bin/true`, {e['runs']:,} runs (median "
+                   f"{e['median_run_us']:.0f} µs): {e['wall_s']:.1f} s, benchbot adds "
+                   f"{e['beyond_us']:.0f} µs a run beyond the runs' own time, the median of "
+                   f"{len(e['all_beyond_us'])} ({', '.join(f'{x:.0f}' for x in e['all_beyond_us'])} "
+                   f"µs); {e['sandbox']}")
     return out
 
 
