@@ -37,12 +37,14 @@ class TerminalReporter(Reporter):
         self._last_line = float("-inf")
         self._phase = ""
         self._drawn = False
+        self._ended = False  # the phase's "all done" drawn (an estimate may say so early)
 
     def phase(self, name: str, workloads: int, runs: int) -> None:
         self._end_bar()
         self._phase = name
         self._start = self._clock()
         self._last_line = float("-inf")
+        self._ended = False
         self._stream.write(
             f"benchbot: {PHASE_NAMES.get(name, name)}: {workloads} workloads, {runs} runs\n"
         )
@@ -50,7 +52,10 @@ class TerminalReporter(Reporter):
 
     def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
         now = self._clock()
-        last = done >= planned
+        # Drawn once: the sequential phase's estimate can read "all done" for a few runs
+        # at the end of the budget, which must not become a line (or a bar) each.
+        last = done >= planned and not self._ended
+        self._ended = self._ended or last
         if self._tty:
             if not last and now - self._last_line < BAR_INTERVAL_S:
                 return

@@ -62,3 +62,19 @@ def test_terminal_bar_is_redrawn_ten_times_a_second_at_most_and_always_at_the_en
     assert 9 <= text.count("\r") <= 12
     assert "\r  " + "█" * 24 + " 1000/1000 runs · copy" in text
     assert text.endswith("\n")
+
+
+def test_an_estimate_that_says_all_done_early_is_drawn_once() -> None:
+    # At the end of a budget the sequential estimate reads "run n of n" for the last few
+    # runs: one line (and one finished bar), not one each.
+    for tty in (False, True):
+        stream = io.StringIO()
+        rep = TerminalReporter(stream, tty=tty, clock=Clock(0.001))
+        rep.phase("sequential", 1, 10)
+        for i in range(1, 8):
+            rep.progress("sequential", "sort", i, 12)
+        for i in range(8, 12):
+            rep.progress("sequential", "sort", i, i)
+        text = stream.getvalue()
+        assert text.count("8 of 8") + text.count("8/8 runs") == 1, text
+        assert "9 of 9" not in text and "9/9" not in text and "11/11" not in text
