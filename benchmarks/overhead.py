@@ -199,6 +199,18 @@ class _Instant:
         return RawRun(wall_ns=wall, cpu_ns=wall, maxrss_kib=1, returncode=0)
 
 
+def _config_repo(root: Path, config: str) -> Path:
+    """A git repository under ``root`` holding ``config`` as benchbot.yml, tagged ``base``
+    (no build: base and HEAD are the same commit)."""
+    repo = root / "repo"
+    repo.mkdir()
+    (repo / "benchbot.yml").write_text(config)
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "-C", str(repo)]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"], ["tag", "base"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    return repo
+
+
 def bookkeeping(workloads: int = 10, pairs: int = 1000, seed: int = 3) -> dict[str, Any]:
     """(d) ``engine.compare`` (the real engine, a real repository, no build) of
     ``workloads`` workloads to ``pairs`` triplets each, with runs that take no time and a
@@ -208,15 +220,9 @@ def bookkeeping(workloads: int = 10, pairs: int = 1000, seed: int = 3) -> dict[s
     from benchbot.settings import Overrides
 
     with tempfile.TemporaryDirectory(prefix="bench-books-") as tmp:
-        repo = Path(tmp) / "repo"
-        repo.mkdir()
-        (repo / "benchbot.yml").write_text(
-            f"version: 1\ndefaults: {{max_runs: {pairs}}}\nworkloads:\n"
-            + "".join(f"  - {{name: w{i}, run: [echo, w{i}]}}\n" for i in range(workloads)))
-        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "-C", str(repo)]
-        for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"],
-                     ["tag", "base"]):
-            subprocess.run(git + args, check=True, capture_output=True)
+        repo = _config_repo(Path(tmp), f"version: 1\ndefaults: {{max_runs: {pairs}}}\nworkloads:\n"
+                            + "".join(f"  - {{name: w{i}, run: [echo, w{i}]}}\n"
+                                      for i in range(workloads)))
         spawner = _Instant(seed)
         log = io.StringIO()
         start = time.perf_counter()
@@ -236,13 +242,7 @@ def short_runs(runs: int = 1000, repeats: int = 3) -> dict[str, Any]:
     works): what benchbot adds to each run beyond its own time, the median of
     ``repeats``."""
     with tempfile.TemporaryDirectory(prefix="bench-short-") as tmp:
-        repo = Path(tmp) / "repo"
-        repo.mkdir()
-        (repo / "benchbot.yml").write_text(
-            "version: 1\nworkloads:\n  - {name: true, run: [/bin/true]}\n")
-        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid", "-C", str(repo)]
-        for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"], ["tag", "base"]):
-            subprocess.run(git + args, check=True, capture_output=True)
+        repo = _config_repo(Path(tmp), "version: 1\nworkloads:\n  - {name: true, run: [/bin/true]}\n")
         out = Path(tmp) / "results.json"
         tries = []
         for r in range(repeats):

@@ -280,11 +280,11 @@ class Sequential:
         budget): the medians are taken again only once the triplets have grown by an
         eighth since the last time, as sorting every arm's runs after every run cost up
         to 8 ms between runs (20 workloads at 1,000 pairs)."""
-        pairs = self.triplets.results[name].pairs
+        result = self.triplets.results[name]
+        pairs = result.pairs
         cached = self._triplet_cache.get(name)
         if cached is not None and pairs < cached[0] + max(1, cached[0] // 8):
             return cached[1]
-        result = self.triplets.results[name]
         walls = [_median(s.wall_ns) for s in (result.base, result.again, result.head) if s.wall_ns]
         if len(walls) < 3:
             return 3 * (self.warmup_s.get(name, 0.01) + PER_RUN_OVERHEAD_S)

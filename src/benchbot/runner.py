@@ -39,9 +39,9 @@ class GroupSpawner(Spawner, Protocol):
                      keys: Sequence[str]) -> list[list[RawRun]]: ...
 
 
-# One exchange with the worker carries pairs or triplets for about this long, and at most
-# so many runs: each exchange wakes both processes (about 0.45 ms on a 2-core VM), which
-# at one pair per exchange was 0.2-0.4 ms a run beyond the runs' own time.
+# One exchange with the worker carries pairs or rounds of triplets for about this long
+# (pairs: at most BATCH_RUNS runs): each exchange wakes both processes (about 0.45 ms on a
+# 2-core VM), which at one pair per exchange was 0.2-0.4 ms a run beyond the runs' own time.
 BATCH_S = 0.1
 BATCH_RUNS = 32
 
