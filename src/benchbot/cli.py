@@ -140,7 +140,8 @@ def _github_parser(g: argparse.ArgumentParser) -> None:
         "Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_TOKEN, "
         "GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY "
         "and GITHUB_OUTPUT, and the action's inputs as BENCHBOT_CONFIG, BENCHBOT_RUNS, "
-        "BENCHBOT_FAIL_ON, BENCHBOT_COMMENT, BENCHBOT_CHECK_NAME, BENCHBOT_WORKING_DIRECTORY, "
+        "BENCHBOT_BUDGET, BENCHBOT_SHARDS, BENCHBOT_FAIL_ON, BENCHBOT_COMMENT,"
+        " BENCHBOT_CHECK_NAME, BENCHBOT_WORKING_DIRECTORY, "
         "BENCHBOT_RESULTS_DIR, BENCHBOT_BOT_LOGIN, BENCHBOT_ARTIFACT, BENCHBOT_MODE, BENCHBOT_JOB "
         "and BENCHBOT_MEASURE_RESULT (see action.yml)."
     )
@@ -150,6 +151,14 @@ def _github_parser(g: argparse.ArgumentParser) -> None:
 
 def overrides(args: argparse.Namespace) -> Overrides:
     """The command line's settings over the config's (--fail-on: none unless given)."""
+    from benchbot.settings import SettingError, check_design
+
+    try:
+        check_design(getattr(args, "runs", None), getattr(args, "budget", None),
+                     getattr(args, "max_runs", None),
+                     spell=lambda key: "--" + key.replace("_", "-"))
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
     return Overrides(
         runs=getattr(args, "runs", None), only=getattr(args, "only", None),
         parity=getattr(args, "parity", None), confirm=getattr(args, "confirm", None),

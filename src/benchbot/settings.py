@@ -23,17 +23,20 @@ from benchbot.model import OUTCOMES, Outcome, Shard
 
 MIN_RUNS = 10
 MAX_RUNS = 1000
+MIN_BUDGET_S = 1.0
 MAX_BUDGET_S = 86_400.0  # a day
 MAX_SHARDS = 64  # machines one comparison is split over
+DEFAULT_PARITY = 0.02  # differences below 2% count as level unless the config says otherwise
 
 _UNITS_S = {
     "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
 }  # fmt: skip
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
+_NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"  # ASCII digits only, as _INT
 _DURATION_PART = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
 _DURATION_RE = re.compile(rf"(?:{_NUMBER}(?:ns|us|µs|μs|ms|s|m|h))+")
 
 _INT = re.compile(r"[0-9]+")
+_INT_DIGITS = 12  # more digits than any whole-number setting allows (and int() of thousands raises)
 _FRACTION = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _ON = frozenset({"on", "true", "yes"})
@@ -66,15 +69,17 @@ def seconds(text: str) -> float:
     if _DURATION_RE.fullmatch(text):
         return sum(float(n) * _UNITS_S[u] for n, u in _DURATION_PART.findall(text))
     raise SettingError(
-        f"not a duration: {text[:40]!r}; write a number and a unit (ns, us, ms, s, m, h), "
-        "e.g. 500ms, 60s, 1m30s"
+        "not a duration: write a number and a unit (ns, us, ms, s, m, h), e.g. 500ms, 60s, "
+        f"1m30s, got {_quoted(text)}"
     )
 
 
 def check_budget(value: float) -> float:
-    """The wall time a comparison may take: above 0, at most a day."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_BUDGET_S:
-        raise SettingError(f"must be longer than 0 and at most a day (24h), got {value!r} s")
+    """The wall time a comparison may take: a second to a day (a bare number is seconds, so
+    a budget below a second is a slip, not a plan)."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not MIN_BUDGET_S <= value <= MAX_BUDGET_S):
+        raise SettingError(f"must be from 1s to a day (24h), got {value!r} s")
     return float(value)
 
 
@@ -83,6 +88,22 @@ def check_max_runs(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not MIN_RUNS <= value <= MAX_RUNS:
         raise SettingError(f"must be from {MIN_RUNS} to {MAX_RUNS} pairs, got {value!r}")
     return value
+
+
+def check_design(runs: object, budget: object, max_runs: object,
+                 spell: Callable[[str], str] = str) -> None:
+    """``runs`` asks for a fixed number of pairs per phase, ``budget`` and ``max_runs`` for
+    measuring each workload until it is settled: one source of settings may ask for one
+    design only (``spell`` writes a key as that source names it, e.g. ``--max-runs``)."""
+    if runs is None:
+        return
+    for key, value in (("budget", budget), ("max_runs", max_runs)):
+        if value is not None:
+            raise SettingError(
+                f"{spell('runs')} and {spell(key)} cannot be given together: {spell('runs')} "
+                f"asks for a fixed number of pairs per phase, {spell(key)} for measuring each "
+                "workload until it is settled; give one of them"
+            )
 
 
 def check_shards(value: int) -> int:
@@ -111,10 +132,20 @@ def check_parity(value: float) -> float:
 # --- reading text (a command line, a comment, an input) --------------------------------
 
 
+def _quoted(text: str) -> str:
+    """A value quoted back in a message: at most 40 characters of it."""
+    return repr(text) if len(text) <= 40 else repr(text[:39]) + "…"
+
+
+def _whole(text: str, message: str, digits: int = _INT_DIGITS) -> int:
+    """``text`` as a whole number written in at most ``digits`` ASCII digits."""
+    if not _INT.fullmatch(text) or len(text) > digits:
+        raise SettingError(f"{message}, got {_quoted(text)}")
+    return int(text)
+
+
 def _runs(text: str) -> int:
-    if not _INT.fullmatch(text):
-        raise SettingError(f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}, got {text!r}")
-    return check_runs(int(text))
+    return check_runs(_whole(text, f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}"))
 
 
 def _only(text: str) -> tuple[str, ...]:
@@ -127,7 +158,8 @@ def _only(text: str) -> tuple[str, ...]:
 def _parity(text: str) -> float:
     match = _FRACTION.fullmatch(text)
     if not match:
-        raise SettingError(f"must be a fraction above 0 and below 1, e.g. 0.01 (or 1%), got {text!r}")
+        raise SettingError("must be a fraction above 0 and below 1, e.g. 0.01 (or 1%), got "
+                           + _quoted(text))
     return check_parity(float(text.rstrip("%")) / (100 if match.group(1) else 1))
 
 
@@ -137,14 +169,14 @@ def _switch(text: str) -> bool:
         return True
     if low in _OFF:
         return False
-    raise SettingError(f"must be on or off, got {text!r}")
+    raise SettingError(f"must be on or off, got {_quoted(text)}")
 
 
 def _outcomes(text: str) -> tuple[Outcome, ...]:
     items = [x.strip() for x in text.split(",") if x.strip()]
     bad = [x for x in items if x not in OUTCOMES]
     if bad:
-        raise SettingError(f"unknown outcome {bad[0]!r}; choose from {', '.join(OUTCOMES)}")
+        raise SettingError(f"unknown outcome {_quoted(bad[0])}; choose from {', '.join(OUTCOMES)}")
     return tuple(o for o in OUTCOMES if o in items)
 
 
@@ -153,9 +185,7 @@ def _budget(text: str) -> float:
 
 
 def _max_runs(text: str) -> int:
-    if not _INT.fullmatch(text):
-        raise SettingError(f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}, got {text!r}")
-    return check_max_runs(int(text))
+    return check_max_runs(_whole(text, f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}"))
 
 
 _SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})")
@@ -164,20 +194,19 @@ _SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})")
 def _shard(text: str) -> Shard:
     match = _SHARD.fullmatch(text)
     if not match:
-        raise SettingError(f"must be K/N, the shard K of N (e.g. 2/3), got {text[:40]!r}")
+        raise SettingError(f"must be K/N, the shard K of N (e.g. 2/3), got {_quoted(text)}")
     return check_shard(Shard(index=int(match[1]), count=int(match[2])))
 
 
 def _shards(text: str) -> int:
-    if not _INT.fullmatch(text) or len(text) > 6:
-        raise SettingError(f"must be a whole number from 1 to {MAX_SHARDS}, got {text[:40]!r}")
-    return check_shards(int(text))
+    return check_shards(_whole(text, f"must be a whole number from 1 to {MAX_SHARDS}", 6))
 
 
 def _seed(text: str) -> int:
-    if not _INT.fullmatch(text) or int(text) >= 2**63:
-        raise SettingError(f"must be a whole number from 0 to 2^63-1, got {text!r}")
-    return int(text)
+    seed = _whole(text, "must be a whole number from 0 to 2^63-1", 19)
+    if seed >= 2**63:
+        raise SettingError(f"must be a whole number from 0 to 2^63-1, got {_quoted(text)}")
+    return seed
 
 
 READERS: dict[str, Callable[[str], Any]] = {
@@ -232,15 +261,27 @@ class Overrides:
             check_budget(self.budget)
         if self.max_runs is not None:
             check_max_runs(self.max_runs)
+        check_design(self.runs, self.budget, self.max_runs)
+
+    @property
+    def sequential(self) -> bool:
+        """Whether these settings ask for sequential measuring (a budget or max_runs, no runs)."""
+        return self.runs is None and (self.budget is not None or self.max_runs is not None)
 
     def over(self, other: Overrides) -> Overrides:
-        """These settings, with ``other``'s where it sets one (``other`` wins)."""
+        """These settings, with ``other``'s where it sets one (``other`` wins). Where
+        ``other`` asks for the other design (``runs``, or ``budget``/``max_runs``), these
+        settings' keys of the first design are dropped with it."""
         mine = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         theirs = {f.name: getattr(other, f.name) for f in dataclasses.fields(other)}
+        if other.runs is not None:
+            mine.update(budget=None, max_runs=None)
+        if other.sequential:
+            mine.update(runs=None)
         return Overrides(**{k: theirs[k] if theirs[k] is not None else v for k, v in mine.items()})
 
-    def words(self, names: Sequence[str] = ("runs", "budget", "only", "parity", "confirm",
-                                            "aa")) -> str:
+    def words(self, names: Sequence[str] = ("runs", "budget", "max_runs", "only", "parity",
+                                            "confirm", "aa")) -> str:
         """The settings as ``key=value`` words, as a /bench comment writes them."""
         parts: list[str] = []
         for name in names:
@@ -260,7 +301,9 @@ class Overrides:
         return " ".join(parts)
 
     def apply(self, config: Config) -> Config:
-        """The config with these settings put over it."""
+        """The config with these settings put over it. ``runs`` measures every workload a
+        fixed number of pairs; a ``budget`` or ``max_runs`` without it measures every
+        workload sequentially, also those the config gives ``runs``."""
         workloads = config.workloads
         if self.only is not None:
             known = [w.name for w in workloads]
@@ -272,8 +315,9 @@ class Overrides:
                 )
             workloads = tuple(w for w in workloads if w.name in set(self.only))
         runs, parity, most = self.runs, self.parity, self.max_runs
+        keep_runs = runs is None and not self.sequential
         workloads = tuple(
-            dataclasses.replace(w, runs=w.runs if runs is None else runs,
+            dataclasses.replace(w, runs=w.runs if keep_runs else runs,
                                 parity=w.parity if parity is None else parity,
                                 max_runs=w.max_runs if most is None else most)
             for w in workloads

@@ -67,6 +67,29 @@ def test_commands_that_are_refused(body: str, problem: str) -> None:
     assert problem in exc.value.problems[0], exc.value.problems
 
 
+@pytest.mark.parametrize("option", ["runs", "budget", "max_runs", "only", "parity", "confirm",
+                                    "aa", "sha"])
+@pytest.mark.parametrize("hostile", [
+    "[docs](https://evil.example/x)", "@org/security-team", "</details><img src=x>",
+    "<!--", "#123", "**bold**", "1" * 5000 + ";",
+])
+def test_a_refused_value_is_quoted_only_inside_backticks(option: str, hostile: str) -> None:
+    """Whatever a commenter writes comes back in the reply only as a shortened code span:
+    never as a link, a mention, a reference or HTML."""
+    with pytest.raises(CommandError) as exc:
+        parse(f"/bench {option}={hostile}")
+    for problem in exc.value.problems:
+        outside = "".join(problem.split("`")[0::2])  # the text outside code spans
+        assert not any(bit in outside for bit in ("](", "@", "<", "#", "**", "11111")), problem
+        assert len(problem) < 300
+
+
+def test_max_runs_and_a_budget_combine() -> None:
+    command = parse("/bench budget=30m max_runs=400 only=sort")
+    assert command.overrides == Overrides(budget=1800.0, max_runs=400, only=("sort",))
+    assert command.describe() == "budget=30m max_runs=400 only=sort"
+
+
 def test_every_problem_is_listed() -> None:
     with pytest.raises(CommandError) as exc:
         parse("/bench runs=5 colour=blue; touch /tmp/x")
@@ -94,5 +117,6 @@ def test_describe_round_trips() -> None:
 
 
 def test_help_names_every_option() -> None:
-    for option in ("runs=N", "only=a,b", "parity=", "confirm=off", "aa=off", "/bench help"):
+    for option in ("runs=N", "budget=20m", "max_runs=N", "only=a,b", "parity=", "confirm=off",
+                   "aa=off", "/bench help"):
         assert option in HELP

@@ -72,7 +72,9 @@ def test_read(name: str, text: str, value: object) -> None:
 
 BAD = [("runs", "9"), ("runs", "1001"), ("runs", "ten"), ("parity", "0"), ("parity", "1"),
        ("parity", "150%"), ("confirm", "maybe"), ("only", "a;b"), ("fail_on", "worse"),
-       ("seed", "-1")]
+       ("seed", "-1"), ("runs", "1" * 5000), ("max_runs", "9" * 5000), ("seed", "7" * 5000),
+       ("budget", "9" * 5000), ("budget", "\u0661\u0660m"), ("budget", "\uff11\uff10m"),
+       ("budget", "0"), ("budget", "25h"), ("max_runs", "5"), ("runs", "\u0661\u0660")]
 
 
 @pytest.mark.parametrize("name, text", BAD)
@@ -84,16 +86,55 @@ def test_one_message_wherever_a_value_comes_from(name: str, text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError) as typed:
         argparse_type(name)(text)
     assert str(typed.value) == str(info.value)
-    if name in ("runs", "only", "parity", "confirm", "aa"):
+    assert len(str(info.value)) < 300  # a value quoted back is cut short
+    if name in ("runs", "only", "parity", "confirm", "aa", "budget", "max_runs"):
         with pytest.raises(CommandError) as bench:
             parse(f"/bench {name}={text}")
         assert message in bench.value.problems[0]
-    if name in ("runs", "fail_on"):
-        variable = {"runs": "BENCHBOT_RUNS", "fail_on": "BENCHBOT_FAIL_ON"}[name]
+    if name in ("runs", "fail_on", "budget"):
+        variable = {"runs": "BENCHBOT_RUNS", "fail_on": "BENCHBOT_FAIL_ON",
+                    "budget": "BENCHBOT_BUDGET"}[name]
         env = {"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x", "GITHUB_REPOSITORY": "o/r",
                "GITHUB_TOKEN": "t", variable: text}
         with pytest.raises(UsageError, match=variable):
             Settings.from_env(env)
+
+
+def test_runs_and_a_budget_from_one_source_are_refused() -> None:
+    """A fixed count and measuring until settled are two designs: asking for both at once
+    is a mistake each source names in its own words."""
+    with pytest.raises(SettingError, match="runs and budget cannot be given together"):
+        Overrides(runs=30, budget=60.0)
+    with pytest.raises(SettingError, match="runs and max_runs cannot be given together"):
+        Overrides(runs=30, max_runs=100)
+    with pytest.raises(CommandError) as bench:
+        parse("/bench runs=30 budget=5m")
+    assert bench.value.problems == (
+        "`runs=` and `budget=` cannot be given together: `runs=` asks for a fixed number of "
+        "pairs per phase, `budget=` for measuring each workload until it is settled; give one "
+        "of them",)
+    err = io.StringIO()
+    assert cli.main(["compare", "--base", "a", "--head", "b", "--runs", "30", "--max-runs", "100"],
+                    out=io.StringIO(), err=err) == 2
+    assert "--runs and --max-runs cannot be given together" in err.getvalue()
+    env = {"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x", "GITHUB_REPOSITORY": "o/r",
+           "GITHUB_TOKEN": "t", "BENCHBOT_RUNS": "30", "BENCHBOT_BUDGET": "20m"}
+    with pytest.raises(UsageError, match=r"BENCHBOT_RUNS \(input runs\) and BENCHBOT_BUDGET"):
+        Settings.from_env(env)
+
+
+def test_the_later_source_s_design_wins(two: Config) -> None:
+    """The Action's input runs=30, then /bench budget=20m: measured until settled within
+    20 minutes, and the other way round; the config's runs give way to a budget given over
+    it, and a budget in the config to runs given over it."""
+    inputs = Overrides(runs=30, fail_on=("slower",))
+    assert inputs.over(Overrides(budget=1200.0)) == Overrides(budget=1200.0, fail_on=("slower",))
+    assert Overrides(budget=1200.0, max_runs=200).over(Overrides(runs=50)) == Overrides(runs=50)
+    sequential = Overrides(budget=1200.0).apply(two)  # the config's defaults say runs: 30
+    assert [w.runs for w in sequential.workloads] == [None, None]
+    assert sequential.budget_s == 1200.0
+    assert [w.runs for w in Overrides(max_runs=200).apply(two).workloads] == [None, None]
+    assert [w.runs for w in Overrides(parity=0.05).apply(two).workloads] == [30, 30]
 
 
 def test_the_config_uses_the_same_bounds() -> None:

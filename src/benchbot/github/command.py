@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, read
+from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check_design, read
 
 PREFIX = "/bench"
-OPTIONS = ("runs", "budget", "only", "parity", "confirm", "aa", "sha")
+OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha")
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
 
@@ -26,8 +26,10 @@ HELP = f"""\
 
 ```text
 /bench                      run with the repository's settings
-/bench budget=20m           measure until settled, for at most this long (the default: 10m)
-/bench runs=N               a fixed number of pairs per phase, {MIN_RUNS} to {MAX_RUNS}
+/bench budget=20m           measure until settled, for at most this long
+                            (default: the config's budget, else 10m)
+/bench max_runs=N           measure until settled, at most N pairs a workload ({MIN_RUNS} to {MAX_RUNS})
+/bench runs=N               a fixed number of pairs per phase instead, {MIN_RUNS} to {MAX_RUNS}
 /bench only=a,b             only these workloads
 /bench parity=0.01          differences below this fraction (1%) count as level
 /bench confirm=off          with runs=N: skip the confirmation of standouts
@@ -36,7 +38,8 @@ HELP = f"""\
 /bench help                 this text
 ```
 
-Options combine: `/bench runs=100 only=sort`. Only people with write access to the
+Options combine: `/bench budget=30m only=sort` (but `runs=` with `budget=` or `max_runs=` is
+refused: they are two ways of measuring). Only people with write access to the
 repository can run it. On a pull request from a fork, benchbot runs only the commit a
 maintainer names with `sha=` (at least 7 hex digits of the head commit)."""
 
@@ -98,6 +101,11 @@ def parse(body: str) -> BenchCommand:
                 values[key] = _sha(value) if key == "sha" else read(key, value)
             except SettingError as exc:
                 problems.append(f"`{key}={_shown(value)}`: {_unquoted(exc)}")
+    try:
+        check_design(values.get("runs"), values.get("budget"), values.get("max_runs"),
+                     spell=lambda key: f"`{key}=`")
+    except SettingError as exc:
+        problems.append(str(exc))
     if problems:
         raise CommandError(problems)
     sha = values.pop("sha", None)

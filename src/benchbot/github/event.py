@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from benchbot.errors import UsageError
 from benchbot.model import Shard
-from benchbot.settings import Overrides, SettingError, read
+from benchbot.settings import Overrides, SettingError, check_design, read
 
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "labeled")
 Mode = Literal["all", "gate", "measure", "publish"]
@@ -155,6 +155,11 @@ def _overrides(get: Callable[[str], str | None]) -> Overrides:
         value = _setting(get, name, variable, shown)
         if value is not None:
             values[name] = value
+    try:
+        check_design(values.get("runs"), values.get("budget"), None,
+                     spell=lambda key: f"BENCHBOT_{key.upper()} (input {key})")
+    except SettingError as exc:
+        raise UsageError(str(exc)) from None
     return Overrides(**values)  # type: ignore[arg-type]
 
 
