@@ -27,6 +27,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from benchbot.errors import ConfigError
 from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
 from benchbot.settings import (
+    DEFAULT_PARITY,
     SettingError,
     check_budget,
     check_max_runs,
@@ -36,6 +37,12 @@ from benchbot.settings import (
 from benchbot.settings import seconds as settings_seconds
 
 DEFAULT_PATHS = (".github/benchbot.yml", "benchbot.yml")
+# A number as a user means it: decimal digits (YAML 1.1's "_" separators allowed), an
+# optional fraction and exponent, or .inf/.nan (refused later with their own message).
+_DECIMAL = re.compile(
+    r"[-+]?(?:(?:0|[1-9][0-9_]*)(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
 
 MAX_TIMEOUT_S = 86_400.0  # a day per run
 MAX_WARMUP = 100
@@ -93,7 +100,7 @@ class WorkloadConfig:
     runs: int | None = None  # a fixed number of pairs per phase; None: measure sequentially
     max_runs: int = 1000  # sequential: the most pairs
     warmup: int = 1
-    parity: float = 0.02
+    parity: float = DEFAULT_PARITY
     floor_ns: float | None = None
     timeout_s: float = 60.0
     order: Order = "alternate"
@@ -328,7 +335,8 @@ class _Reader:
         if value is None:
             return "nothing (null)"
         kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
-        return f"{kind.get(type(value), 'a ' + type(value).__name__)} ({node.value!r})"
+        text = node.value if len(node.value) <= 40 else node.value[:39] + "…"
+        return f"{kind.get(type(value), 'a ' + type(value).__name__)} ({text!r})"
 
     def pairs(self, node: Node, key: str, allowed: Collection[str] | None) -> _Pairs:
         """A mapping's entries by key; refuses duplicates, and unknown keys unless allowed."""
@@ -373,11 +381,21 @@ class _Reader:
 
     # --- values -------------------------------------------------------------------
 
+    def decimal(self, node: Node, key: str, value: Any) -> None:
+        """Refuse a number YAML 1.1 read from another notation (010 is octal 8, 0x10 is 16,
+        1:30 is 90): what a user writes as a count or a duration is meant in decimal."""
+        if (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and isinstance(node, ScalarNode) and not node.style
+                and not _DECIMAL.fullmatch(node.value)):
+            self.fail(node, key, f"write the number in decimal: YAML reads {node.value!r} as "
+                                 f"{value!r}")
+
     def integer(self, node: Node, key: str, *, minimum: int, maximum: int | None = None,
                 why: str = "") -> int:
         value = self.scalar(node)
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(node, key, f"must be an integer, got {self.describe(node)}")
+        self.decimal(node, key, value)
         if value < minimum:
             self.fail(node, key, f"must be at least {minimum}{why}, got {value}")
         if maximum is not None and value > maximum:
@@ -388,6 +406,7 @@ class _Reader:
         value = self.scalar(node)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(node, key, f"must be a number, got {self.describe(node)}")
+        self.decimal(node, key, value)
         if not math.isfinite(value):
             self.fail(node, key, f"must be a finite number, got {node.value}")
         return float(value)
@@ -455,6 +474,7 @@ class _Reader:
             self.fail(
                 node, key, f"must be a duration such as 60s or 500ms, got {self.describe(node)}"
             )
+        self.decimal(node, key, value)
         return parse_duration(value, where=f"{self.path}:{_line(node)}: {key}")
 
     def optional(self, node: Node, key: str, read: Callable[[Node, str], Any]) -> Any:
@@ -640,6 +660,7 @@ class _Reader:
             first_line[name] = _line(name_node)
             settings = {**defaults, **self.settings(pairs, key)}
             self.check_metric(settings)
+            self.check_design(settings)
             fields = {_FIELDS.get(k, k): s.value for k, s in settings.items()}
             if fields.get("floor_ns") is not None:
                 fields["floor_ns"] *= 1e9
@@ -648,6 +669,22 @@ class _Reader:
                 fields["weight"] = self.weight(pairs["weight"][1], _join(key, "weight"))
             out.append(WorkloadConfig(name=name, run=run, line=_line(node), **fields))
         return tuple(out)
+
+    def check_design(self, settings: dict[str, _Setting]) -> None:
+        """``runs`` (a fixed count) and ``max_runs`` (the cap of measuring until settled)
+        for one workload: max_runs would be silently unused, so name both. A workload's own
+        ``runs`` under a ``max_runs`` in ``defaults`` is fine: that one is fixed, the
+        others are capped."""
+        if "runs" in settings and "max_runs" in settings:
+            runs, most = settings["runs"], settings["max_runs"]
+            if most.key.startswith("defaults.") and not runs.key.startswith("defaults."):
+                return
+            later = max((runs, most), key=lambda s: _line(s.node))
+            other = most if later is runs else runs
+            self.fail(later.node, later.key,
+                      f"cannot be set with {other.key} (line {_line(other.node)}): runs asks for "
+                      "a fixed number of pairs per phase, max_runs caps measuring until "
+                      "settled; keep one of them")
 
     def weight(self, node: Node, key: str) -> float:
         value = self.number(node, key)

@@ -346,7 +346,7 @@ ERRORS = [
     ("unknown-key-no-match", W + "    zzz: 1\n", 5, "workloads[0].zzz", "unknown key; known keys: name, run, runs"),
     ("unknown-top-key", "version: 1\nworkload: []\n", 2, "workload", "did you mean 'workloads'?"),
     ("unknown-defaults-key", "version: 1\ndefaults:\n  name: x\nworkloads: [{name: a, run: a}]\n", 3, "defaults.name", "unknown key"),
-    ("timeout-unit", W + "    timeout: 10 parsecs\n", 5, "workloads[0].timeout", "not a duration: '10 parsecs'"),
+    ("timeout-unit", W + "    timeout: 10 parsecs\n", 5, "workloads[0].timeout", "not a duration: write a number and a unit (ns, us, ms, s, m, h), e.g. 500ms, 60s, 1m30s, got '10 parsecs'"),
     ("timeout-zero", W + "    timeout: 0s\n", 5, "workloads[0].timeout", "longer than 0"),
     ("timeout-list", W + "    timeout: [1]\n", 5, "workloads[0].timeout", "must be a duration"),
     ("floor-negative", W + "    floor: -1\n", 5, "workloads[0].floor", "0 or more"),
@@ -479,7 +479,8 @@ def test_duration_errors_carry_the_position() -> None:
     message = config_error(
         "version: 1\ndefaults:\n  timeout: 1 minute\nworkloads: [{name: a, run: a}]\n"
     )
-    assert message.startswith(f"{PATH}:3: defaults.timeout: not a duration: '1 minute'")
+    assert message.startswith(f"{PATH}:3: defaults.timeout: not a duration: ")
+    assert message.endswith("got '1 minute'")
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -711,3 +712,53 @@ def test_schema_defaults_match_the_dataclasses(schema: dict[str, Any]) -> None:
 def test_a_weight_is_read_per_workload() -> None:
     config = parse_config(W + "    weight: 2.5\n  - name: b\n    run: b\n")
     assert [w.weight for w in config.workloads] == [2.5, 1.0]
+
+
+@pytest.mark.parametrize("written, read_as", [("010", "8"), ("0x10", "16"), ("1:30", "90"), ("0o17", "15")])
+@pytest.mark.parametrize("key", ["budget", "defaults.max_runs", "defaults.warmup", "defaults.parity"])
+def test_a_number_yaml_reads_from_another_notation_is_refused(key: str, written: str,
+                                                              read_as: str) -> None:
+    """YAML 1.1 reads 010 as octal 8 and 1:30 as 90: a budget or a count a user wrote
+    in decimal must not silently become another number."""
+    if key == "budget":
+        text = f"version: 1\nbudget: {written}\nworkloads: [{{name: a, run: a}}]\n"
+    else:
+        text = f"version: 1\ndefaults:\n  {key.split('.')[1]}: {written}\nworkloads: [{{name: a, run: a}}]\n"
+    message = config_error(text)
+    if "write the number in decimal" in message:
+        assert f": {key}: write the number in decimal: YAML reads {written!r} as {read_as}" in message
+    else:  # read as a string by this YAML (0o17 is YAML 1.2): refused as not a number
+        assert f": {key}: must be" in message or "not a duration" in message
+
+
+def test_decimal_numbers_and_quoted_durations_still_read() -> None:
+    config = parse_config("version: 1\nbudget: 1_200\ndefaults: {max_runs: 100, parity: 0.01}\n"
+                          "workloads: [{name: a, run: a, timeout: '010'}]\n")
+    assert (config.budget_s, config.workloads[0].max_runs, config.workloads[0].parity,
+            config.workloads[0].timeout_s) == (1200.0, 100, 0.01, 10.0)
+
+
+def test_a_value_too_long_to_be_a_number_is_quoted_short() -> None:
+    message = config_error("version: 1\ndefaults: {max_runs: " + "9" * 5000 + "}\n"
+                           "workloads: [{name: a, run: a}]\n")
+    assert "defaults.max_runs: must be" in message and len(message) < 300
+
+
+@pytest.mark.parametrize("text, line, key, other", [
+    ("version: 1\ndefaults: {runs: 30}\nworkloads:\n  - {name: a, run: a, max_runs: 50}\n",
+     4, "workloads[0].max_runs", "defaults.runs (line 2)"),
+    ("version: 1\nworkloads:\n  - name: a\n    run: a\n    max_runs: 50\n    runs: 30\n",
+     6, "workloads[0].runs", "workloads[0].max_runs (line 5)"),
+    ("version: 1\ndefaults:\n  runs: 30\n  max_runs: 50\nworkloads: [{name: a, run: a}]\n",
+     4, "defaults.max_runs", "defaults.runs (line 3)"),
+])
+def test_runs_with_max_runs_for_one_workload_is_refused(text: str, line: int, key: str,
+                                                        other: str) -> None:
+    message = config_error(text.replace("version: 1\n", "version: 1\n", 1))
+    assert f":{line}: {key}: cannot be set with {other}: " in message
+
+
+def test_a_fixed_workload_under_a_default_max_runs_is_fine() -> None:
+    config = parse_config("version: 1\ndefaults: {max_runs: 50}\nworkloads:\n"
+                          "  - {name: a, run: a, runs: 30}\n  - {name: b, run: b}\n")
+    assert [(w.runs, w.max_runs) for w in config.workloads] == [(30, 50), (None, 50)]
