@@ -89,7 +89,9 @@ def record(raw: RawRun, workload: WorkloadConfig) -> RunRecord:
     elif raw.timed_out:
         failure, error = "timeout", f"timed out after {workload.timeout_s:g} s"
     elif raw.returncode != 0:
-        tail = raw.stderr_tail.strip().splitlines()[-3:]
+        # The last three lines of its stderr, each cut short: the report's note stays a
+        # line, however long a line the program printed.
+        tail = [_clip(line, STDERR_LINE_CHARS) for line in raw.stderr_tail.strip().splitlines()[-3:]]
         failure = "exit_status"
         error = f"exited with status {raw.returncode}" + (f": {' | '.join(tail)}" if tail else "")
     captures = iter(raw.captures)
@@ -233,9 +235,10 @@ def run_phase(
                 continue
             result.orders.append("RC" if first_is_ref else "CR")
             ordered = _sides(first_is_ref, result.reference, result.candidate)
+            sides = _sides(first_is_ref, *arm_keys)
             for made, (samples, raw) in enumerate(zip(ordered, raws, strict=False), start=1):
                 tick(w.name)
-                if not _accept(result, samples, record(raw, w)):
+                if not _accept(result, samples, record(raw, w), sides[made - 1]):
                     planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
                     break
     return results
@@ -298,11 +301,12 @@ FAILURE_REASONS: dict[RunFailure, str] = {
 }
 
 
-def _accept(result: Tracked, samples: ArmSamples, run: RunRecord) -> bool:
-    """Append a run; on a failure mark the workload and return False."""
+def _accept(result: Tracked, samples: ArmSamples, run: RunRecord, side: str) -> bool:
+    """Append a run; on a failure mark the workload, naming the side whose run failed
+    (base or head: "the head run exited with status 3 …"), and return False."""
     if run.failure is not None:
         result.failure, result.failure_kind = FAILURE_REASONS[run.failure], run.failure
-        result.failure_text = run.error
+        result.failure_text = f"the {side} run {run.error}" if run.error else None
         return False
     if run.expect is not None:
         if result.expected is None:
@@ -316,6 +320,9 @@ def _accept(result: Tracked, samples: ArmSamples, run: RunRecord) -> bool:
             return False
     samples.add(run)
     return True
+
+
+STDERR_LINE_CHARS = 160  # of each stderr line a failure's reason quotes
 
 
 def _clip(text: str, limit: int = 40) -> str:
@@ -423,5 +430,5 @@ class Triplets:
                 self.runs += 1
                 if progress is not None:
                     progress(name)
-                if not _accept(result, arms[key], record(raw, w)):
+                if not _accept(result, arms[key], record(raw, w), "head" if key == "H" else "base"):
                     break

@@ -193,3 +193,13 @@ def test_a_mismatch_found_after_the_batch_discards_its_workload_s_later_pairs() 
     assert results[1].orders == results[0].orders
     assert results[1].reference.wall_ns == results[0].reference.wall_ns
     assert results[1].candidate.wall_ns == results[0].candidate.wall_ns
+
+
+def test_a_failure_quotes_the_last_lines_of_stderr_each_cut_short() -> None:
+    """A program that prints a 3,000-character line before it fails: the reason (a note in
+    the report) quotes at most 160 characters of each of the last three lines."""
+    raw = RawRun(wall_ns=5, cpu_ns=5, maxrss_kib=1, returncode=3,
+                 stderr_tail="first\n" + "x" * 3000 + "\nsecond\nboom")
+    rec = record(raw, workload())
+    assert rec.failure == "exit_status"
+    assert rec.error == f"exited with status 3: {'x' * 159}… | second | boom"
