@@ -56,6 +56,9 @@ SECONDARY_RATE_LIMIT_MESSAGE = (
     "If you reach out to GitHub Support for help, please include the request ID {rid}."
 )
 COMMENT_BODY_MAX = 65536
+# A check run's output.summary and output.text: 65535 characters, and 65535 bytes of UTF-8
+# (GitHub's docs say characters; it refuses more bytes too: github/docs#35252).
+CHECK_OUTPUT_MAX = 65535
 SHA_RE = re.compile(r"[0-9a-f]{40}")
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 # legacy "permission" field of GET .../collaborators/{u}/permission for each role
@@ -980,6 +983,7 @@ class FakeGitHub:
         status = body.get("status", "queued")
         conclusion = body.get("conclusion")
         self._check_status_conclusion("status" in body, status, conclusion, body, None, doc)
+        self._check_output(body, doc)
         if conclusion is not None:
             status = "completed"
         now = _iso(self.clock())
@@ -1011,6 +1015,24 @@ class FakeGitHub:
         if conclusion is None and "completed_at" in body and (old is None or old["conclusion"] is None):
             raise self._invalid('"conclusion" wasn\'t supplied.', doc)
 
+    @classmethod
+    def _check_output(cls, body: dict[str, Any], doc: str) -> None:
+        """GitHub's limits on a check run's output.summary and output.text (422 otherwise):
+        its answer for too many characters (reached only with ``validate=False``: the
+        schema's maxLength answers first) and for too many bytes of UTF-8."""
+        output = body.get("output") or {}
+        for name in ("summary", "text"):
+            value = output.get(name)
+            if not isinstance(value, str):
+                continue
+            if len(value) > CHECK_OUTPUT_MAX:
+                raise cls._invalid(f"Only {CHECK_OUTPUT_MAX} characters are allowed; "
+                                   f"{len(value)} were supplied.", doc)
+            if len(value.encode("utf-8", "surrogatepass")) > CHECK_OUTPUT_MAX:
+                raise _ApiError(422, "Validation Failed", doc=doc, errors=[
+                    {"resource": "CheckRun", "code": "custom", "field": name,
+                     "message": f"{name} exceeds a maximum bytesize of {CHECK_OUTPUT_MAX}"}])
+
     def _h_get_check_run(self, id: str, **_: Any) -> _Response:
         self._checks_guard()
         r = self.check_runs.get(int(id))
@@ -1028,6 +1050,7 @@ class FakeGitHub:
         status = body.get("status", r["status"])
         conclusion = body.get("conclusion")
         self._check_status_conclusion(status_given, status, conclusion, body, r, doc)
+        self._check_output(body, doc)
         now = _iso(self.clock())
         for k in ("name", "details_url", "external_id", "started_at"):
             if k in body:

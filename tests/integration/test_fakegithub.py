@@ -253,6 +253,31 @@ def test_check_run_invalid_input_gets_422(gh: FakeGitHub) -> None:
     assert gh.check_runs == {}
 
 
+def test_check_run_output_over_65535_bytes_gets_422(gh: FakeGitHub) -> None:
+    repo = client(gh, retry=None).get_repo(gh.full_name)
+    run = repo.create_check_run(name="b", head_sha=SHA, status="in_progress",
+                                output={"title": "t", "summary": "x" * 65_535})
+    # 65,535 characters, but 131,070 bytes of UTF-8: refused, and nothing changes
+    with pytest.raises(github.GithubException) as exc:
+        run.edit(conclusion="success", output={"title": "t", "summary": "×" * 65_535})
+    assert exc.value.status == 422 and exc.value.data["errors"] == [
+        {"resource": "CheckRun", "code": "custom", "field": "summary",
+         "message": "summary exceeds a maximum bytesize of 65535"}]
+    assert (gh.check_runs[run.id]["status"], gh.check_runs[run.id]["conclusion"]) == (
+        "in_progress", None)
+    with pytest.raises(github.GithubException) as exc:  # too many characters: the schema's rule
+        run.edit(output={"title": "t", "summary": "s", "text": "x" * 65_536})
+    assert exc.value.status == 422 and exc.value.data["message"].startswith("Invalid request.")
+    (error,) = gh.take_validation_errors()
+    assert error.startswith("request PATCH") and "too long" in error
+    with pytest.raises(github.GithubException) as exc:
+        repo.create_check_run(name="b", head_sha=SHA, output={"title": "t", "summary": "µ" * 40_000})
+    assert exc.value.status == 422 and len(gh.check_runs) == 1
+    run.edit(conclusion="success", output={"title": "t", "summary": "×" * 32_767 + "x"})  # 65,535 bytes
+    assert gh.check_runs[run.id]["conclusion"] == "success"
+    assert gh.validation_errors == []
+
+
 def test_checks_forbidden_then_commit_status(gh: FakeGitHub) -> None:
     gh.checks_forbidden = True
     repo = client(gh).get_repo(gh.full_name)

@@ -9,6 +9,7 @@ and the check cannot pass (neutral, or failure for a slowdown another shard foun
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import signal
@@ -19,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine
+from benchbot import engine, results
+from benchbot.model import Revision
+from benchbot.report import render_results
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import (
     CONFIG,
@@ -33,6 +36,7 @@ from tests.ghenv import (
     reactions,
     sticky,
 )
+from tests.golden.scenarios import many
 
 
 def only_check(fake: FakeGitHub) -> dict:
@@ -161,6 +165,42 @@ def test_publish_after_a_measure_job_that_failed_to_build(env: Env) -> None:
     check, body = gate_then_publish(env, prepare, "failure")
     assert (check["status"], check["conclusion"]) == ("completed", "failure")
     assert "build of head" in check["output"]["summary"] and "build of head" in body
+
+
+def many_workloads(env: Env, count: int = 100) -> results.Results:
+    """A results document of ``count`` workloads for the workspace's two commits."""
+    return dataclasses.replace(many(count), base=Revision(ref="main", sha=env.ws.base_sha),
+                               head=Revision(ref="feature", sha=env.ws.head_sha))
+
+
+def test_a_report_of_many_workloads_completes_the_check(env: Env) -> None:
+    doc = many_workloads(env)
+    report = render_results(doc, "markdown")
+    # fewer characters than a check's summary holds, more bytes (×, −, µ, the pictures)
+    assert len(report) < 65_535 < len(report.encode())
+    check, body = gate_then_publish(
+        env, lambda artifact, job: results.save(artifact / "results.json", doc), "success")
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral")  # all inconclusive
+    summary = check["output"]["summary"]
+    assert len(summary.encode()) <= 65_535 and "(65,535 bytes) and was cut here" in summary
+    assert summary.count("<details>") == summary.count("</details>")
+    assert "kernel_099" in body and "was cut here" not in body  # a comment counts characters
+
+
+def test_a_check_summary_github_refuses_still_completes_the_check(env: Env) -> None:
+    def prepare(artifact: Path, job: str) -> None:
+        results.save(artifact / "results.json", many_workloads(env, 20))
+        env.fake.fail_next("PATCH", r"/check-runs/\d+$", 422, body={
+            "message": "Validation Failed", "status": "422",
+            "documentation_url": "https://docs.github.com/rest/checks/runs#update-a-check-run",
+            "errors": [{"resource": "CheckRun", "code": "custom", "field": "summary",
+                        "message": "summary exceeds a maximum bytesize of 65535"}]})
+
+    check, body = gate_then_publish(env, prepare, "success")
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral")  # all inconclusive
+    summary = check["output"]["summary"]
+    assert "GitHub refused the report" in summary and "maximum bytesize of 65535" in summary
+    assert "benchbot-results" in summary and "kernel_019" in body
 
 
 def test_publish_refuses_results_for_other_commits(env: Env) -> None:

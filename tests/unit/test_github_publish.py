@@ -21,6 +21,7 @@ from benchbot.github.publish import (
     status_description,
 )
 from benchbot.model import Summary
+from benchbot.report.escape import md_code_block, md_inline
 
 BOT = DEFAULT_BOT_LOGIN
 
@@ -81,6 +82,7 @@ class MemoryApi:
     def create_check_run(self, *, name: str, head_sha: str, title: str, summary: str,
                          details_url: str | None = None) -> CheckRunInfo:
         self._enter("create_check_run")
+        _refuse_long(summary)
         cid = len(self.checks) + 1
         self.checks[cid] = {"name": name, "status": "in_progress", "summary": summary}
         return CheckRunInfo(id=cid, app_slug=self.app_slug)
@@ -88,6 +90,7 @@ class MemoryApi:
     def update_check_run(self, check_id: int, *, title: str, summary: str,
                          conclusion: str | None = None, text: str | None = None) -> None:
         self._enter("update_check_run")
+        _refuse_long(summary)
         self.checks[check_id].update(summary=summary, title=title)
         if conclusion:
             self.checks[check_id].update(status="completed", conclusion=conclusion)
@@ -96,6 +99,13 @@ class MemoryApi:
                       target_url: str | None = None) -> None:
         self._enter("create_status")
         self.statuses.append({"state": state, "context": context, "description": description})
+
+
+def _refuse_long(summary: str) -> None:
+    """GitHub's limit on a check's summary, which it counts in bytes."""
+    if len(summary.encode()) > 65_535:
+        raise GithubError("PATCH /repos/o/r/check-runs/1 failed: 422 Validation Failed "
+                          "(summary exceeds a maximum bytesize of 65535)", status=422)
 
 
 def publisher(api: MemoryApi, **kw: object) -> Publisher:
@@ -203,6 +213,48 @@ def test_check_run_goes_in_progress_then_completed() -> None:
     assert api.statuses == []
 
 
+def test_a_check_summary_is_cut_in_bytes_not_characters() -> None:
+    # 45,000 characters, 90,000 bytes: a report of many workloads is full of × and −
+    report = "### benchbot\n\n" + "| × | − |\n" * 7_500
+    api = MemoryApi()
+    pub = publisher(api)
+    pub.start_check("measuring", report)
+    pub.update_check("measuring", report)
+    pub.finish_check("failure", "1 slower", report, artifact="benchbot-results", description="d")
+    check = api.checks[1]
+    assert (check["status"], check["conclusion"]) == ("completed", "failure") and pub.failures == []
+    summary = str(check["summary"])
+    assert len(summary.encode()) <= 65_535 and "(65,535 bytes) and was cut here" in summary
+    assert summary.startswith("### benchbot\n\n| × | − |\n") and "benchbot-results" in summary
+
+
+def test_a_refused_check_summary_still_completes_the_check() -> None:
+    refused = GithubError("PATCH /repos/o/r/check-runs/1 failed: 422 Validation Failed (summary "
+                          "exceeds a maximum bytesize of 65535)", status=422)
+    api = MemoryApi(fail={"update_check_run": [refused]})
+    pub = publisher(api)
+    pub.start_check("measuring", "starting")
+    pub.finish_check("failure", "1 slower", "the report", artifact="benchbot-results",
+                     description="d")
+    check = api.checks[1]
+    assert (check["status"], check["conclusion"], check["title"]) == ("completed", "failure", "1 slower")
+    summary = str(check["summary"])
+    assert "GitHub refused the report" in summary and "maximum bytesize of 65535" in summary
+    assert "benchbot comment" in summary and "benchbot-results" in summary
+    assert "https://github.com/o/r/actions/runs/1" in summary
+    assert pub.failures == [] and api.statuses == []
+
+
+def test_a_check_that_cannot_be_completed_at_all_is_a_failure() -> None:
+    refused = [GithubError("PATCH failed: 422 Invalid request.", status=422) for _ in range(2)]
+    api = MemoryApi(fail={"update_check_run": refused})
+    pub = publisher(api, comment=False)
+    pub.start_check("measuring", "starting")
+    pub.finish_check("success", "all level", "the report", artifact="a", description="d")
+    assert pub.failures == ["PATCH failed: 422 Invalid request."]
+    assert api.calls.count("update_check_run") == 2
+
+
 def test_forbidden_check_runs_fall_back_to_a_commit_status() -> None:
     api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 403", status=403)]})
     pub = publisher(api)
@@ -269,6 +321,59 @@ def test_fit() -> None:
     assert fit("short", 10, "…") == "short"
     cut = fit("line one\nline two\nline three\n", 20, "[cut]")
     assert cut.endswith("[cut]") and len(cut) <= 20 and "line one" in cut
+
+
+def test_fit_in_bytes_cuts_at_a_line_end_and_never_inside_a_character() -> None:
+    text = "### r\n" + "| × | 1.2 µs | ▁▂▃▅▇ | −3% | 🐢 |\n" * 5_000
+    assert fit(text, len(text), "[cut]") == text  # in characters it fits
+    for limit in range(1_000, 1_050):  # the limit lands on every byte of the characters
+        cut = fit(text, limit, "[cut]", unit="bytes")
+        assert len(cut.encode()) <= limit and cut.endswith("\n\n[cut]")
+        kept = cut.removesuffix("\n\n[cut]")
+        assert text.startswith(kept + "\n") and len(kept.encode()) > limit - 60
+    # a tail too long for the limit is cut too, between characters
+    assert fit("x" * 10 + "\n", 5, "ééééé", unit="bytes") == "\n\né"
+
+
+def details_balance(text: str) -> int:
+    """Open minus closed <details> blocks, counting the tags as markdown renders them: at a
+    line's start, outside code blocks (md_code_block's fences)."""
+    depth, fence = 0, ""
+    for line in text.splitlines():
+        if fence:
+            fence = "" if line == fence else fence
+        elif line.startswith("```"):
+            fence = line.removesuffix("text")
+        elif line.startswith("<details"):
+            depth += 1
+        elif line.startswith("</details>"):
+            depth -= 1
+            assert depth >= 0, "a </details> with none open"
+    return depth
+
+
+HOSTILE = md_inline("<details><summary>pwned</summary> </details> <details>")
+LOG = md_code_block("</details>\n</details>\n<details>\n" * 300)  # a build log's tail
+
+
+@pytest.mark.parametrize("case", ["before the details", "inside the details", "inside a log"])
+@pytest.mark.parametrize("unit", ["characters", "bytes"])
+def test_escaped_or_quoted_details_tags_never_steer_the_cut(case: str, unit: str) -> None:
+    rows = "".join(f"| `w{i}` | {HOSTILE} | × |\n" for i in range(400))
+    report = (f"### benchbot\n\n{rows}\n{LOG}\n\n<details><summary>The runs</summary>\n\n"
+              f"{rows}\n</details>\n")
+    assert "\\<details" in HOSTILE and details_balance(report) == 0
+    mark = {"before the details": "| `w200` |", "inside the details": "<summary>The runs",
+            "inside a log": "```text\n</details>"}[case]
+    at = report.index(mark) + len(mark) + 2_000 * (case == "inside the details")
+    limit = len(report[:at].encode()) if unit == "bytes" else at
+    cut = fit(report, limit, "[cut]", unit=unit)  # type: ignore[arg-type]
+    assert cut.endswith("\n\n[cut]") and cut != report
+    assert details_balance(cut) == 0  # no stray </details>, none left open
+    if case == "inside a log":
+        assert cut.endswith("\n```\n\n[cut]")  # the log's code block is closed
+
+
 
 
 def test_headline_and_status_description() -> None:

@@ -13,9 +13,14 @@ from benchbot import engine, gitops
 from benchbot.config import Config, parse_config_bytes
 from benchbot.errors import ConfigError, OutputError
 from benchbot.github import publish
-from benchbot.github.event import Settings, Side
+from benchbot.github.event import DEFAULT_ARTIFACT, Settings, Side
 from benchbot.github.fetch import ensure_commits
 from benchbot.github.job import Job
+
+# What benchbot appends to one step's job summary, in bytes: GitHub refuses a step's whole
+# summary over 1024 KiB ("$GITHUB_STEP_SUMMARY upload aborted, supports content up to a
+# size of 1024k"), so this keeps well clear of that, whatever else the step wrote.
+STEP_SUMMARY_LIMIT = 1_000_000
 
 
 class Log:
@@ -45,9 +50,24 @@ def _command_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def append_summary(path: Path | None, text: str) -> None:
-    """Add markdown to the job summary (GITHUB_STEP_SUMMARY)."""
+def append_summary(path: Path | None, text: str, *, artifact: str = DEFAULT_ARTIFACT,
+                   run_url: str | None = None) -> None:
+    """Add markdown to the job summary (GITHUB_STEP_SUMMARY), cut with a pointer to the
+    artifact where the summary would pass ``STEP_SUMMARY_LIMIT`` bytes."""
+    if path is None:
+        return
+    room = STEP_SUMMARY_LIMIT - _size(path) - 1  # 1: the line end after a pointer
+    tail = publish.too_long_note("a job summary", STEP_SUMMARY_LIMIT, artifact, run_url, "bytes")
+    text = publish.fit(text, room, tail, unit="bytes")
     _append(path, "GITHUB_STEP_SUMMARY", text if text.endswith("\n") else text + "\n")
+
+
+def _size(path: Path) -> int:
+    """The bytes a file holds already (0 for a missing file; a pipe reports 0 too)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def write_outputs(path: Path | None, values: Mapping[str, str]) -> None:

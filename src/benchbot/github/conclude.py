@@ -155,7 +155,8 @@ def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: 
         files.write_text(settings.results_dir / RESULTS, results.dumps(doc))
         files.write_text(settings.results_dir / REPORT, report)
     if settings.mode == "publish":
-        append_summary(settings.step_summary, report)
+        append_summary(settings.step_summary, report, artifact=settings.artifact,
+                       run_url=settings.run_url)
     conclusion = summary.conclusion
     values = {"conclusion": conclusion, "results": str(settings.results_dir / RESULTS),
               "report": str(settings.results_dir / REPORT)}
@@ -176,7 +177,8 @@ def _publish_failure(settings: Settings, job: Job, pub: publish.Publisher,
                      outcome: NotMeasured) -> None:
     message = outcome.message
     append_summary(settings.step_summary,
-                   f"### benchbot: could not run\n\n{publish.error_text(message)}\n")
+                   f"### benchbot: could not run\n\n{publish.error_text(message)}\n",
+                   artifact=settings.artifact, run_url=settings.run_url)
     write_outputs(settings.output, {"conclusion": outcome.conclusion})
     title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
     pub.show(publish.error_body(message, run_url=settings.run_url, title=title))

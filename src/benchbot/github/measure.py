@@ -52,7 +52,7 @@ def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str]
         write_outputs(settings.output, {"artifact": job.artifact(settings.artifact, shard)})
     try:
         doc = _measure(settings, job, log, shard, source_env=source_env, reporter=reporter)
-        write_results(settings, doc)
+        write_results(settings, doc, artifact=job.artifact(settings.artifact, shard))
     except BenchbotError as exc:
         write_error(settings.results_dir, "error", str(exc))
         raise
@@ -112,13 +112,16 @@ def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
     )
 
 
-def write_results(settings: Settings, doc: Results) -> str:
-    """The results file and the report, in the results directory and the job summary."""
+def write_results(settings: Settings, doc: Results, *, artifact: str | None = None) -> str:
+    """The results file and the report, in the results directory and the job summary
+    (cut there where it is too long, with a pointer to ``artifact``, the name the results
+    directory is uploaded under)."""
     out = settings.results_dir
     files.write_text(out / RESULTS, results.dumps(doc))
     report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
     files.write_text(out / REPORT, report)
-    append_summary(settings.step_summary, report)
+    append_summary(settings.step_summary, report, artifact=artifact or settings.artifact,
+                   run_url=settings.run_url)
     return report
 
 

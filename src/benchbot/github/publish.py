@@ -11,16 +11,19 @@ tests use an in-memory one), so every decision here is tested without HTTP:
   for an app token); the token's user (``GET /user``, which answers for a personal
   token, not for the Actions token); else ``github-actions[bot]``;
 - the check run goes in_progress -> completed; where the token may not create check
-  runs (403), a commit status of the same name is set instead;
+  runs (403), a commit status of the same name is set instead; its summary is cut to
+  GitHub's limit in bytes, and where GitHub still refuses the completing call (422), the
+  check is completed with a short summary that says where the report is;
 - a failed call is recorded in ``failures`` and publishing goes on with the next
   step, so one refused call does not hide the rest; the caller decides the exit code.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from benchbot.errors import GithubError
 from benchbot.github.api import CheckRunInfo, CommentInfo
@@ -32,13 +35,18 @@ from benchbot.report.escape import md_code_block, md_inline
 MARKER = "<!-- benchbot:sticky -->"
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
-CHECK_SUMMARY_LIMIT = 65_535  # characters in a check run's output.summary
+# A check run's output.summary (and output.text): GitHub's docs say "65535 characters",
+# but it counts UTF-8 bytes ("summary exceeds a maximum bytesize of 65535"), and a report
+# is full of multi-byte characters (×, −, …, µ, emoji, the pictures' blocks).
+CHECK_SUMMARY_LIMIT = 65_535
 STATUS_DESCRIPTION_LIMIT = 140
+REASON_LIMIT = 300  # characters of GitHub's refusal quoted in a check's summary
 BENCH_HINT = (
-    "<sub>Re-run with a comment: `/bench` (options `runs=N only=a,b parity=0.01 "
-    "confirm=off aa=off`; `/bench help`).</sub>"
+    "<sub>Re-run with a comment: `/bench` (options `budget=20m max_runs=N runs=N only=a,b "
+    "parity=0.01 confirm=off aa=off`; `/bench help`).</sub>"
 )
 T = TypeVar("T")
+Unit = Literal["characters", "bytes"]
 STATUS_STATES = {"success": "success", "failure": "failure", "neutral": "success",
                  "cancelled": "error"}
 
@@ -72,39 +80,102 @@ def app_login(slug: str) -> str:
     return f"{slug}[bot]"
 
 
-def fit(text: str, limit: int, tail: str) -> str:
-    """``text`` if it fits in ``limit`` characters, else its first lines and then ``tail``.
+def fit(text: str, limit: int, tail: str, *, unit: Unit = "characters") -> str:
+    """``text`` if it fits in ``limit`` characters (or UTF-8 bytes), else its first lines
+    and then ``tail``.
 
-    The cut falls at a line end, and a ``<details>`` block left open by it is closed,
-    so the shortened markdown still renders.
+    The cut falls at a line end (in bytes, never inside a character), and what it leaves
+    open is closed, so the shortened markdown still renders: a code fence, and the
+    ``<details>`` blocks benchbot itself opened (see ``_closers``).
     """
-    if len(text) <= limit:
+    if length(text, unit) <= limit:
         return text
-    closing = "\n</details>\n"
-    room = max(0, limit - len(tail) - 2)
-    kept = _cut(text, room)
-    if kept.count("<details") > kept.count("</details>"):
-        kept = _cut(text, room - len(closing))
-        if kept.count("<details") > kept.count("</details>"):
-            kept += closing
-    return f"{kept}\n\n{tail}"[:limit]
+    room = max(0, limit - length(tail, unit) - 2)
+    kept = _cut(text, room, unit)
+    closers = _closers(kept)
+    while length(kept, unit) + length(closers, unit) > room:  # ends: closers grow each time
+        kept = _cut(text, room - length(closers, unit), unit)
+        closers = _closers(kept)
+    return _head(f"{kept}{closers}\n\n{tail}", limit, unit)
 
 
-def _cut(text: str, room: int) -> str:
-    """The longest run of whole lines of ``text`` within ``room`` characters."""
-    kept = text[: max(0, room)]
+def length(text: str, unit: Unit = "characters") -> int:
+    """The length of ``text`` in characters, or in bytes of UTF-8."""
+    return len(text.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(text)
+
+
+def _head(text: str, room: int, unit: Unit) -> str:
+    """The longest start of ``text`` within ``room`` units, in whole characters."""
+    room = max(0, room)
+    if unit == "characters":
+        return text[:room]
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= room:
+        return text
+    while room > 0 and data[room] & 0xC0 == 0x80:  # a continuation byte: not a boundary
+        room -= 1
+    return data[:room].decode("utf-8", "surrogatepass")
+
+
+def _cut(text: str, room: int, unit: Unit) -> str:
+    """The longest run of whole lines of ``text`` within ``room`` units."""
+    kept = _head(text, room, unit)
     return kept[: kept.rindex("\n")] if "\n" in kept else kept
 
 
-def too_long_note(what: str, limit: int, artifact: str, run_url: str | None) -> str:
+# The <details> tags benchbot writes, each at the start of a line of its own markup
+# (report.md.j2, refusal_reply). Text from the code under test never starts a line there
+# (md_inline escapes "<" and joins lines), or is inside a code block (md_code_block), so
+# "\<details" or a log line "<details>" does not count.
+_DETAILS_OPEN = re.compile(r"<details[\s>]")
+_DETAILS_CLOSE = "</details>"
+# A code fence (CommonMark): up to three spaces, then three or more ` or ~.
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _closers(text: str) -> str:
+    """What closes the code block and the ``<details>`` blocks ``text`` leaves open."""
+    fence = ""
+    depth = 0
+    for line in text.split("\n"):
+        if fence:
+            bare = line.strip()
+            if (len(bare) >= len(fence) and bare == fence[0] * len(bare)
+                    and len(line) - len(line.lstrip(" ")) <= 3):
+                fence = ""
+        elif (found := _FENCE.match(line)) and not (
+                found.group(1)[0] == "`" and "`" in line[found.end():]):
+            fence = found.group(1)
+        elif _DETAILS_OPEN.match(line):
+            depth += 1
+        elif line.startswith(_DETAILS_CLOSE):
+            depth = max(0, depth - 1)
+    return (f"\n{fence}" if fence else "") + "\n</details>\n" * depth
+
+
+def too_long_note(what: str, limit: int, artifact: str, run_url: str | None,
+                  unit: Unit = "characters") -> str:
     """The pointer that replaces the end of a report that does not fit."""
-    where = f"the workflow run's artifact `{artifact}`"
-    if run_url:
-        where += f" ([workflow run]({run_url}))"
     return (
-        f"> [!NOTE]\n> The report is longer than {what} allows ({limit:,} characters) and "
-        f"was cut here; the whole report (`report.md`) and the results file are in {where}."
+        f"> [!NOTE]\n> The report is longer than {what} allows ({limit:,} {unit}) and "
+        f"was cut here; the whole report (`report.md`) and the results file are in "
+        f"{_artifact(artifact, run_url)}."
     )
+
+
+def refused_note(reason: str, artifact: str, run_url: str | None, *, comment: bool) -> str:
+    """The check's summary when GitHub refused the report there: where to read it instead."""
+    where = "the pull request's benchbot comment, " if comment else ""
+    return (
+        f"> [!NOTE]\n> GitHub refused the report as this check's summary "
+        f"({md_inline(reason[:REASON_LIMIT])}), so it is not shown here. It is in {where}the "
+        f"job summary, and with the results file in {_artifact(artifact, run_url)}."
+    )
+
+
+def _artifact(artifact: str, run_url: str | None) -> str:
+    where = f"the workflow run's artifact `{artifact}`"
+    return where + f" ([workflow run]({run_url}))" if run_url else where
 
 
 def final_body(report: str, *, artifact: str, run_url: str | None) -> str:
@@ -281,7 +352,8 @@ class Publisher:
         try:
             run = self.api.create_check_run(
                 name=self.check_name, head_sha=self.head_sha, title=title,
-                summary=fit(summary, CHECK_SUMMARY_LIMIT, ""), details_url=self.run_url,
+                summary=fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes"),
+                details_url=self.run_url,
             )
         except GithubError as exc:
             if exc.status == 403:  # the token may not write checks: fall back to a status
@@ -299,23 +371,35 @@ class Publisher:
         if self._check.kind == "check" and self._check.id is not None:
             check_id = self._check.id
             self._try(lambda: self.api.update_check_run(
-                check_id, title=title, summary=fit(summary, CHECK_SUMMARY_LIMIT, "")))
+                check_id, title=title, summary=fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes")))
 
     def finish_check(self, conclusion: str, title: str, summary: str, *, artifact: str,
                      description: str) -> None:
-        """Complete the check run with a conclusion, or set the final commit status."""
+        """Complete the check run with a conclusion, or set the final commit status.
+
+        The conclusion and the summary go in one call; where GitHub refuses that (422:
+        the summary, by a rule of its own), the check is completed with a short summary
+        that says where the report is, so that it never stays in progress.
+        """
         if not self.check_started:
             self.start_check(title, description)
         if self._check.kind == "check" and self._check.id is not None:
-            tail = too_long_note("a check's summary", CHECK_SUMMARY_LIMIT, artifact, self.run_url)
+            tail = too_long_note("a check's summary", CHECK_SUMMARY_LIMIT, artifact,
+                                 self.run_url, "bytes")
             check_id = self._check.id
             try:
                 self.api.update_check_run(
                     check_id, title=title, conclusion=conclusion,
-                    summary=fit(summary, CHECK_SUMMARY_LIMIT, tail),
+                    summary=fit(summary, CHECK_SUMMARY_LIMIT, tail, unit="bytes"),
                 )
                 return
             except GithubError as exc:
+                if exc.status == 422:
+                    note = refused_note(str(exc), artifact, self.run_url,
+                                        comment=self.comment_enabled)
+                    self._try(lambda: self.api.update_check_run(
+                        check_id, title=title, conclusion=conclusion, summary=note))
+                    return
                 if exc.status != 403:
                     self.failures.append(str(exc))
                     return
