@@ -23,7 +23,6 @@ from benchbot.config import Config
 from benchbot.judge import Judgement, Policy, Workload, judge
 from benchbot.model import Family, Measuring, PhaseRuns, Verdict
 from benchbot.runner import BATCH_S, Spawner, Target, Triplets, planned_runs, run_phase
-from benchbot.settings import MAX_RUNS
 
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
 ETA_INTERVAL_S = 0.1  # the progress estimate's time per run: taken again this often
@@ -215,18 +214,20 @@ class Sequential:
             w = self.by_name[name]
             self.measured.phases[name] = self.triplets.results[name].recorded(w)
             self.measured.looks[name] = max(1, self.done_looks[name])
-            if final:
-                self.measured.measuring[name] = self._measuring(name)
-        return self.ctx.judged(self.measured)
+        judgement = self.ctx.judged(self.measured)
+        if final:  # what would settle it, from the verdict the report shows
+            for name in self.names:
+                self.measured.measuring[name] = self._measuring(name, judgement.workloads[name].ab)
+        return judgement
 
-    def _measuring(self, name: str) -> Measuring:
+    def _measuring(self, name: str, verdict: Verdict | None) -> Measuring:
         result = self.triplets.results[name]
         reason = self.stopped.get(name, "budget")
         looks = self.schedule[name][: self.done_looks[name]]
         settle = None
-        if reason in ("budget", "max_runs"):
-            settle = sequential.pairs_to_settle(self.verdicts[name], self.by_name[name].parity,
-                                                max_pairs=MAX_RUNS)
+        if reason in ("budget", "max_runs") and (verdict is None
+                                                  or verdict.outcome == "inconclusive"):
+            settle = sequential.pairs_to_settle_uncapped(verdict, self.by_name[name].parity)
         return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
                          why=sequential.WHY[reason], looks=looks, orders="".join(result.orders),
                          settle_pairs=settle)
@@ -297,6 +298,8 @@ class Sequential:
 
     def _warm_up(self) -> None:
         for name in self.names:
+            if time.monotonic() >= self.deadline:
+                break  # the budget is spent (builds, slow warm-ups): nothing more is run
             start = time.monotonic()
             self.triplets.warm_up([name])
             runs = 2 * max(1, self.by_name[name].warmup)

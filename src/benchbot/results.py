@@ -55,17 +55,19 @@ RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
     "max(parity, bootstrap interval half-width, A/A noise, floor/median) upward (downward) "
     "and the best-run ratio leaves max(parity, floor/best run) the same way; level when "
-    "the whole interval lies inside the parity band; inconclusive otherwise."
+    "the whole interval lies inside the parity band and the A/A noise within parity; "
+    "inconclusive otherwise."
 )
 SEQUENTIAL_RULE_SENTENCE = (
     "Measured in rounds of base, base again and head, and judged at looks of 10, 15, 22, "
     "34 … pairs: a workload is slower (faster) only when the median of per-pair ratios "
     "leaves max(parity, interval half-width, A/A noise, floor/median) upward (downward), "
     "and the 10th- and 5th-percentile ratios of single runs and the best-run ratio each "
-    "leave max(parity, floor/best run) the same way, the percentiles at least 0.6 and the "
-    "best runs at least half as far, from 51 pairs on; level when the whole interval lies "
-    "inside the parity band. Each look's median interval is distribution-free and spends a "
-    "share of alpha, so that all looks of all workloads together err at most alpha."
+    "leave max(parity, floor/base's 10th percentile) the same way, the percentiles at "
+    "least 0.6 and the best runs at least half as far, from 51 pairs on; level when the "
+    "whole interval lies inside the parity band and the A/A noise within parity. Each "
+    "look's median interval is distribution-free and spends a share of alpha, so that all "
+    "looks of all workloads together err at most alpha."
 )
 
 @dataclass(frozen=True, slots=True, kw_only=True)

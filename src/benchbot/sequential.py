@@ -2,7 +2,7 @@
 spend, and when to stop. Pure: no I/O.
 
 A workload that is not settled gets more rounds of interleaved runs, and is judged again
-at a fixed schedule of looks (10, 15, 23, 34 … pairs, growing by half each time, up to
+at a fixed schedule of looks (10, 15, 22, 34 … pairs, growing by half each time, up to
 ``max_runs``). Looking many times at growing data would make a wrong call more likely
 each time, so each look spends part of the error budget (alpha spending over a fixed
 schedule): look k may err with probability ``alpha / family / (k (k + 1))``, where
@@ -16,8 +16,8 @@ small by a third, and looking often finds that out.
 
 Stopping: a workload stops when it is settled (``slower``, ``faster`` or ``level``),
 when more runs cannot help (its median is too close to the floor of timing; or the
-medians differ while the best runs are level with an interval inside parity: timing
-modes one build lands in more often), when the A/A check called base different from
+medians differ while even the far edge of the fast runs' interval falls short of what
+a call needs of them: timing modes one build lands in more often), when the A/A check called base different from
 itself, when it reaches ``max_runs`` pairs, when a run failed, or when the budget is
 spent.
 """
@@ -33,6 +33,7 @@ from benchbot.model import Verdict
 FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
 GROWTH = 1.5  # each look has half as many pairs again as the one before
 LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
+CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
 
 StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
                      "aborted", "fixed"]
@@ -106,14 +107,29 @@ def pending_change(ab: Verdict | None) -> bool:
 
 
 def pairs_to_settle(ab: Verdict | None, parity: float, *, max_pairs: int) -> int:
-    """About how many pairs in all would settle it, from how the interval shrinks (1/sqrt n)."""
+    """About how many pairs in all would settle it, from how the interval shrinks (1/sqrt n),
+    at most ``max_pairs`` (what the budget plans with)."""
+    return min(_settle_estimate(ab, parity, default=max_pairs), max_pairs)
+
+
+def pairs_to_settle_uncapped(ab: Verdict | None, parity: float) -> int:
+    """The same estimate, not capped (what the report suggests, or says is out of reach),
+    and at least the pairs a call needs where the verdict waits for them; with no look
+    taken, the pairs of the first look that may call a change."""
+    need = _settle_estimate(ab, parity, default=CALL_PAIRS)
+    if ab is not None and ab.reason_code == "few_runs" and ab.suggested_runs:
+        need = max(need, ab.suggested_runs)
+    return need
+
+
+def _settle_estimate(ab: Verdict | None, parity: float, *, default: int) -> int:
     if ab is None or ab.ratio is None or ab.ci_half is None or ab.n <= 0:
-        return max_pairs
+        return default
     target = max(abs(math.log(ab.ratio)), math.log1p(parity)) / 2
     if target <= 0:
-        return max_pairs
+        return default
     need = math.ceil(ab.n * (math.log1p(ab.ci_half) / target) ** 2)
-    return min(max(need, ab.n + 1), max_pairs)
+    return max(need, ab.n + 1)
 
 
 WHY: dict[StopReason, str] = {

@@ -185,11 +185,10 @@ def suggested_runs(n: int, ci_half: float, ratio: float, parity: float) -> int:
     """How many pairs would likely settle an interval this wide (verdict.md).
 
     With h = ln(1 + ci_half) and target = max(|ln ratio|, ln(1 + parity)) / 2, the
-    half-width shrinks as 1/sqrt(n): n' = ceil(n (h / target)^2), clamped to
-    [n + 10, 1000] (to n + 10 where n is already above 990).
+    half-width shrinks as 1/sqrt(n): n' = ceil(n (h / target)^2), at least n + 10. Not
+    clamped: above MAX_SUGGESTED_RUNS it says that no run count benchbot takes would do.
     """
-    low = n + 10
-    return min(max(_runs_for(n, ci_half, ratio, parity), low), max(MAX_SUGGESTED_RUNS, low))
+    return max(_runs_for(n, ci_half, ratio, parity), n + 10)
 
 
 def confirm(first: Verdict, second: Verdict) -> Verdict:
@@ -607,7 +606,7 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
             verdict,
             reason_code="aa_noise",
             reason=f"the A/A check's own error of {_pct(verdict.aa_noise)} is larger than "
-            "parity: more runs will not help",
+            "parity: the runner is noisier than the difference that matters",
         )
     return _too_few_for_spread(verdict, rule)
 
@@ -665,7 +664,8 @@ def _best_disagree(verdict: Verdict) -> Verdict:
 def _too_few_for_spread(verdict: Verdict, rule: Rule) -> Verdict:
     """Inconclusive: the interval is too wide for this spread; more runs would settle it."""
     assert verdict.ci_half is not None and verdict.ratio is not None and verdict.ci is not None
-    runs = suggested_runs(verdict.n, verdict.ci_half, verdict.ratio, rule.parity)
+    need = suggested_runs(verdict.n, verdict.ci_half, verdict.ratio, rule.parity)
+    runs = need if need <= MAX_SUGGESTED_RUNS else None
     parity = _setting_pct(rule.parity)
     if verdict.ci_half > rule.parity:
         wide = f"the interval ±{_pct(verdict.ci_half)} is wider than the {parity} parity"
@@ -675,7 +675,9 @@ def _too_few_for_spread(verdict: Verdict, rule: Rule) -> Verdict:
     return replace(
         verdict,
         reason_code="spread",
-        reason=f"{wide}: about {runs} runs would settle it",
+        reason=(f"{wide}: about {need} runs would settle it" if runs is not None else
+                f"{wide}: about {need} runs would settle it, more than the "
+                f"{MAX_SUGGESTED_RUNS} benchbot takes (quiet the runner, or judge at a wider parity)"),
         suggested_runs=runs,
     )
 

@@ -131,9 +131,9 @@ def document(config_text: str, phases: Mapping[str, Mapping[str, Runs | Failure]
             orders="".join(TRIPLET_ORDERS[i % 6] for i in range(n)))
     judgement = judge(measured.workloads(config), policy(config, seed))
     for name, record in measured.measuring.items():  # what would settle it, as the engine says
-        if record.stopped in ("budget", "max_runs"):
-            settle = sequential.pairs_to_settle(judgement.workloads[name].ab, by_name[name].parity,
-                                                max_pairs=1000)
+        ab = judgement.workloads[name].ab
+        if record.stopped in ("budget", "max_runs") and (ab is None or ab.outcome == "inconclusive"):
+            settle = sequential.pairs_to_settle_uncapped(ab, by_name[name].parity)
             measured.measuring[name] = replace(record, settle_pairs=settle)
     doc = results.build(
         config=config,
@@ -272,8 +272,10 @@ def many(count: int = 140) -> Results:
 
 
 def sequential_design() -> Results:
-    """Measured until settled within a budget: settled early, settled late, out of budget,
-    and too fast for more runs to help."""
+    """Measured until settled within a budget: settled early, settled late, out of budget
+    (one that more pairs would settle, one too noisy for any count benchbot takes), at
+    max_runs with a change waiting for the pairs a call needs, and too fast for more runs
+    to help."""
     m = Maker(19)
 
     def triplet(center: float, factor: float, noise: float, n: int, stopped: StopReason) -> Triplet:
@@ -284,12 +286,15 @@ def sequential_design() -> Results:
     config = "version: 1\nbudget: 10m\n" + _workloads(
         "{name: sort, run: [kernels/build/sort]}", "{name: copy, run: [kernels/build/copy]}",
         "{name: bfs, run: [kernels/build/bfs]}", "{name: tiny, run: [bin/tiny]}",
+        "{name: sum, run: [kernels/build/sum]}", "{name: parse, run: [bin/parse], max_runs: 40}",
     )
     return document(config, {}, triplets={
         "sort": triplet(85e6, 1.043, 0.006, 51, "settled"),
         "copy": triplet(91e6, 1.0, 0.01, 114, "settled"),
         "bfs": triplet(60e6, 1.02, 0.12, 256, "budget"),
         "tiny": triplet(260e3, 1.0, 0.02, 23, "cannot_help"),
+        "sum": triplet(22e6, 1.015, 0.03, 76, "budget"),
+        "parse": triplet(4.1e6, 1.06, 0.01, 40, "max_runs"),
     })
 
 

@@ -169,3 +169,52 @@ def test_batched_rounds_are_judged_at_exactly_the_scheduled_looks(
     assert seen["w0"] == list(sequential.looks(300))
     assert seen["w1"] == list(sequential.looks(120))
     assert spawner.exchanges < spawner.runs / 6  # a round of two triplets an exchange before
+
+
+class SlowWarmUps:
+    """Every run takes 0.4 s: six workloads' warm-ups alone (two runs each) take 4.8 s."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        self.runs += 1
+        time.sleep(0.4)
+        return RawRun(wall_ns=400_000_000, cpu_ns=400_000_000, maxrss_kib=1, returncode=0)
+
+
+def test_the_warm_ups_stop_when_the_budget_is_spent(make_repo: MakeRepo) -> None:
+    # A 2 s budget and warm-ups that would take 4.8 s: the warm-ups stop once the budget
+    # is spent, so the comparison ends near its budget, and the workloads not reached
+    # are reported as stopped by it, with no pairs and no verdict called.
+    names = [f"w{i}" for i in range(6)]
+    repo = make_repo({"benchbot.yml": "version: 1\nworkloads:\n" + "".join(
+        f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in names)})
+    spawner = SlowWarmUps()
+    start = time.monotonic()
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                        overrides=Overrides(budget=2.0, seed=3)),
+                         spawner_factory=lambda _: spawner)
+    took = time.monotonic() - start
+    assert spawner.runs <= 8  # the warm-ups of at most four workloads; 12 before
+    assert took < 4.0, took
+    for b in doc.benchmarks:
+        assert b.measuring is not None and b.measuring.stopped == "budget"
+        assert b.measuring.pairs == 0 and b.verdict.outcome == "inconclusive"
+
+
+def test_what_would_settle_it_comes_from_the_verdict_reported(make_repo: MakeRepo) -> None:
+    # Stopped by the budget: the pairs that would settle each unsettled workload are
+    # worked out from the verdict the report shows (judged on all its pairs), and the
+    # suggestion is at least the pairs it already has.
+    repo = make_repo({"benchbot.yml": CONFIG})
+    doc = _compare(repo, budget_s=3.0)
+    for b in doc.benchmarks:
+        assert b.measuring is not None
+        if b.verdict.outcome == "inconclusive" and b.measuring.stopped == "budget":
+            ab = b.ab
+            expected = sequential.pairs_to_settle_uncapped(ab, b.parity)
+            assert b.measuring.settle_pairs == expected
+            assert expected > b.measuring.pairs
+        else:
+            assert b.measuring.settle_pairs is None

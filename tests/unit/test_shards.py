@@ -186,11 +186,11 @@ def test_merged_shards_give_the_whole_s_verdicts(make, validate) -> None:
 
 def test_the_family_is_the_whole_s_not_the_shard_s() -> None:
     doc = sequential_design()
-    files = split_doc(doc, [["sort", "copy"], ["bfs", "tiny"]])
+    files = split_doc(doc, [["sort", "copy", "sum"], ["bfs", "tiny", "parse"]])
     merged = merging.merge(files)
-    assert merged.settings.family == Family(sequential=4, fixed=0)
+    assert merged.settings.family == Family(sequential=6, fixed=0)
     sort = next(b for b in merged.benchmarks if b.name == "sort")
-    alone = Policy(alpha=doc.settings.alpha, seed=doc.settings.seed, family=Family(sequential=2, fixed=0))
+    alone = Policy(alpha=doc.settings.alpha, seed=doc.settings.seed, family=Family(sequential=1, fixed=0))
     w = Workload(name="sort", parity=sort.parity, floor_ns=sort.floor_ns, phases=sort.phases,
                  design="triplets", looks=len(sort.measuring.looks) if sort.measuring else 1)
     narrower = judge([w], alone).workloads["sort"].final

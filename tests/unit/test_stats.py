@@ -114,7 +114,7 @@ def test_an_aa_comparison_with_large_own_noise_rarely_concludes() -> None:
 
 
 def test_a_noisy_comparison_is_inconclusive_and_says_how_many_runs() -> None:
-    x, y = paired(3, shift=1.05, machine=0.0, own=0.3)
+    x, y = paired(3, shift=1.05, machine=0.0, own=0.1)
     v = stats.compare(x, y, rule=RULE)
     assert v.outcome == "inconclusive"
     assert v.reason_code == "spread"
@@ -125,6 +125,20 @@ def test_a_noisy_comparison_is_inconclusive_and_says_how_many_runs() -> None:
         f"about {v.suggested_runs} runs would settle it"
     )
     assert v.suggested_runs == stats.suggested_runs(30, v.ci_half, v.ratio or 0, RULE.parity)
+
+
+def test_a_spread_more_runs_than_benchbot_takes_would_settle_says_so() -> None:
+    # Very noisy single runs: settling would take thousands of pairs, beyond the 1,000 a
+    # setting allows, so no run count is suggested (a /bench runs=N that would be refused).
+    x, y = paired(3, shift=1.01, machine=0.0, own=1.5)
+    v = stats.compare(x, y, rule=RULE)
+    assert v.outcome == "inconclusive" and v.reason_code == "spread"
+    assert v.suggested_runs is None
+    need = stats.suggested_runs(30, v.ci_half or 0, v.ratio or 0, RULE.parity)
+    assert need > stats.MAX_SUGGESTED_RUNS
+    assert v.reason is not None and v.reason.endswith(
+        f"about {need} runs would settle it, more than the 1000 benchbot takes "
+        "(quiet the runner, or judge at a wider parity)")
 
 
 def test_a_difference_below_parity_is_level_and_real() -> None:
@@ -206,7 +220,9 @@ def test_suggested_runs_follows_the_formula_and_its_clamps() -> None:
     # h = 0.04, target = ln(1.02) / 2: 30 * (0.04 / 0.0099013)^2 = 489.6
     assert stats.suggested_runs(30, math.expm1(0.04), 1.0, 0.02) == 490
     assert stats.suggested_runs(30, 0.001, 1.0, 0.02) == 40  # at least n + 10
-    assert stats.suggested_runs(30, 0.5, 1.0, 0.02) == 1000  # at most 1000
+    # Not clamped: above 1000 the verdict says no run count benchbot takes would do.
+    assert stats.suggested_runs(30, 0.5, 1.0, 0.02) == math.ceil(30 * (math.log(1.5) / (math.log(1.02) / 2)) ** 2)
+    assert stats.suggested_runs(995, 0.001, 1.0, 0.02) == 1005
     # A large ratio sets the target: half of ln(1.5).
     assert stats.suggested_runs(30, math.expm1(0.3), 1.5, 0.02) == math.ceil(
         30 * (0.3 / (math.log(1.5) / 2)) ** 2

@@ -30,7 +30,7 @@ from benchbot.model import (
     Revision,
     Verdict,
 )
-from benchbot.settings import duration_words
+from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, duration_words
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -70,15 +70,24 @@ class Settle:
     name: str
     runs: int | None = None
     budget_s: float | None = None
+    max_runs: int | None = None  # sequential: where the pairs needed pass the run's max_runs
+    parity: float | None = None  # the run's parity, where it was not the default
+    aa_off: bool = False
     argv: tuple[str, ...]  # the whole command, for the command-line style
 
     @property
     def text(self) -> str:
         """The command as a reader types it."""
         if self.style == "bench":
-            option = (f"budget={duration_words(self.budget_s)}" if self.budget_s is not None
-                      else f"runs={self.runs}")
-            return f"/bench {option} only={self.name}"
+            words = [f"budget={duration_words(self.budget_s)}" if self.budget_s is not None
+                     else f"runs={self.runs}"]
+            if self.max_runs is not None:
+                words.append(f"max_runs={self.max_runs}")
+            if self.parity is not None:
+                words.append(f"parity={self.parity:g}")
+            if self.aa_off:
+                words.append("aa=off")
+            return " ".join(["/bench", *words, f"only={self.name}"])
         return shlex.join(self.argv)
 
 
@@ -381,15 +390,25 @@ def _head(base: float | None, v: Verdict, better: Better) -> float | None:
 
 
 def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | None:
+    """The command that would settle this workload, with the settings it was measured
+    with that the command must keep; None where nothing benchbot takes would (more pairs
+    than MAX_RUNS, or more than a day of measuring: the reason says so)."""
     measuring = bench.measuring
-    runs, budget = bench.verdict.suggested_runs, None
+    runs, budget, most = bench.verdict.suggested_runs, None, None
     if measuring is not None and measuring.design == "triplets":
-        if measuring.stopped not in ("budget", "max_runs") or not measuring.settle_pairs:
+        pairs = measuring.settle_pairs
+        if measuring.stopped not in ("budget", "max_runs") or not pairs or pairs > MAX_RUNS:
             return None
         runs = None
-        budget = _budget_for(bench, measuring.settle_pairs)
+        budget = _budget_for(bench, pairs)
+        if budget > MAX_BUDGET_S:
+            return None
+        if measuring.stopped == "max_runs" or pairs > (doc.settings.max_runs or MAX_RUNS):
+            most = min(MAX_RUNS, 10 * math.ceil(pairs / 10))
     if not runs and budget is None:
         return None
+    parity = bench.parity if not math.isclose(bench.parity, DEFAULT_PARITY) else None
+    aa_off = not doc.settings.aa
     argv = ["benchbot", "compare"]
     if doc.settings.repo:
         argv += ["--repo", doc.settings.repo]
@@ -397,14 +416,21 @@ def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | Non
         argv += ["--config", doc.settings.config_file]
     argv += ["--base", doc.base.ref or doc.base.sha, "--head", doc.head.ref or doc.head.sha]
     argv += ["--runs", str(runs)] if budget is None else ["--budget", duration_words(budget)]
-    argv += ["--only", bench.name]
-    return Settle(style=style, runs=runs, budget_s=budget, name=bench.name, argv=tuple(argv))
+    if most is not None:
+        argv += ["--max-runs", str(most)]
+    if parity is not None:
+        argv += ["--parity", f"{parity:g}"]
+    if aa_off:
+        argv += ["--no-aa"]
+    argv += [f"--only={bench.name}"]  # one word: a name may start with "-"
+    return Settle(style=style, runs=runs, budget_s=budget, max_runs=most, parity=parity,
+                  aa_off=aa_off, name=bench.name, argv=tuple(argv))
 
 
 def _budget_for(bench: Benchmark, pairs: int) -> float:
     """A time budget that would carry this workload alone to ``pairs`` triplets: three runs
-    a triplet at their median wall time, a half again for builds and overhead, in whole
-    minutes."""
+    a triplet at their median wall time (a second a run where none finished), a half again
+    for builds and overhead, in whole minutes."""
     walls = [float(np.median(a.wall_ns)) for a in bench.arms.values() if a.wall_ns]
     triplet_s = 3 * (max(walls) if walls else 1e9) / 1e9 + 0.006
     return 60.0 * math.ceil(pairs * triplet_s * 1.5 / 60.0 + 0.5)
