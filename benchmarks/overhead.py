@@ -7,7 +7,10 @@ making as many runs; (c) ``stats.compare_many`` on 100 workloads x 1,000 pairs; 
 benchbot's own time per run in a long sequential comparison of many workloads, with runs
 that take no time (what is left is the bookkeeping between runs: requests, records,
 progress, budget and looks); (e) a whole compare of ``/bin/true``: what benchbot adds to
-each run of about a millisecond, exchanges with the sandbox's worker included.
+each run of about a millisecond, exchanges with the sandbox's worker included; (f)
+benchbot's own CPU time in one compare's process, part by part, each in a fresh
+interpreter: the work that must be done once per compare, set against what the 8 ms
+compare's target of 1.2x leaves for it.
 """
 
 from __future__ import annotations
@@ -260,6 +263,72 @@ def short_runs(runs: int = 1000, repeats: int = 3) -> dict[str, Any]:
             "sandbox": doc.sandbox.description if doc.sandbox else "none"}
 
 
+# Each part's CPU time (user and system, all of the process's threads) in a fresh
+# interpreter, in the order a compare meets them; the last two render and serialize the
+# results file given as argv[1].
+OWN_CPU = r"""
+import importlib, json, sys, time
+from pathlib import Path
+clock, out = time.process_time, {}
+def part(name, work):
+    t = clock(); value = work(); out[name] = clock() - t; return value
+part("benchbot.cli (arguments, settings, the results model)", lambda: importlib.import_module("benchbot.cli"))
+part("benchbot.engine (config, yaml, git, runner, sandbox)", lambda: importlib.import_module("benchbot.engine"))
+part("numpy", lambda: importlib.import_module("numpy"))
+part("statistics, judging and results modules",
+     lambda: [importlib.import_module(m) for m in ("benchbot.stats", "benchbot.judge",
+                                                    "benchbot.measuring", "benchbot.results")])
+part("numpy's random module and first use (stats.warm_up)", lambda: sys.modules["benchbot.stats"].warm_up())
+report = part("report modules and jinja2", lambda: importlib.import_module("benchbot.report"))
+part("the markdown template compiled", lambda: report.prepare("markdown"))
+doc = sys.modules["benchbot.results"].load(Path(sys.argv[1]))
+part("the report rendered and the results serialized",
+     lambda: (report.render_results(doc), sys.modules["benchbot.results"].dumps(doc)))
+print(json.dumps(out))
+"""
+
+
+def own_cpu(short: Built, *, runs: int, seed: int, repeats: int = 5) -> dict[str, Any]:
+    """(f) benchbot's own CPU time in one compare, part by part (``OWN_CPU``), the median
+    of ``repeats`` fresh interpreters each; the interpreter's own start and exit from
+    ``python -c pass``. Beside it, one ``--runs`` compare of the 8 ms programs: the time
+    its runs took and what a wall of 1.2x that leaves for everything else."""
+    with tempfile.TemporaryDirectory(prefix="bench-cpu-") as tmp:
+        doc_path = Path(tmp) / "results.json"
+        _timed([sys.executable, "-m", "benchbot", "compare", "--repo", str(short.repo),
+                "--base", "base", "--head", "HEAD", "--json", str(doc_path), "--quiet",
+                "--runs", str(runs), "--seed", str(seed)])  # fmt: skip
+        measured_s, count, _ = _measured(doc_path)
+        parts: dict[str, list[float]] = {"interpreter start and exit": [
+            _child_cpu([sys.executable, "-c", "pass"]) for _ in range(repeats)]}
+        for _ in range(repeats):
+            got = json.loads(_output([sys.executable, "-c", OWN_CPU, str(doc_path)]))
+            for name, secs in got.items():
+                parts.setdefault(name, []).append(secs)
+    medians = {name: statistics.median(v) for name, v in parts.items()}
+    return {"parts_s": medians, "total_s": sum(medians.values()), "repeats": repeats,
+            "runs_measured": count, "measured_s": measured_s,
+            "allowance_s": 0.2 * measured_s}  # what a wall of 1.2x the runs leaves
+
+
+def _child_cpu(argv: list[str]) -> float:
+    """User and system CPU seconds of one child process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _output(argv: list[str]) -> str:
+    """A command's standard output (``-c`` code runs against this checkout's benchbot)."""
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.run(argv, check=True, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": path}).stdout
+
+
 def run_overhead(built: Built, short: Built, hyperfine: str | None, *, quick: bool, seed: int,
                  runs: int, log: Callable[[str], None]) -> dict[str, Any]:
     """All of section 3; ``short`` is the same scenario with programs of about 8 ms."""
@@ -282,4 +351,6 @@ def run_overhead(built: Built, short: Built, hyperfine: str | None, *, quick: bo
     out["bookkeeping"] = bookkeeping()
     log("overhead (e): what benchbot adds to each run of /bin/true, 4,000 runs")
     out["short_runs"] = short_runs(repeats=1 if quick else 3)
+    log("overhead (f): benchbot's own CPU time in one compare, part by part")
+    out["own_cpu"] = own_cpu(short, runs=runs, seed=seed, repeats=2 if quick else 5)
     return out

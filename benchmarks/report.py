@@ -201,6 +201,15 @@ def overhead_lines(o: Mapping[str, Any]) -> list[str]:
                    f"{e['beyond_us']:.0f} µs a run beyond the runs' own time, the median of "
                    f"{len(e['all_beyond_us'])} ({', '.join(f'{x:.0f}' for x in e['all_beyond_us'])} "
                    f"µs); {e['sandbox']}")
+    f = o.get("own_cpu")
+    if f:
+        out.append(f"- (f) benchbot's own CPU time in one compare, the median of "
+                   f"{f['repeats']} fresh interpreters a part: {f['total_s']:.2f} s ("
+                   + ", ".join(f"{k} {v * 1e3:.0f} ms" for k, v in f["parts_s"].items())
+                   + f"); a compare of {f['runs_measured']} runs of 8 ms programs measured "
+                   f"{f['measured_s']:.2f} s, so a wall of 1.2x leaves {f['allowance_s']:.2f} s "
+                   f"for everything else; this CPU time alone is "
+                   f"{f['total_s'] / f['allowance_s']:.1f}x that")
     return out
 
 
