@@ -667,10 +667,14 @@ def _too_few_for_spread(verdict: Verdict, rule: Rule) -> Verdict:
     need = suggested_runs(verdict.n, verdict.ci_half, verdict.ratio, rule.parity)
     runs = need if need <= MAX_SUGGESTED_RUNS else None
     parity = _setting_pct(rule.parity)
-    if verdict.ci_half > rule.parity:
+    lo, hi = verdict.ci
+    near, far = sorted(abs(math.log(edge / verdict.ratio)) for edge in (lo, hi))
+    if verdict.ci_half > rule.parity and far > 1.5 * near:  # lopsided: "±" would mislead
+        wide = (f"the interval {_signed_pct(lo)}..{_signed_pct(hi)} is too wide for the "
+                f"{parity} parity (one side {_pct(verdict.ci_half)} from the median)")
+    elif verdict.ci_half > rule.parity:
         wide = f"the interval ±{_pct(verdict.ci_half)} is wider than the {parity} parity"
     else:
-        lo, hi = verdict.ci
         wide = f"the interval {_signed_pct(lo)}..{_signed_pct(hi)} reaches past the {parity} parity"
     return replace(
         verdict,

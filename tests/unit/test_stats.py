@@ -113,8 +113,22 @@ def test_an_aa_comparison_with_large_own_noise_rarely_concludes() -> None:
     assert called <= 15
 
 
+def test_a_lopsided_interval_is_shown_as_it_is_not_as_plus_minus() -> None:
+    x, y = paired(3, shift=1.05, machine=0.0, own=0.08)
+    v = stats.compare(x, y, rule=RULE)
+    assert v.outcome == "inconclusive" and v.reason_code == "spread"
+    assert v.ci is not None and v.ci_half is not None and v.ratio is not None
+    lo, hi = v.ci
+    near, far = sorted(abs(math.log(edge / v.ratio)) for edge in (lo, hi))
+    assert far > 1.5 * near  # lopsided: 6.8% below the median, 2.0% above
+    assert v.reason == (
+        f"the interval {(lo - 1) * 100:+.1f}%..{(hi - 1) * 100:+.1f}% is too wide for the 2% "
+        f"parity (one side {v.ci_half * 100:.1f}% from the median): about "
+        f"{v.suggested_runs} runs would settle it")
+
+
 def test_a_noisy_comparison_is_inconclusive_and_says_how_many_runs() -> None:
-    x, y = paired(3, shift=1.05, machine=0.0, own=0.1)
+    x, y = paired(5, shift=1.05, machine=0.0, own=0.1)
     v = stats.compare(x, y, rule=RULE)
     assert v.outcome == "inconclusive"
     assert v.reason_code == "spread"
