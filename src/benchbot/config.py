@@ -28,6 +28,7 @@ from benchbot.errors import ConfigError
 from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
 from benchbot.settings import (
     DEFAULT_PARITY,
+    UNIT_LABEL,
     SettingError,
     check_budget,
     check_max_runs,
@@ -61,7 +62,7 @@ _BASES: tuple[Literal["merge-base", "tip"], ...] = ("merge-base", "tip")
 # Keys accepted in each mapping; the JSON Schema's properties are tested against these.
 SETTING_KEYS = (
     "runs", "warmup", "parity", "floor", "timeout", "order", "metric",
-    "pattern", "expect", "env", "cwd", "pin", "better", "max_runs", "stdout",
+    "pattern", "expect", "env", "cwd", "pin", "better", "max_runs", "stdout", "unit",
 )  # fmt: skip
 WORKLOAD_KEYS = ("name", "run", *SETTING_KEYS, "weight")
 TOP_KEYS = (
@@ -112,6 +113,7 @@ class WorkloadConfig:
     pin: tuple[int, ...] | None = None
     better: Better = "lower"
     stdout: Literal["capture", "discard"] = "capture"
+    unit: str | None = None  # better: higher: what the reported figure counts, e.g. MB/s
     # Expected cost relative to the other workloads, for splitting them over shards (a
     # cost measured in an earlier results file wins over it).
     weight: float = 1.0
@@ -310,6 +312,7 @@ class _Reader:
             "max_runs": lambda n, k: self.bounded(n, k, lambda m, j: self.integer(m, j, minimum=-(2**63)),
                                                   check_max_runs),
             "stdout": lambda n, k: self.choice(n, k, ("capture", "discard")),
+            "unit": lambda n, k: self.optional(n, k, self.unit),
         }
 
     def fail(self, node: Node, key: str, message: str) -> NoReturn:
@@ -710,6 +713,13 @@ class _Reader:
         command: str | None = self.optional(node, key, self.string)
         return command
 
+    def unit(self, node: Node, key: str) -> str:
+        value = self.text(node, key)
+        if not UNIT_LABEL.fullmatch(value):
+            self.fail(node, key, "must be a short label of letters, digits, spaces and / % . µ "
+                                 f"(at most 16), e.g. MB/s or ops/s, got {self.describe(node)}")
+        return value
+
     def check_metric(self, settings: dict[str, _Setting]) -> None:
         """The rules tying metric, pattern and better together, blamed on the most specific key."""
         metric, pattern, better = (settings.get(k) for k in ("metric", "pattern", "better"))
@@ -730,6 +740,11 @@ class _Reader:
                 f"a pattern is only read with metric: reported, and this workload's metric is "
                 f"{metric.value if metric else 'wall'}; add metric: reported or remove the pattern",
             )
+        unit = settings.get("unit")
+        if unit is not None and unit.value is not None and (better is None or better.value != "higher"):
+            self.fail(unit.node, unit.key, "a unit is only for a figure the workload reports with "
+                                           "better: higher (a throughput); a time is shown in "
+                                           "ns, µs, ms or s")
         if better is not None and better.value == "higher" and not reported:
             blame = _blame(better, metric)
             self.fail(

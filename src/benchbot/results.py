@@ -121,7 +121,7 @@ def benchmark(r: WorkloadResult) -> Benchmark:
     design = r.measuring.design if r.measuring else "pairs"
     return Benchmark(
         name=w.name, metric=w.metric, better=w.better,
-        unit="ns" if w.better == "lower" else "reported", command=w.run,
+        unit="ns" if w.better == "lower" else (w.unit or "reported"), command=w.run,
         runs=w.runs if w.runs is not None else (r.measuring.pairs if r.measuring else 0),
         parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases, design),
         phases=dict(r.phases), aa=j.aa, ab=j.ab, verdict=j.final, confirmation=j.confirmation,

@@ -27,6 +27,9 @@ MIN_BUDGET_S = 1.0
 MAX_BUDGET_S = 86_400.0  # a day
 MAX_SHARDS = 64  # machines one comparison is split over
 DEFAULT_PARITY = 0.02  # differences below 2% count as level unless the config says otherwise
+# The unit of a throughput (config ``unit``): shown beside its figures, so it holds
+# nothing markdown or HTML would read.
+UNIT_LABEL = re.compile(r"(?=.*[A-Za-z%µ])[A-Za-z0-9/%µ. ]{1,16}")
 
 _UNITS_S = {
     "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,

@@ -250,7 +250,7 @@ def better_higher() -> Results:
     m = Maker(17)
     config = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
         "{name: tput, run: [bin/serve], metric: reported, pattern: 'ops=(\\S+)', better: higher}",
-        "{name: qps, run: [bin/query], metric: reported, pattern: 'qps=(\\S+)', better: higher}",
+        "{name: qps, run: [bin/query], metric: reported, pattern: 'qps=(\\S+)', better: higher, unit: queries/s}",
         "{name: sum, run: [kernels/build/sum], metric: reported, pattern: 'elapsed_ns=(\\d+)'}",
     )
     tput_ab, tput_c = m.pair(7000.0, 1.2, 0.004), m.pair(7000.0, 1.2, 0.004)

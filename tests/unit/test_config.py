@@ -762,3 +762,24 @@ def test_a_fixed_workload_under_a_default_max_runs_is_fine() -> None:
     config = parse_config("version: 1\ndefaults: {max_runs: 50}\nworkloads:\n"
                           "  - {name: a, run: a, runs: 30}\n  - {name: b, run: b}\n")
     assert [(w.runs, w.max_runs) for w in config.workloads] == [(30, 50), (None, 50)]
+
+
+def test_a_throughput_may_name_its_unit() -> None:
+    config = parse_config("version: 1\nworkloads:\n  - {name: q, run: q, metric: reported, "
+                          "pattern: 'qps=(\\S+)', better: higher, unit: queries/s}\n")
+    assert config.workloads[0].unit == "queries/s"
+
+
+@pytest.mark.parametrize("unit, words", [
+    ("'<b>x</b>'", "must be a short label"), ("'[a](b)'", "must be a short label"),
+    ("'12'", "must be a short label"), ("a_very_long_unit_name", "must be a short label"),
+])
+def test_a_unit_is_a_short_plain_label(unit: str, words: str) -> None:
+    message = config_error("version: 1\nworkloads:\n  - {name: q, run: q, metric: reported, "
+                           f"pattern: 'qps=(\\S+)', better: higher, unit: {unit}}}\n")
+    assert ":3: workloads[0].unit: " + words in message
+
+
+def test_a_unit_is_only_for_a_throughput() -> None:
+    message = config_error("version: 1\nworkloads:\n  - {name: q, run: q, unit: MB/s}\n")
+    assert ":3: workloads[0].unit: a unit is only for a figure the workload reports" in message

@@ -33,8 +33,13 @@ def number(value: float | None) -> str:
 
 
 def quantity(value: float | None, unit: str) -> str:
-    """A time (unit "ns") with its unit, or a reported value (unit "value")."""
-    return duration(value) if unit == "ns" else number(value)
+    """A time (unit "ns") with its unit, a reported value (unit "value"), or a reported
+    value with its unit label (config ``unit``, e.g. "MB/s")."""
+    if unit == "ns":
+        return duration(value)
+    if unit == "value" or value is None or not math.isfinite(value):
+        return number(value)
+    return f"{number(value)}{NBSP}{unit}"
 
 
 def ratio(value: float | None) -> str:

@@ -277,7 +277,8 @@ def runs_plot(row: Row) -> RunsPlot | None:
     labels = [Tick(y(t), fmt.quantity(t, row.unit).replace(fmt.NBSP, " ")) for t in ticks]
     return RunsPlot(
         box=box, hist=hist, y_ticks=thin(_distinct(labels)), x_ticks=pair_ticks(len(xs), box),
-        y_label="time per run" if row.unit == "ns" else "reported value (higher is better)",
+        y_label=("time per run" if row.unit == "ns" else "reported value (higher is better)"
+                 if row.unit == "value" else f"reported {row.unit} (higher is better)"),
         base_points=tuple(zip(xs, map(y, base), strict=False)),
         head_points=tuple(zip(xs, map(y, head), strict=False)),
         base_bars=histogram(base, lo, hi, HIST_WIDTH - 6),

@@ -30,7 +30,7 @@ from benchbot.model import (
     Revision,
     Verdict,
 )
-from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, duration_words
+from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -104,7 +104,7 @@ class Row:
     # which would contradict the ratio whenever the machine moved between modes.
     base: float | None
     head: float | None
-    unit: Literal["ns", "value"]  # ns: a time; value: a throughput the program reports
+    unit: str  # ns: a time; value: a throughput the program reports; else its unit (MB/s)
     ratio: float | None
     ci: tuple[float, float] | None
     best_ratio: float | None
@@ -350,7 +350,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
         breaks.append(total)
     return Row(
         name=bench.name, outcome=v.outcome, icon=ICONS[v.outcome], better=bench.better,
-        base=base, head=_head(base, v, bench.better), unit="value" if bench.better == "higher" else "ns",
+        base=base, head=_head(base, v, bench.better), unit=_unit(bench),
         ratio=v.ratio, ci=v.ci, best_ratio=v.best_ratio, tolerance=v.tolerance,
         best_tolerance=v.best_tolerance, spread=v.spread, parity=bench.parity,
         aa_ratio=bench.aa.ratio if bench.aa else None, aa_outcome=bench.aa.outcome if bench.aa else None,
@@ -379,6 +379,17 @@ def _series(phases: Sequence[PhaseRuns], better: Better) -> tuple[tuple[float, .
             ref += a.samples_ns
             cand += b.samples_ns
     return tuple(ref), tuple(cand)
+
+
+def _unit(bench: Benchmark) -> str:
+    """How the row's figures are shown: a time, a bare reported value, or a value with the
+    unit the config gave it; a label a results file brings that the config could not
+    have given (the file may come from an untrusted job) is left out."""
+    if bench.better != "higher":
+        return "ns"
+    if bench.unit == "reported" or not UNIT_LABEL.fullmatch(bench.unit):
+        return "value"
+    return bench.unit
 
 
 def _head(base: float | None, v: Verdict, better: Better) -> float | None:
