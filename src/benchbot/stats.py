@@ -666,6 +666,8 @@ def _too_few_for_spread(verdict: Verdict, rule: Rule) -> Verdict:
     assert verdict.ci_half is not None and verdict.ratio is not None and verdict.ci is not None
     need = suggested_runs(verdict.n, verdict.ci_half, verdict.ratio, rule.parity)
     runs = need if need <= MAX_SUGGESTED_RUNS else None
+    # Fixed runs count "runs" per phase (--runs N); sequential measuring counts pairs.
+    counted = "pairs" if rule.look_alpha is not None else "runs"
     parity = _setting_pct(rule.parity)
     lo, hi = verdict.ci
     near, far = sorted(abs(math.log(edge / verdict.ratio)) for edge in (lo, hi))
@@ -679,8 +681,8 @@ def _too_few_for_spread(verdict: Verdict, rule: Rule) -> Verdict:
     return replace(
         verdict,
         reason_code="spread",
-        reason=(f"{wide}: about {need} runs would settle it" if runs is not None else
-                f"{wide}: about {need} runs would settle it, more than the "
+        reason=(f"{wide}: about {need} {counted} would settle it" if runs is not None else
+                f"{wide}: about {need} {counted} would settle it, more than the "
                 f"{MAX_SUGGESTED_RUNS} benchbot takes (quiet the runner, or judge at a wider parity)"),
         suggested_runs=runs,
     )
