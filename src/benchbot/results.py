@@ -186,21 +186,27 @@ def build(
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
     sequential = any(w.runs is None for w in config.workloads)
+    fixed = [w for w in config.workloads if w.runs is not None]
+    rule = SEQUENTIAL_RULE_SENTENCE if sequential else RULE_SENTENCE
+    if sequential and fixed:  # a config that gives some workloads their own runs
+        rule = f"With their own runs: {RULE_SENTENCE} Measured until settled: {rule}"
     return Results(
         schema_version=SCHEMA_VERSION,
         tool=ToolInfo(name="benchbot", version=__version__),
         created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         repository=repository, base=base, head=head,
         settings=RunSettings(
-            runs=first.runs or 0, warmup=first.warmup, order=first.order, seed=seed,
+            runs=fixed[0].runs or 0 if fixed else 0, warmup=first.warmup, order=first.order,
+            seed=seed,
             parity=first.parity, alpha=config.alpha, confirm=config.confirm,
             aa=config.aa.enabled, config=config.path, repo=repo, config_file=config_file,
             budget_s=config.budget_s if sequential else None,
-            max_runs=first.max_runs if sequential else None,
+            max_runs=next(w.max_runs for w in config.workloads if w.runs is None)
+            if sequential else None,
             family=family, config_digest=config_digest,
         ),
         noise_model=NoiseModel(floor_ns=first.effective_floor_ns, parity=first.parity,
-                               rule=SEQUENTIAL_RULE_SENTENCE if sequential else RULE_SENTENCE),
+                               rule=rule),
         environment=environment, aa=aa, benchmarks=benchmarks,
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),

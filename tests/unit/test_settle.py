@@ -45,3 +45,24 @@ def test_the_run_s_parity_and_aa_off_are_kept_and_a_dash_name_stays_one_word() -
     parsed = cli._parser().parse_args(argv[1:])
     assert parsed.only == ("-sum",) and parsed.parity == 0.01 and parsed.aa is False
     assert _settle(doc, "-sum", "bench") == "/bench budget=2m parity=0.01 aa=off only=-sum"
+
+
+def test_a_mixed_config_s_report_names_both_designs() -> None:
+    """Some workloads with their own runs, the others measured until settled: the rule
+    and the settings line describe both, with the fixed workloads' count."""
+    from benchbot import results, sequential
+    from benchbot.report import render_results
+    from tests.golden.scenarios import Maker, document
+
+    m = Maker(31)
+    config = ("version: 1\nworkloads:\n  - {name: fixed, run: [f], runs: 30}\n"
+              "  - {name: open, run: [o]}\n")
+    b1, b2, h = (85e6 * f * m.rng.lognormal(0, 0.005, 51) for f in (1.0, 1.0, 1.05))
+    doc = document(config, {"fixed": {"aa": m.same(50e6, 0.004), "ab": m.pair(50e6, 1.0, 0.004)}},
+                   triplets={"open": (b1, b2, h, "settled")})
+    assert doc.settings.runs == 30 and doc.settings.max_runs == 1000
+    assert doc.noise_model.rule.startswith(f"With their own runs: {results.RULE_SENTENCE}")
+    assert doc.noise_model.rule.endswith(results.SEQUENTIAL_RULE_SENTENCE)
+    text = render_results(doc)
+    assert "workloads with their own runs: 30 pairs per phase" in text
+    assert sequential.CALL_PAIRS == 51
