@@ -274,7 +274,9 @@ def runs_plot(row: Row) -> RunsPlot | None:
     y = Scale(lo, hi, BOTTOM, TOP)
     xs = positions(max(len(base), len(head)), box)
     ticks = linear_ticks(lo, hi)
-    labels = [Tick(y(t), fmt.quantity(t, row.unit).replace(fmt.NBSP, " ")) for t in ticks]
+    # A throughput's unit label goes on the axis title, not on every tick (room).
+    tick_unit = row.unit if row.unit == "ns" else "value"
+    labels = [Tick(y(t), fmt.quantity(t, tick_unit).replace(fmt.NBSP, " ")) for t in ticks]
     return RunsPlot(
         box=box, hist=hist, y_ticks=thin(_distinct(labels)), x_ticks=pair_ticks(len(xs), box),
         y_label=("time per run" if row.unit == "ns" else "reported value (higher is better)"
