@@ -132,6 +132,7 @@ class Tracked:
     failure: str | None = None  # reason code: run_failed | no_metric | expect_mismatch
     failure_kind: RunFailure | None = None  # what the failing run did (model.RunFailure)
     failure_text: str | None = None
+    failure_side: str | None = None  # base or head: whose run failed
     expected: str | None = None  # the first `expect` capture, which all must equal
 
 
@@ -307,6 +308,7 @@ def _accept(result: Tracked, samples: ArmSamples, run: RunRecord, side: str) -> 
     if run.failure is not None:
         result.failure, result.failure_kind = FAILURE_REASONS[run.failure], run.failure
         result.failure_text = f"the {side} run {run.error}" if run.error else None
+        result.failure_side = side
         return False
     if run.expect is not None:
         if result.expected is None:
@@ -317,6 +319,7 @@ def _accept(result: Tracked, samples: ArmSamples, run: RunRecord, side: str) -> 
                 f"expected output differs between runs: {_clip(result.expected)!r} "
                 f"then {_clip(run.expect)!r}"
             )
+            result.failure_side = side
             return False
     samples.add(run)
     return True
@@ -353,15 +356,17 @@ class TripletResult(Tracked):
 
     def recorded(self, w: WorkloadConfig) -> dict[str, PhaseRuns]:
         """The triplets as two phases the results file knows: the A/A (base, base again)
-        and the A/B (base, head); the first base run of each triplet is in both."""
+        and the A/B (base, head); the first base run of each triplet is in both. A head
+        run's failure is the A/B phase's only: the A/A phase's runs did not fail."""
         n = self.pairs
         failure = {"failure": self.failure_text, "failure_code": self.failure,
                    "failure_kind": self.failure_kind}
+        aa_failure = failure if self.failure_side != "head" else {}
         return {
             "aa": PhaseRuns(arms={"base": _arm(_cut(self.base, n), w),
                                   "base_again": _arm(_cut(self.again, n), w)},
                             order="".join(_before(o, "1", "2") for o in self.orders[:n]),
-                            **failure),  # type: ignore[arg-type]
+                            **aa_failure),  # type: ignore[arg-type]
             "ab": PhaseRuns(arms={"base": _arm(_cut(self.base, n), w),
                                   "head": _arm(_cut(self.head, n), w)},
                             order="".join(_before(o, "1", "H") for o in self.orders[:n]),

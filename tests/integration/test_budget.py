@@ -218,3 +218,42 @@ def test_what_would_settle_it_comes_from_the_verdict_reported(make_repo: MakeRep
             assert expected > b.measuring.pairs
         else:
             assert b.measuring.settle_pairs is None
+
+
+class HeadFailsLater:
+    """``broken``'s head runs fail from the 5th on (exit 3, a line on stderr); every
+    other run succeeds with steady times."""
+
+    def __init__(self, broken: str) -> None:
+        self.broken, self.head_runs = broken, 0
+        self.rng = np.random.default_rng(4)
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        ns = int(BASE_S * 1e9 * self.rng.lognormal(0.0, 0.005))
+        if request.argv[1] == self.broken and Path(request.cwd).name == "head":
+            self.head_runs += 1
+            if self.head_runs >= 5:
+                return RawRun(wall_ns=ns, cpu_ns=ns, maxrss_kib=1, returncode=3,
+                              stderr_tail="segfault in the new code\n")
+        return RawRun(wall_ns=ns, cpu_ns=ns, maxrss_kib=1, returncode=0)
+
+
+def test_a_head_run_failing_fails_the_comparison_not_the_a_a_check(make_repo: MakeRepo) -> None:
+    # Only head's runs fail: the A/B phase is invalid and says whose run failed, while
+    # the A/A check (base against base) was measured and is judged like any other.
+    repo = make_repo({"benchbot.yml": "version: 1\nworkloads:\n"
+                      "  - {name: broken, run: [echo, broken]}\n  - {name: fine, run: [echo, fine]}\n"})
+    spawner = HeadFailsLater("broken")
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                        overrides=Overrides(budget=30.0, seed=5)),
+                         spawner_factory=lambda _: spawner)
+    broken = next(b for b in doc.benchmarks if b.name == "broken")
+    assert broken.verdict.outcome == "invalid"
+    assert broken.verdict.reason == "the head run exited with status 3: segfault in the new code"
+    assert broken.phases["ab"].failure == broken.verdict.reason
+    assert broken.phases["aa"].failure is None
+    assert broken.aa is not None and broken.aa.outcome != "invalid"
+    assert broken.measuring is not None and broken.measuring.stopped == "failed"
+    assert "broken" not in doc.aa.failed
+    fine = next(b for b in doc.benchmarks if b.name == "fine")
+    assert fine.verdict.outcome == "level"
