@@ -178,11 +178,13 @@ def _triplets(w: Workload, policy: Policy, family: int) -> tuple[Verdict | None,
     if "aa" in failed:  # a base run failed: neither comparison can be made
         return failed["aa"], failed["aa"]
     base, again = w.values("aa")
-    if "ab" in failed:  # only a head run failed: the A/A check still stands
-        return _triplet_aa(w, policy, family, base, again), failed["ab"]
-    _, head = w.values("ab")
-    aa_rule = _triplet_rule(w, policy, family)
+    look_alpha = sequential.alpha_at(max(1, w.looks), policy.alpha, family)
+    aa_rule = replace(rule_for(w, policy, seed=_seed(w, policy)), look_alpha=look_alpha,
+                      low_quantile=policy.low_quantile)
     aa = stats.compare(base, again, rule=aa_rule)
+    if "ab" in failed:  # only a head run failed: the A/A check still stands
+        return aa, failed["ab"]
+    _, head = w.values("ab")
     mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
     ab_rule = replace(aa_rule, seed=_seed(w, policy) + 1)
     ab = stats.compare(mean, head, rule=ab_rule, aa_noise=stats.aa_noise_of(aa),
@@ -190,18 +192,6 @@ def _triplets(w: Workload, policy: Policy, family: int) -> tuple[Verdict | None,
     if aa.outcome in CALLS:
         ab = stats.force_aa_failed(ab, aa)
     return aa, ab
-
-
-def _triplet_rule(w: Workload, policy: Policy, family: int) -> Rule:
-    """The rule at the workload's last look: the share of alpha that look may spend."""
-    look_alpha = sequential.alpha_at(max(1, w.looks), policy.alpha, family)
-    return replace(rule_for(w, policy, seed=_seed(w, policy)), look_alpha=look_alpha,
-                   low_quantile=policy.low_quantile)
-
-
-def _triplet_aa(w: Workload, policy: Policy, family: int, base: Sequence[float],
-                again: Sequence[float]) -> Verdict:
-    return stats.compare(base, again, rule=_triplet_rule(w, policy, family))
 
 
 def _pooled(w: Workload, policy: Policy, aa: Verdict | None) -> Verdict:

@@ -17,9 +17,9 @@ small by a third, and looking often finds that out.
 Stopping: a workload stops when it is settled (``slower``, ``faster`` or ``level``),
 when more runs cannot help (its median is too close to the floor of timing; or the
 medians differ while even the far edge of the fast runs' interval falls short of what
-a call needs of them: timing modes one build lands in more often), when the A/A check called base different from
-itself, when it reaches ``max_runs`` pairs, when a run failed, or when the budget is
-spent.
+a call needs of them: timing modes one build lands in more often), when the A/A check
+called base different from itself, when it reaches ``max_runs`` pairs, when a run
+failed, or when the budget is spent.
 """
 
 from __future__ import annotations
