@@ -1,6 +1,6 @@
 """The command line: argparse, wiring, exit codes. The only module that prints to the user.
 
-Exit status (spec/interfaces.md): 0 when the comparison ran, whatever the verdicts;
+Exit status (README, "Command line"): 0 when the comparison ran, whatever the verdicts;
 1 when it could not run (one line on stderr naming what is at fault); 2 for usage
 errors; 3 when ``--fail-on`` names an outcome that occurred.
 """

@@ -50,7 +50,7 @@ MAX_WARMUP = 100
 MAX_WEIGHT = 1e9  # a weight is relative: a billion to one is more than any split needs
 MAX_CPU = 4095  # highest CPU number a pin may name (Linux's default NR_CPUS is 8192 at most)
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
-# Floors of process timing (spec/verdict.md, Defaults).
+# Floors of process timing (docs/verdict.md, Defaults).
 _FLOOR_WALL_NS = 25_000.0
 _FLOOR_REPORTED_NS = 1_000.0
 

@@ -1,6 +1,6 @@
 """The whole comparison: config, worktrees, builds, A/A, A/B, confirmation, verdicts.
 
-This module wires the stages in the order spec/verdict.md gives; every decision about
+This module wires the stages in the order docs/verdict.md gives; every decision about
 what a figure means lives in ``stats``, every byte of the results file in ``results``.
 """
 

@@ -3,7 +3,7 @@
 The engine measures a phase and asks ``judge`` what everything recorded so far says; the
 answer also says what to measure next (the workloads still comparable after the A/A
 check, the standouts to confirm). ``benchmarks/`` re-judges stored runs with the same
-function, so the flow (spec/verdict.md: A/A first, then A/B, then confirmation of
+function, so the flow (docs/verdict.md: A/A first, then A/B, then confirmation of
 standouts) is written once.
 
 Seeds: the A/A phase is judged with ``seed``, the A/B phase with ``seed + 1``, the
@@ -108,7 +108,7 @@ def rule_for(w: Workload, policy: Policy, *, seed: int, comparisons: int = 1) ->
 
 
 def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
-    """The verdicts of spec/verdict.md for the phases recorded so far."""
+    """The verdicts of docs/verdict.md for the phases recorded so far."""
     whole = policy.family or Family(
         sequential=sum(1 for w in workloads if w.design == "triplets"),
         fixed=sum(1 for w in workloads if w.design == "pairs"))

@@ -2,7 +2,7 @@
 
 - **Fixed** (``runs`` given, in the config or as ``--runs`` / ``/bench runs=N``): the A/A
   phase, the A/B phase for the workloads still comparable, and a confirmation phase for
-  the standouts, ``runs`` pairs each (spec/verdict.md).
+  the standouts, ``runs`` pairs each (docs/verdict.md).
 - **Sequential** (the default): rounds of triplets (base, base again, head) for every
   workload still measuring, judged at a fixed schedule of looks until each is settled,
   cannot be helped by more runs, reaches ``max_runs``, or the budget is spent

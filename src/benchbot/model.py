@@ -50,7 +50,7 @@ REASON_CODES = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
-    """The settings the verdict rule is judged with (spec/verdict.md, Defaults)."""
+    """The settings the verdict rule is judged with (docs/verdict.md, Defaults)."""
 
     parity: float = 0.02
     alpha: float = 0.05

@@ -1,6 +1,6 @@
 """The results file: building it, writing it atomically, reading it back.
 
-The file must explain its own verdicts without the code (spec/interfaces.md): raw
+The file must explain its own verdicts without the code (README, "Results file"): raw
 samples in the order measured, settings, seed, environment, the noise model and, per
 workload, every figure of the verdict with its reason. In memory it is a
 ``model.Results``; ``codec`` turns it into JSON values and back, after the file has been

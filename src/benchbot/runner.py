@@ -3,7 +3,7 @@
 The process layer (spawning, timing, output files) is ``benchbot.spawn``; this module
 decides what runs when. Rounds are the outer loop: every workload gets one pair per
 round, so slow drift of the machine reaches every workload and both arms alike
-(spec/verdict.md, Terms).
+(docs/verdict.md, Terms).
 """
 
 from __future__ import annotations

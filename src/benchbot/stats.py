@@ -1,4 +1,4 @@
-"""The verdict rule: paired samples -> figures -> outcome, as spec/verdict.md states it.
+"""The verdict rule: paired samples -> figures -> outcome, as docs/verdict.md states it.
 
 Pure numpy: no I/O, no printing, and no exception for thin data. A comparison that
 cannot be judged comes back as a ``Verdict`` whose outcome is ``inconclusive`` or
@@ -44,45 +44,19 @@ from benchbot.model import REASON_CODES, Rule, Verdict
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
 
+# Each constant is one line of the rule; docs/verdict.md, "Constants of the rule and
+# the evidence for them", gives the measurements behind each value.
 # An inconclusive best_disagree becomes timing_modes when spread > factor * tolerance.
 TIMING_MODES_FACTOR = 2.0
-# verdict.md, "Suggested run count": never suggest more than this.
+# Never suggest more runs than this (docs/verdict.md, "Suggested run count").
 MAX_SUGGESTED_RUNS = 1000
-# With a low quantile for the best-run side (sequential measuring), that side must also
-# move at least this share of the central estimate's move (log scale). A change in the
-# code moves every run, so both estimates move alike; timing modes that one build lands
-# in more often move the median by several percent and the fast runs by one or two, and
-# with looks at hundreds of pairs even that small move can leave parity (benchmarks/
-# README.md, "Decisive verdicts", the biased-modes scenario).
+# Sequential: the fastest runs must move at least this share of the median's move (log).
 AGREEMENT = 0.5
-# The same for the low quantiles (the 10th and TAIL_QUANTILE): more, since where a
-# slow mode several percent wide overlaps the fast one, every low quantile of the build
-# in the fast mode less often sits deeper in it and reads more of the median's move. In
-# the kept recordings of three R=20 runs of the benchmark, the lower of the two read at
-# most 0.54 of the median's move at biased modes (323 looks; a call at 0.5 in one), and
-# at true +3% and -4% changes 0.95-0.98 (medians); 0.6 is what those recordings allow
-# without a false call and costs none of the +3% ones (benchmarks/README.md, section 5).
+# The same share for the two low quantiles (the 10th percentile and TAIL_QUANTILE).
 LOW_AGREEMENT = 0.6
-# The error of the 10th percentile's interval, at every look. That side is a guard, not
-# the inference: the error of a call is the central interval's, spent over the looks. The
-# interval sets how many runs a call needs at least (low_bounded_from) and tells "more
-# runs cannot help" (sequential._modes_only, its far edge); a call does not have to
-# clear it. It did until the sixth stop of the "Decisive verdicts" issue: the edge was
-# +-5-7% on the demo's sort at 115-140 pairs (the order statistics around a sparse fast
-# tail) and held a true +4.3% until the budget ran out in 4 of 11 recorded demos, while
-# what keeps timing modes from a call is how far the fast runs move, not how surely
-# (benchmarks/README.md, section 5).
+# Error of the 10th percentile's interval at every look: sets the fewest runs for a call.
 LOW_ALPHA = 0.01
-# A third depth of the fast runs, between the 10th percentile and the fastest: a point
-# that must leave max(parity, floor) and move at least LOW_AGREEMENT as far as the
-# median. Where one build lands in the slow mode more often, every low quantile
-# reads part of the median's move, the less the lower it lies (its depth in the fast
-# mode differs: the 10th percentile read 0.22 of the median's move in 219 looks at
-# biased modes, the 5th 0.15, the fastest 0.05; 0.9-1.0 of it for true changes), but
-# the fastest runs also move by chance with a fast spell that the build with more runs
-# in the fast mode catches more often. The 5th percentile once held a call the 10th and
-# the fastest runs would have made, the fastest runs one the two percentiles would have
-# made: a call needs all three (benchmarks/README.md, section 5).
+# A third depth of the fast runs, between the 10th percentile and the fastest.
 TAIL_QUANTILE = 0.05
 
 
@@ -93,7 +67,7 @@ Low = tuple[Sequence[npt.ArrayLike], npt.ArrayLike]
 
 def compare(x: npt.ArrayLike, y: npt.ArrayLike, *, rule: Rule, aa_noise: float = 0.0,
             low: Low | None = None) -> Verdict:
-    """Judge candidate y against reference x, paired by index (spec/verdict.md).
+    """Judge candidate y against reference x, paired by index (docs/verdict.md).
 
     ``low``: the single runs whose low quantiles stand for the best runs (with
     ``rule.low_quantile``), when they are not x and y themselves (triplets: x is the

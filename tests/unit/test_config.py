@@ -34,7 +34,7 @@ from benchbot.errors import ConfigError
 REPO = Path(__file__).resolve().parents[2]
 PATH = "conf/bench.yml"  # not the default name, so messages are seen to carry the real one
 
-# The example of spec/interfaces.md, "Configuration file", verbatim.
+# The configuration example of the product's interface description, verbatim.
 INTERFACES_EXAMPLE = r"""version: 1
 build: make -C kernels          # run once in each worktree; no build: skip
 defaults:

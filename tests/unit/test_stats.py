@@ -1,4 +1,4 @@
-"""Unit tests of the verdict rule (spec/verdict.md) in benchbot.stats."""
+"""Unit tests of the verdict rule (docs/verdict.md) in benchbot.stats."""
 
 from __future__ import annotations
 
