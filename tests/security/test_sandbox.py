@@ -216,3 +216,40 @@ def test_runner_tracking_id_reaches_the_code_under_test() -> None:
                              "GITHUB_TOKEN": "ghs_x", "PATH": "/usr/bin"})
     assert env == {"RUNNER_TRACKING_ID": "github_1234", "PATH": "/usr/bin"}
     assert not sandbox.is_never_passed("RUNNER_TRACKING_ID")
+
+
+def readable_in_sandbox(env: dict[str, str], paths: list[Path], scratch: Path) -> dict[str, bool]:
+    """Which of ``paths`` a process in the sandbox made for ``env`` can read (real bwrap)."""
+    box = sandbox.choose("on", source=env)
+    script = "".join(f"test -r '{p}' && echo '{p}'\n" for p in paths)
+    argv = box.wrap(["/bin/sh", "-c", script], cwd=scratch, writable=[scratch], network=False)
+    out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60).stdout
+    return {str(p): str(p) in out.splitlines() for p in paths}
+
+
+def test_what_each_place_brings_into_view_and_what_it_never_does(outside: Path,
+                                                                  tmp_path: Path) -> None:
+    runner = Runner(outside, work_inside_root=False)
+    cache = runner.work / "_tool" / "node" / "bin"
+    local = runner.home / ".local"
+    for d in (cache, local / "bin", local / "share"):
+        d.mkdir(parents=True)
+    for f in (cache / "node", local / "bin" / "tool", local / "share" / "data"):
+        f.write_text("x\n")
+    opt = runner.root.parent  # a PATH entry that holds the runner's directory
+    env = runner.env(RUNNER_TOOL_CACHE=str(runner.work / "_tool"),
+                     PATH=f"{opt}:{runner.root / 'bin'}:{local / 'bin'}:{runner.tool / 'bin'}:/usr/bin")
+    (runner.root / "bin" / "Runner.Listener").write_text("x\n")
+    expected = {
+        runner.root / ".credentials": False,  # not through /opt, not through <root>/bin
+        runner.root / "bin" / "Runner.Listener": True,  # the PATH entry itself
+        runner.temp / "job-secret.txt": False,
+        runner.temp / "benchbot-venv" / "pyvenv.cfg": False,  # not this test's interpreter's
+        cache / "node": True,  # RUNNER_TOOL_CACHE
+        local / "bin" / "tool": True,  # a PATH entry in the home
+        local / "share" / "data": False,  # but not its prefix there
+        runner.tool / "share" / "modules.txt": True,  # a prefix elsewhere
+        runner.home / ".git-credentials": False,
+    }
+    seen = readable_in_sandbox(env, list(expected), tmp_path)
+    assert seen == {str(p): v for p, v in expected.items()}
