@@ -253,8 +253,9 @@ def _build(config: Config, co: Mapping[str, gitops.Checkout], box: sandbox.Sandb
            env: Mapping[str, str], scratch: Path, confine: _Confinement,
            reporter: Reporter) -> None:
     """Both builds; in the sandbox, first a line for each tool on PATH that leads into a
-    directory it does not show, and the same with a build that could not find a command."""
-    hints = box.tool_notes(env) if config.build is not None else []
+    directory it does not show (the runs may call one too), and the same with a build
+    that could not find a command."""
+    hints = box.tool_notes(env)
     for hint in hints:
         reporter.note(hint)
     try:
@@ -265,7 +266,7 @@ def _build(config: Config, co: Mapping[str, gitops.Checkout], box: sandbox.Sandb
         if exc.returncode != 127 or not hints:
             raise
         raise BuildError(exc.side, exc.command, exc.returncode, exc.log_tail,
-                                hint="\n".join(hints)) from None
+                         hint="\n".join(hints)) from None
 
 
 class _Confinement:

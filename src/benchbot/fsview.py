@@ -31,7 +31,8 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 # Masked in /etc: they hold secrets readable by their owner (when benchbot runs as root,
 # the sandboxed process is uid 0 too). Files become /dev/null, directories empty.
 SECRET_FILES = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers")
-SECRET_DIRS = ("/etc/ssh", "/etc/sudoers.d", "/etc/ssl/private")
+SECRET_DIRS = ("/etc/ssh", "/etc/sudoers.d", "/etc/ssl/private", "/etc/pki/tls/private",
+               "/etc/letsencrypt")
 # A directory holding one of these is an Actions runner's own: never shown, whatever leads to it.
 RUNNER_MARKERS = (".runner", ".credentials", ".credentials_rsaparams")
 _HOMES = ("/home", "/root")
