@@ -51,13 +51,28 @@ class View:
     empty: tuple[str, ...]  # /tmp and the home directory: empty, in memory
 
     def shows(self, path: str) -> bool:
-        """Whether ``path`` (resolved) can be read in the sandbox: the deepest mount that
-        holds it decides (a read-only toolchain inside the empty home is shown)."""
-        real = os.path.realpath(path)
+        """Whether ``path`` (resolved) can be read in the sandbox."""
+        return self.visibility().shows(path)
+
+    def visibility(self) -> Visibility:
+        """``shows`` for many paths: the mounts resolved once."""
         mounts = [(src, True) for src, _ in self.read_only]
         mounts += [(p, True) for p in ("/dev", "/proc")]
         mounts += [(p, False) for p in (*self.masked_dirs, *self.masked_files, *self.empty)]
-        holding = [(len(p), shown) for p, shown in mounts if _inside(real, os.path.realpath(p))]
+        return Visibility(tuple((os.path.realpath(p), shown) for p, shown in mounts))
+
+
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """The sandbox's mounts, resolved: whether each is shown."""
+
+    mounts: tuple[tuple[str, bool], ...]
+
+    def shows(self, path: str) -> bool:
+        """Whether ``path`` (resolved) can be read in the sandbox: the deepest mount that
+        holds it decides (a read-only toolchain inside the empty home is shown)."""
+        real = os.path.realpath(path)
+        holding = [(len(p), shown) for p, shown in self.mounts if _inside(real, p)]
         return max(holding)[1] if holding else False
 
 
@@ -86,7 +101,7 @@ def allowed(env: Mapping[str, str], read_only: Sequence[str] = ()) -> View:
     for path in [*_toolchains(env, guarded), *read_only]:
         pairs += _pair(path)
     cache = env.get("RUNNER_TOOL_CACHE")
-    if cache and is_safe(cache, guarded):
+    if cache and _is_toolchain(cache, guarded):
         pairs += _pair(cache)
     home = home_of(env)
     return dataclasses.replace(
@@ -145,19 +160,23 @@ def is_safe(path: str, guarded: Sequence[str]) -> bool:
 def _toolchains(env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:
     """Each PATH entry outside the system directories, and for ``PREFIX/bin`` its PREFIX
     (``/opt/cmake/bin`` brings ``/opt/cmake/share``), unless PREFIX lies in a home, the
-    runner's directories or RUNNER_TEMP, or holds a runner's own directory."""
+    runner's directories or RUNNER_TEMP. Neither may be or hold (one level down) a
+    runner's own directory: a PATH entry of /opt must not bring /opt/runner/.credentials."""
     out: list[str] = []
     for entry in path_entries(env):
-        if not is_safe(entry, guarded):
+        if not _is_toolchain(entry, guarded):
             continue
         out.append(entry)
         real = os.path.realpath(entry)
         prefix = os.path.dirname(real)
         if (os.path.basename(real) in ("bin", "sbin") and len(Path(prefix).parts) > 2
-                and not _inside_any(real, guarded) and is_safe(prefix, guarded)
-                and not any(_is_runner_dir(str(c)) for c in _subdirs(prefix))):
+                and not _inside_any(real, guarded) and _is_toolchain(prefix, guarded)):
             out.append(prefix)
     return out
+
+
+def _is_toolchain(path: str, guarded: Sequence[str]) -> bool:
+    return is_safe(path, guarded) and not any(_is_runner_dir(str(c)) for c in _subdirs(path))
 
 
 def path_entries(env: Mapping[str, str]) -> list[str]:
@@ -224,18 +243,21 @@ def hidden_tools(view: View, env: Mapping[str, str]) -> list[HiddenTool]:
     """The tools on PATH (first of each name, in PATH entries outside the system
     directories) that the sandbox shows but that lead into a hidden directory: a symlink
     whose target is hidden, or a script whose interpreter or a path in its first few KB
-    is. Cheap: a stat per tool and one small read per script."""
+    is. Cheap: a stat per tool and one small read per script (pyenv's 137 shims: about
+    12 ms)."""
+    seen = view.visibility()
     found: list[HiddenTool] = []
-    seen: set[str] = set()
+    names: set[str] = set()
+    scanned: dict[bytes, str | None] = {}  # shims share their text
     home = home_of(env)
     for entry in path_entries(env):
-        if not view.shows(entry):
+        if not seen.shows(entry):
             continue
         for tool in sorted(_executables(entry)):
-            if tool.name in seen:
+            if tool.name in names:
                 continue
-            seen.add(tool.name)
-            target = _hidden_target(tool, view)
+            names.add(tool.name)
+            target = _hidden_target(tool, seen, scanned)
             if target is not None:
                 found.append(HiddenTool(tool.name, _suggestion(target, home)))
     return found
@@ -248,10 +270,10 @@ def _executables(entry: str) -> list[Path]:
         return []
 
 
-def _hidden_target(tool: Path, view: View) -> str | None:
+def _hidden_target(tool: Path, seen: Visibility, scanned: dict[bytes, str | None]) -> str | None:
     """The first existing path that ``tool`` leads to and the sandbox hides, if any."""
     real = os.path.realpath(tool)
-    if not view.shows(real):
+    if not seen.shows(real):
         return real
     try:
         with open(real, "rb") as fh:
@@ -260,11 +282,19 @@ def _hidden_target(tool: Path, view: View) -> str | None:
         return None
     if not head.startswith(b"#!"):
         return None  # a binary: what it opens cannot be told from its first bytes
-    for match in _ABSOLUTE.finditer(head):
+    if head not in scanned:
+        scanned[head] = _hidden_in(head, seen)
+    return scanned[head]
+
+
+def _hidden_in(script: bytes, seen: Visibility) -> str | None:
+    """The first absolute path named in ``script`` that exists here and the sandbox hides
+    (but not one of its empty places, /tmp or the home, nor a directory above one)."""
+    empty = [p for p, shown in seen.mounts if not shown]
+    for match in _ABSOLUTE.finditer(script):
         path = os.path.normpath(os.fsdecode(match.group()))
-        if (os.path.exists(path) and not view.shows(path)
-                and not any(_inside(os.path.realpath(e), os.path.realpath(path)) for e in view.empty)
-                and not _inside(path, "/tmp")):
+        if (os.path.exists(path) and not seen.shows(path)
+                and not any(_inside(e, os.path.realpath(path)) for e in empty)):
             return path
     return None
 
