@@ -224,9 +224,6 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             # measuring.
             spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
-            if config.build is not None:
-                for side in ("base", "head"):
-                    reporter.building(side, co[side].sha)
             _build(config, co, box, env, scratch, confine, reporter)
             ahead.finish()
             from benchbot import measuring  # imported already, by _Ahead
@@ -258,6 +255,9 @@ def _build(config: Config, co: Mapping[str, gitops.Checkout], box: sandbox.Sandb
     hints = box.tool_notes(env)
     for hint in hints:
         reporter.note(hint)
+    if config.build is not None:
+        for side in ("base", "head"):
+            reporter.building(side, co[side].sha)
     try:
         gitops.build(config.build, [co["base"], co["head"]], env=box.adjust_env(env),
                      log_dir=scratch / "logs", wrap=confine.build_wrap(),

@@ -190,6 +190,11 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
         if git_config is not None:
             config = str(git_dir / "config")
             mounts.append((config, 2, ("--ro-bind", str(git_config), config)))
+        # Submodules' own configs: actions/checkout leaves its token header there too
+        # when credentials persist. The worktrees do not use them.
+        if (git_dir / "modules").is_dir():
+            modules = str(git_dir / "modules")
+            mounts.append((modules, 2, ("--tmpfs", modules)))
     mounts += [(str(p), 3, ("--bind", str(p), str(p))) for p in writable]
     mounts.sort(key=lambda m: (len(Path(m[0]).parts), m[1]))
     return [arg for _, _, args in mounts for arg in args]

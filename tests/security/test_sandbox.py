@@ -253,3 +253,29 @@ def test_what_each_place_brings_into_view_and_what_it_never_does(outside: Path,
     }
     seen = readable_in_sandbox(env, list(expected), tmp_path)
     assert seen == {str(p): v for p, v in expected.items()}
+
+
+def test_a_submodule_s_persisted_token_is_not_in_the_sandbox(make_repo: MakeRepo,
+                                                              tmp_path: Path) -> None:
+    """actions/checkout with submodules and persisted credentials writes its header into
+    each submodule's config under .git/modules, beside the repository's own."""
+    token = "ghs_" + secrets.token_hex(18)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    build = ("#!/bin/sh\n"
+             f"cat \"$(git rev-parse --git-common-dir)/modules/lib/config\" > '{seen}'/\"${{PWD##*/}}\" 2>&1\n"
+             "exit 0\n")
+    config = (f"version: 1\naa: off\nconfirm: off\nsandbox: {{mode: on, writable: ['{seen}']}}\n"
+              "build: ./build.sh\ndefaults: {runs: 10}\nworkloads: [{name: w, run: [true]}]\n")
+    repo = make_repo({"benchbot.yml": config, "build.sh": build})
+    module = repo / ".git" / "modules" / "lib"
+    module.mkdir(parents=True)
+    (module / "config").write_text(f'[http "https://github.com/"]\n\textraheader = basic {token}\n')
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "benchbot", "compare", "--repo", str(repo),
+                           "--base", "base", "--head", "HEAD", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    reports = [p.read_text() for p in seen.iterdir()]
+    assert len(reports) == 2 and all("No such file" in r for r in reports), reports
+    assert not [r for r in reports if token in r]
