@@ -135,7 +135,7 @@ def guarded_places(env: Mapping[str, str]) -> list[str]:
     """Directories no PATH entry or tool cache may bring into view, nor any directory
     above them: the home directories, the runner's work and temporary directories, and
     its root where it can be told (the folder above ``_work``)."""
-    found = [*_HOMES, "/tmp", home_of(env)]
+    found = [*_HOMES, home_of(env)]
     for name in ("RUNNER_TEMP", "RUNNER_WORKSPACE", "GITHUB_WORKSPACE"):
         value = env.get(name, "")
         if os.path.isabs(value):
@@ -147,12 +147,12 @@ def guarded_places(env: Mapping[str, str]) -> list[str]:
 
 
 def is_safe(path: str, guarded: Sequence[str]) -> bool:
-    """Whether ``path`` may be shown: a directory, not ``/``, not holding a guarded place,
-    not a runner's own directory (its ``.credentials``)."""
+    """Whether ``path`` may be shown: a directory, not ``/``, not holding a guarded place
+    or /tmp, not a runner's own directory (its ``.credentials``)."""
     real = os.path.realpath(path)
     if real == "/" or not os.path.isdir(real):
         return False
-    if any(_inside(g, real) for g in guarded):
+    if any(_inside(g, real) for g in (*guarded, "/tmp")):
         return False
     return not _is_runner_dir(real)
 
