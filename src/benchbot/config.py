@@ -73,7 +73,7 @@ TOP_KEYS = (
 AA_KEYS = ("enabled", "runs", "abort_fraction")
 STATUS_KEYS = ("fail_on", "name")
 GITHUB_KEYS = ("forks", "fork_label", "comment")
-SANDBOX_KEYS = ("mode", "read_only", "writable")
+SANDBOX_KEYS = ("mode", "read_only", "writable", "build_network")
 SANDBOX_MODES: tuple[Literal["auto", "on", "off"], ...] = ("auto", "on", "off")
 
 _TRUE_WORDS = frozenset({"on", "yes", "true"})
@@ -165,8 +165,9 @@ class SandboxConfig:
     """How the code under test is confined (benchbot.sandbox)."""
 
     mode: Literal["auto", "on", "off"] = "auto"
-    read_only: tuple[str, ...] = ()  # hidden directories to show again, read-only
+    read_only: tuple[str, ...] = ()  # directories the sandbox shows besides its own, read-only
     writable: tuple[str, ...] = ()  # directories besides the worktrees the code may write
+    build_network: bool = False  # the build reaches the host's network (else loopback only)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -800,6 +801,8 @@ class _Reader:
             sub = _join(key, name)
             if name == "mode":
                 fields[name] = self.sandbox(vnode, sub).mode
+            elif name == "build_network":
+                fields[name] = self.switch(vnode, sub)
             else:
                 fields[name] = tuple(
                     self.absolute_path(item, f"{sub}[{i}]")

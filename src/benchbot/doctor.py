@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchbot import machine, sandbox
+from benchbot import fsview, machine, sandbox
 
 Level = Literal["ok", "warn", "info"]
 
@@ -81,14 +82,26 @@ def sandbox_findings() -> list[Finding]:
     if probe.works:
         out.append(Finding("ok", f"sandbox: {probe.version or 'bubblewrap'} works here "
                                  "(the build and the runs get their own PID, mount and network namespaces)"))
+        out.extend(hidden_tool_findings(os.environ))
     else:
         out.append(Finding("warn", f"sandbox: {probe.problem}; with sandbox: auto the code under "
-                                   "test runs unconfined (with a clean environment only)", probe.fix))
+                                   "test runs unconfined (with a clean environment only), and "
+                                   "benchbot github refuses to run it", probe.fix))
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         out.append(Finding("warn", "running as root: inside the sandbox the code under test is "
-                                   "uid 0 too, and can read root's files that are not hidden",
+                                   "uid 0 too, and can read every file the sandbox shows, whatever its mode",
                            "run the runner as an unprivileged user"))
     return out
+
+
+def hidden_tool_findings(env: Mapping[str, str], read_only: Sequence[str] = ()) -> list[Finding]:
+    """The tools on PATH that lead into a directory the sandbox does not show, one finding
+    per directory (a build that calls one fails there with exit 127)."""
+    tools = fsview.hidden_tools(fsview.allowed(env, read_only), env)
+    return [Finding("warn", f"sandbox: {listed} on PATH {'lead' if ' ' in listed else 'leads'} into {into}, which the sandbox "
+                            "does not show: a build that calls them fails there (exit 127)",
+                    f"list {into} under sandbox.read_only in benchbot.yml")
+            for into, listed in fsview.by_directory(tools).items()]
 
 
 def format_findings(findings: list[Finding]) -> str:

@@ -25,7 +25,7 @@ from benchbot.config import (
     load_config,
     parse_config_bytes,
 )
-from benchbot.errors import ConfigError
+from benchbot.errors import BuildError, ConfigError
 from benchbot.model import AASummary, Results, Revision, SandboxInfo, Shard
 from benchbot.runner import ProcessSpawner, Spawner, target
 from benchbot.settings import Overrides
@@ -52,6 +52,7 @@ class Request:
     config: Config | None = None  # already read (benchbot github reads it at the base revision)
     shard: Shard | None = None  # measure only this share of the workloads (shards.py)
     shard_costs: Mapping[str, float] | None = None  # seconds each took before, to split by
+    require_sandbox: bool = False  # sandbox: auto refuses to run unconfined (benchbot github)
 
 
 class Reporter:
@@ -176,7 +177,8 @@ def _compare(request: Request, started: float, ahead: _Ahead, reporter: Reporter
                             aa=AASummary(status="skipped", abort_fraction=config.aa.abort_fraction))
     source = os.environ if source_env is None else source_env
     probing.join()
-    box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only)
+    box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only,
+                         require=request.require_sandbox)
     reporter.note(f"sandbox: {box.description}")
     got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
                    reporter=reporter, spawner_factory=spawner_factory, ahead=ahead,
@@ -222,12 +224,7 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             # measuring.
             spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
-            if config.build is not None:
-                for side in ("base", "head"):
-                    reporter.building(side, co[side].sha)
-            gitops.build(config.build, [co["base"], co["head"]], env=box.adjust_env(env),
-                         log_dir=scratch / "logs", wrap=confine.build_wrap(),
-                         parallel=config.parallel_builds, sweep=not box.active)
+            _build(config, co, box, env, scratch, confine, reporter)
             ahead.finish()
             from benchbot import measuring  # imported already, by _Ahead
 
@@ -249,6 +246,29 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
     return _Measured(measured, env_before, unreaped)
 
 
+def _build(config: Config, co: Mapping[str, gitops.Checkout], box: sandbox.Sandbox,
+           env: Mapping[str, str], scratch: Path, confine: _Confinement,
+           reporter: Reporter) -> None:
+    """Both builds; in the sandbox, first a line for each tool on PATH that leads into a
+    directory it does not show (the runs may call one too), and the same with a build
+    that could not find a command."""
+    hints = box.tool_notes(env)
+    for hint in hints:
+        reporter.note(hint)
+    if config.build is not None:
+        for side in ("base", "head"):
+            reporter.building(side, co[side].sha)
+    try:
+        gitops.build(config.build, [co["base"], co["head"]], env=box.adjust_env(env),
+                     log_dir=scratch / "logs", wrap=confine.build_wrap(),
+                     parallel=config.parallel_builds, sweep=not box.active)
+    except BuildError as exc:
+        if exc.returncode != 127 or not hints:
+            raise
+        raise BuildError(exc.side, exc.command, exc.returncode, exc.log_tail,
+                         hint="\n".join(hints)) from None
+
+
 class _Confinement:
     """The sandbox as applied to one comparison: what the build and the worker may write."""
 
@@ -268,7 +288,8 @@ class _Confinement:
         extra = [Path(p) for p in self.config.sandbox.writable]
 
         def wrap(argv: list[str], worktree: Path) -> list[str]:
-            return self.box.wrap(argv, cwd=worktree, writable=[worktree, *extra], network=True,
+            return self.box.wrap(argv, cwd=worktree, writable=[worktree, *extra],
+                                 network=self.config.sandbox.build_network,
                                  git_dir=self.git_dir, git_config=self.git_config)
 
         return wrap

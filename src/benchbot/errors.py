@@ -20,13 +20,15 @@ class GitError(BenchbotError):
 class BuildError(BenchbotError):
     """The build command failed in one worktree; carries the side and the log's tail."""
 
-    def __init__(self, side: str, command: str, returncode: int, log_tail: str) -> None:
+    def __init__(self, side: str, command: str, returncode: int, log_tail: str, *,
+                 hint: str | None = None) -> None:
         self.side = side
         self.command = command
         self.returncode = returncode
         self.log_tail = log_tail
+        after = f"\n--- what may have gone wrong ---\n{hint}" if hint else ""
         super().__init__(
-            f"build of {side} failed (exit {returncode}): {command}\n--- last lines of the build log ---\n{log_tail}"
+            f"build of {side} failed (exit {returncode}): {command}\n--- last lines of the build log ---\n{log_tail}{after}"
         )
 
 

@@ -1,22 +1,26 @@
 """Where the privilege line is drawn: the code under test gets no secrets and, with
-bubblewrap, no view of the machine beyond what it needs.
+bubblewrap, sees only what it needs of the machine.
 
 benchbot holds a token (on GitHub) and builds and runs code from pull requests. Two
 measures keep the second away from the first:
 
 1. **An environment made from an allow-list** (``clean_env``): PATH, HOME, the locale,
-   TMPDIR, the usual compiler variables, the config's ``env:`` and the names its
+   TMPDIR, the usual compiler variables, ``RUNNER_TRACKING_ID`` (the runner ends the
+   processes that carry it when the job ends), the config's ``env:`` and the names its
    ``pass_env:`` lists. Names that carry credentials (``NEVER_PASSED``) are never passed,
    even when listed; the config refuses to list them.
 2. **A sandbox** (``Sandbox``): with bubblewrap (``bwrap``, the sandbox Flatpak uses)
    the build and the measuring run in their own PID namespace and ``/proc`` (benchbot's
-   own process, and the step's shell, cannot be seen), with the home directories, the
-   runner's directory, ``/tmp`` and ``/run`` replaced by empty file systems, the rest of
-   the file system read-only, and only the comparison's scratch directory (the
-   worktrees) writable. Measuring also gets its own network namespace (loopback only).
-   Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so one worker
-   (``benchbot.worker``) is started inside the sandbox per comparison and spawns and
-   times the runs there, so that the floor of timing does not move.
+   own process, and the step's shell, cannot be seen), in a file system made from an
+   allow-list (``fsview.allowed``): the system directories, the toolchains on PATH,
+   benchbot's interpreter and package and the config's ``sandbox.read_only``, all
+   read-only; ``/dev``, ``/proc``, an empty ``/tmp`` and home; and writable only the
+   comparison's scratch directory (the worktrees). Nothing else exists there: not the
+   runner's directory wherever it lives, nor the job's temporary files. Measuring, and
+   the build unless ``sandbox.build_network`` allows it, get their own network namespace
+   (loopback only). Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so
+   one worker (``benchbot.worker``) is started inside the sandbox per comparison and
+   spawns and times the runs there, so that the floor of timing does not move.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import benchbot
+from benchbot import fsview
 from benchbot.errors import BenchbotError
 from benchbot.spawn import RawRun, SpawnRequest, kill_group
 
@@ -48,7 +53,7 @@ ALLOWED = (
     "CC", "CXX", "CPP", "LD", "AR", "AS", "NM", "RANLIB", "STRIP", "OBJCOPY",
     "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LDLIBS", "MAKEFLAGS",
     "PKG_CONFIG_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-    "SOURCE_DATE_EPOCH",
+    "SOURCE_DATE_EPOCH", "RUNNER_TRACKING_ID",
 )  # fmt: skip
 ALLOWED_PREFIXES = ("LC_",)
 # Never passed, whatever the config lists (shell-style patterns, matched case-insensitively):
@@ -59,22 +64,23 @@ NEVER_PASSED = (
     "ACTIONS_*", "INPUT_*", "GIT_CONFIG*", "GIT_ASKPASS", "SSH_AUTH_SOCK", "SSH_ASKPASS",
     "BENCHBOT_*", "RUNNER_*", "GITHUB_*",
 )  # fmt: skip
+# Exceptions to NEVER_PASSED: the runner's orphan cleanup finds a job's leftover processes
+# by this variable (it names the job, and holds no secret).
+ALWAYS_PASSED = ("RUNNER_TRACKING_ID",)
 
 BWRAP = "bwrap"
-# Files that hold secrets readable by their owner; replaced by /dev/null in the sandbox
-# (when benchbot runs as root, the sandboxed process is uid 0 too).
-_SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
-_SECRET_DIRS = ("/etc/ssh", "/etc/sudoers.d")
-_ALWAYS_HIDDEN = ("/home", "/root", "/tmp", "/var/tmp", "/run", "/var/run", "/mnt", "/media")
 
 
 class SandboxError(BenchbotError):
-    """The sandbox was required (``sandbox: on``) and cannot be used here."""
+    """The sandbox was required (``sandbox: on``, or ``benchbot github``) and cannot be
+    used here."""
 
 
 def is_never_passed(name: str) -> bool:
     """Whether ``name`` is one no config may pass to the code under test."""
     upper = name.upper()
+    if upper in ALWAYS_PASSED:
+        return False
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in NEVER_PASSED)
 
 
@@ -119,7 +125,9 @@ def probe() -> Probe:
         return Probe(False, None, None, "bubblewrap (bwrap) is not installed",
                      "install it: apt-get install bubblewrap (dnf/zypper/pacman: bubblewrap)")
     version = _run([path, "--version"]).stdout.strip() or None
-    proc = _run([path, *_base_args(network=False), "--", "/bin/true"])
+    argv = [path, *_namespace_args(network=False),
+            *_mount_args(fsview.system_view(), writable=(), network=False), "--", "/bin/true"]
+    proc = _run(argv)
     if proc.returncode == 0:
         return Probe(True, path, version)
     message = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
@@ -147,18 +155,49 @@ def _namespace_fix(message: str) -> str:
     if "max_user_namespaces" in message or "No space left" in message:
         return "user namespaces are limited: sudo sysctl -w user.max_user_namespaces=15000"
     return ("allow unprivileged user namespaces (in a container: run it with a seccomp profile "
-            "that permits them, e.g. --security-opt seccomp=unconfined), or set sandbox: off")
+            "that permits them, e.g. --security-opt seccomp=unconfined)")
 
 
-def _base_args(*, network: bool) -> list[str]:
-    args = [
-        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-    ]
+def _namespace_args(*, network: bool) -> list[str]:
+    args = ["--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not network:
         args.append("--unshare-net")
     return args
+
+
+# One mount of the sandbox: its destination, its rank among mounts of equal depth
+# (later ranks win), and its bwrap arguments.
+_Mount = tuple[str, int, tuple[str, ...]]
+
+
+def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
+                git_dir: Path | None = None, git_config: Path | None = None) -> list[str]:
+    """bwrap's mount arguments for ``view`` and the writable places, parents before what
+    is mounted inside them (bubblewrap applies them in order; a later one covers)."""
+    mounts: list[_Mount] = [("/dev", 0, ("--dev", "/dev")), ("/proc", 0, ("--proc", "/proc"))]
+    mounts += [(path, 0, ("--symlink", target, path)) for target, path in view.symlinks]
+    mounts += [(path, 0, ("--tmpfs", path)) for path in view.empty]
+    mounts += [(dest, 1, ("--ro-bind", src, dest)) for src, dest in view.read_only]
+    mounts += [(path, 2, ("--ro-bind", "/dev/null", path)) for path in view.masked_files]
+    mounts += [(path, 2, ("--tmpfs", path)) for path in view.masked_dirs]
+    if network:  # name resolution, where /etc/resolv.conf points into /run
+        resolv = os.path.realpath("/etc/resolv.conf")
+        if os.path.isfile(resolv) and not view.shows(resolv):
+            mounts.append((resolv, 1, ("--ro-bind", resolv, resolv)))
+    if git_dir is not None and git_dir.is_dir():
+        mounts.append((str(git_dir), 1, ("--ro-bind", str(git_dir), str(git_dir))))
+        if git_config is not None:
+            config = str(git_dir / "config")
+            mounts.append((config, 2, ("--ro-bind", str(git_config), config)))
+        # Submodules' own configs: actions/checkout leaves its token header there too
+        # when credentials persist. The worktrees do not use them.
+        if (git_dir / "modules").is_dir():
+            modules = str(git_dir / "modules")
+            mounts.append((modules, 2, ("--tmpfs", modules)))
+    mounts += [(str(p), 3, ("--bind", str(p), str(p))) for p in writable]
+    mounts.sort(key=lambda m: (len(Path(m[0]).parts), m[1]))
+    return [arg for _, _, args in mounts for arg in args]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,14 +205,13 @@ class Sandbox:
     """How the code under test is confined in one comparison.
 
     ``kind`` "none" runs it directly (with the clean environment only); "bubblewrap"
-    wraps the build and the measuring worker with ``wrap``.
+    wraps the build and the measuring worker with ``wrap``, showing them ``view``.
     """
 
     kind: Literal["bubblewrap", "none"]
     description: str  # one line for the report
     bwrap: str | None = None
-    hidden: tuple[str, ...] = ()
-    visible: tuple[str, ...] = ()  # read-only again inside hidden directories
+    view: fsview.View | None = None
     home: str = "/nonexistent"
 
     @property
@@ -184,28 +222,15 @@ class Sandbox:
     def wrap(self, argv: Sequence[str], *, cwd: Path, writable: Sequence[Path],
              network: bool, git_dir: Path | None = None,
              git_config: Path | None = None) -> list[str]:
-        """The bwrap command line that runs ``argv`` in ``cwd`` inside the sandbox."""
-        if self.bwrap is None:
+        """The bwrap command line that runs ``argv`` in ``cwd`` inside the sandbox: the
+        view read-only, ``writable`` writable, the repository's git directory read-only
+        with ``git_config`` as its config, and the host's network only if ``network``."""
+        if self.bwrap is None or self.view is None:
             return list(argv)
-        args = [self.bwrap, *_base_args(network=network)]
-        for path in self.hidden:
-            args += ["--tmpfs", path]
-        for path in _SECRET_FILES:
-            if os.path.isfile(path):
-                args += ["--ro-bind", "/dev/null", path]
-        for path in _SECRET_DIRS:
-            if os.path.isdir(path):
-                args += ["--tmpfs", path]
-        for path in self.visible:
-            args += ["--ro-bind", path, path]
-        if git_dir is not None and git_dir.is_dir():
-            args += ["--ro-bind", str(git_dir), str(git_dir)]
-            if git_config is not None:
-                args += ["--ro-bind", str(git_config), str(git_dir / "config")]
-        for place in writable:
-            args += ["--bind", str(place), str(place)]
-        args += ["--chdir", str(cwd), "--", *argv]
-        return args
+        return [self.bwrap, *_namespace_args(network=network),
+                *_mount_args(self.view, writable=writable, network=network, git_dir=git_dir,
+                             git_config=git_config),
+                "--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
 
     def adjust_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """The environment as the sandbox sees it: an empty home, /tmp for temporary files."""
@@ -213,10 +238,18 @@ class Sandbox:
             return dict(env)
         return {**env, "HOME": self.home, "TMPDIR": "/tmp"}
 
+    def tool_notes(self, env: Mapping[str, str]) -> list[str]:
+        """One line per hidden directory that a tool on ``env``'s PATH leads into (none
+        without the sandbox)."""
+        if self.view is None:
+            return []
+        return fsview.notes(fsview.hidden_tools(self.view, env))
+
 
 def choose(mode: Mode, *, source: Mapping[str, str] | None = None,
-           read_only: Sequence[str] = ()) -> Sandbox:
-    """The sandbox for ``mode``: ``on`` needs bubblewrap, ``auto`` uses it when it works."""
+           read_only: Sequence[str] = (), require: bool = False) -> Sandbox:
+    """The sandbox for ``mode``: ``on`` needs bubblewrap, ``auto`` uses it when it works
+    (and with ``require``, as under ``benchbot github``, refuses to go on without it)."""
     if mode == "off":
         return Sandbox(kind="none", description="off (sandbox: off in the config)")
     found = probe()
@@ -225,83 +258,22 @@ def choose(mode: Mode, *, source: Mapping[str, str] | None = None,
             raise SandboxError(
                 f"sandbox: on, but {found.problem}; {found.fix} (benchbot doctor checks this)"
             )
+        if require:
+            raise SandboxError(
+                f"sandbox: auto, but {found.problem}, and a pull request's code is not run "
+                f"unconfined: {found.fix}; or set sandbox: off in the config to run it "
+                "without the sandbox on purpose (benchbot doctor checks this)"
+            )
         return Sandbox(kind="none", description=f"none: {found.problem} (sandbox: auto)")
     env = os.environ if source is None else source
-    hidden = hidden_paths(env)
-    visible = _reexposed(hidden, env, read_only)
     version = f" {found.version.split()[-1]}" if found.version else ""
     return Sandbox(
-        kind="bubblewrap", bwrap=found.path, hidden=hidden, visible=visible,
-        home=_home(env),
-        description=f"bubblewrap{version}: own PID, mount and network namespaces; home and "
-        "runner directories hidden; only the worktrees writable",
+        kind="bubblewrap", bwrap=found.path, view=fsview.allowed(env, read_only),
+        home=fsview.home_of(env),
+        description=f"bubblewrap{version}: own PID, mount and network namespaces; only the "
+        "system, the toolchains on PATH and benchbot itself visible (read-only); only the "
+        "worktrees writable",
     )
-
-
-def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
-
-
-def hidden_paths(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Directories replaced by empty ones in the sandbox: homes, temporary and runtime
-    directories, and the GitHub Actions runner's directories (``.credentials``, other
-    jobs' work, the job's temporary files)."""
-    found: list[str] = list(_ALWAYS_HIDDEN)
-    found.append(_home(env))
-    for name in ("RUNNER_TEMP", "RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "RUNNER_TOOL_CACHE"):
-        value = env.get(name)
-        if value:
-            found.append(value)
-            root = _runner_root(value)
-            if root:
-                found.append(root)
-    real = [os.path.realpath(p) for p in found if p and os.path.isabs(p)]
-    existing = sorted({p for p in real if os.path.isdir(p) and p != "/"})
-    # A directory inside another hidden one is hidden with it; tmpfs over both would
-    # need the outer one's mount point to exist inside the inner tmpfs.
-    return tuple(p for p in existing if not any(_inside(p, q) for q in existing if q != p))
-
-
-def _runner_root(path: str) -> str | None:
-    """The runner's own directory (``.credentials``, ``.runner``) above a ``_work`` path."""
-    parts = Path(path).parts
-    if "_work" in parts:
-        return str(Path(*parts[: parts.index("_work")]))
-    return None
-
-
-def _inside(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def _reexposed(hidden: Sequence[str], env: Mapping[str, str],
-               read_only: Sequence[str]) -> tuple[str, ...]:
-    """Directories inside hidden ones that the build or the worker needs, read-only: the
-    interpreter and benchbot itself (for the worker), the tools on PATH, the runner's tool
-    cache, and what the config's ``sandbox.read_only`` lists. Never the runner's temporary
-    directory (the job's files) or its root (``.credentials``)."""
-    package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
-    wanted = [sys.base_prefix, sys.prefix, sys.exec_prefix, package_parent, *read_only]
-    wanted += [p for p in env.get("PATH", "").split(":") if p]
-    if env.get("RUNNER_TOOL_CACHE"):
-        wanted.append(env["RUNNER_TOOL_CACHE"])
-    secret = [env.get("RUNNER_TEMP", "")]
-    for name in ("RUNNER_WORKSPACE", "GITHUB_WORKSPACE"):
-        root = _runner_root(env.get(name, ""))
-        if root:
-            secret.append(root)
-    out: list[str] = []
-    for path in wanted:
-        real = os.path.realpath(path)
-        if not os.path.isdir(real) or not any(_inside(real, h) for h in hidden):
-            continue
-        tool_cache = env.get("RUNNER_TOOL_CACHE", "")
-        if any(s and _inside(real, os.path.realpath(s)) for s in secret) and not (
-            tool_cache and _inside(real, os.path.realpath(tool_cache))
-        ):
-            continue
-        out.append(real)
-    return tuple(dict.fromkeys(sorted(out, key=len)))
 
 
 def sanitized_git_config(git_dir: Path, into: Path) -> Path:

@@ -417,6 +417,8 @@ ERRORS = [
     ("status-not-mapping", "version: 1\nstatus: on\nworkloads: [{name: a, run: a}]\n", 2, "status", "must be a mapping, got a boolean ('on')"),
     ("github-forks", "version: 1\ngithub:\n  forks: sometimes\nworkloads: [{name: a, run: a}]\n", 3, "github.forks", "must be on or off"),
     ("github-unknown", "version: 1\ngithub:\n  fork_labels: x\nworkloads: [{name: a, run: a}]\n", 3, "github.fork_labels", "did you mean 'fork_label'?"),
+    ("build-network-word", "version: 1\nsandbox:\n  build_network: lan\nworkloads: [{name: a, run: a}]\n", 3, "sandbox.build_network", "must be on or off (true/false), got a string ('lan')"),
+    ("build-network-typo", "version: 1\nsandbox:\n  build_networks: on\nworkloads: [{name: a, run: a}]\n", 3, "sandbox.build_networks", "did you mean 'build_network'?"),
     ("build-empty-list", "version: 1\nbuild: []\nworkloads: [{name: a, run: a}]\n", 2, "build", "is empty"),
     ("build-empty-string", "version: 1\nbuild: ' '\nworkloads: [{name: a, run: a}]\n", 2, "build", "must not be empty"),
     ("build-number", "version: 1\nbuild: 3\nworkloads: [{name: a, run: a}]\n", 2, "build", "must be a string, got an integer ('3')"),
@@ -437,6 +439,15 @@ def test_error_names_file_line_and_key(text: str, line: int, key: str, words: st
     message = config_error(text)
     assert message.startswith(f"{PATH}:{line}: {key}: "), message
     assert words in message
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", False), ("on", True), ("off", False),
+                                                 ("true", True)])
+def test_sandbox_build_network_is_off_unless_the_config_allows_it(value: str,
+                                                                  expected: bool) -> None:
+    key = f"\n  build_network: {value}" if value else ""
+    text = f"version: 1\nsandbox:\n  mode: on{key}\nworkloads: [{{name: a, run: a}}]\n"
+    assert parse_config(text, path=PATH).sandbox.build_network is expected
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,7 @@ def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
         engine.Request(
             repo=repo, base=job.base.sha, head=job.head.sha, config=config,
             overrides=job.overrides, repository=settings.repository, resolve_merge_base=False,
-            shard=shard,
+            shard=shard, require_sandbox=True,
         ),
         reporter=reporter or TerminalReporter(log.err, tty=False),
         source_env=source_env,
