@@ -25,7 +25,7 @@ def spawners(tmp_path: Path) -> list[ProcessSpawner | sandbox.WorkerSpawner]:
     made: list[ProcessSpawner | sandbox.WorkerSpawner] = [ProcessSpawner(tmp_path)]
     if sandbox.probe().works:
         made.append(sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path,
-                                          sandbox.clean_env(os.environ), writable=[tmp_path]))
+                                          sandbox.clean_env(os.environ), places=[tmp_path]))
     return made
 
 
@@ -61,7 +61,7 @@ def test_a_batch_of_groups_skips_only_the_failed_workload_s_later_groups(tmp_pat
 @needs_bwrap
 def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
-                                   writable=[tmp_path])
+                                   places=[tmp_path])
     try:
         worker.ready()
         assert worker.spawn(req(tmp_path, "true")).returncode == 0
