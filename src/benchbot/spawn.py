@@ -165,8 +165,9 @@ class ProcessSpawner:
             return _not_started(request, "no such file or command")
         if self._devnull < 0:
             self._devnull = os.open(os.devnull, os.O_RDWR)
-        if self._keep is None:  # whatever this process had started before its first run
+        if self._keep is None:  # before the first run: what is not the runs'
             self._keep = frozenset(process_tree().get(os.getpid(), ()))
+            close_on_exec()
         capture_out = request.keep_stdout and bool(request.patterns)
         out_fd = _anonymous_file(self._scratch) if capture_out else self._devnull
         err_fd = _anonymous_file(self._scratch)
@@ -341,6 +342,19 @@ def _pin_self(pin: Sequence[int] | None) -> set[int] | None:
 def _restore_pin(previous: set[int] | None) -> None:
     if previous is not None:
         os.sched_setaffinity(0, previous)
+
+
+def close_on_exec() -> None:
+    """Make every descriptor of this process but 0, 1 and 2 non-inheritable, so that no run
+    gets one: those this process inherited itself (a runner's pipe) and a sandboxed
+    worker's pipes to benchbot and to the other arm's worker. (Closing them in each run's
+    ``posix_spawn`` instead would be work inside the timed region.)"""
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2:
+            try:
+                os.set_inheritable(int(name), False)
+            except OSError:  # the listing's own descriptor, closed by now
+                pass
 
 
 def end_leftovers(keep: AbstractSet[int] = frozenset()) -> set[int]:

@@ -30,7 +30,6 @@ its environment is the allow-listed one.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from benchbot import procs
-from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, in_groups
+from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, close_on_exec, in_groups
 
 
 class PeerGone(Exception):
@@ -141,10 +140,7 @@ def guard() -> None:
     child subreaper, and no descriptor of its own left inheritable."""
     procs.make_undumpable()
     procs.become_subreaper()
-    for name in os.listdir("/proc/self/fd"):
-        if int(name) > 2:
-            with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
-                os.set_inheritable(int(name), False)
+    close_on_exec()
 
 
 def main() -> int:
