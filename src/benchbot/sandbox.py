@@ -15,8 +15,9 @@ measures keep the second away from the first:
    the file system read-only, and only the comparison's scratch directory (the
    worktrees) writable. Measuring also gets its own network namespace (loopback only).
    Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so one worker
-   (``benchbot.worker``) is started inside the sandbox per comparison and spawns and
-   times the runs there, so that the floor of timing does not move.
+   (``benchbot.worker``) is started in a sandbox of its own for each worktree, where only
+   that worktree is writable, and spawns and times that arm's runs there, so that the
+   floor of timing does not move and no run can rewrite the other arm's program.
 """
 
 from __future__ import annotations
