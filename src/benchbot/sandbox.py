@@ -409,8 +409,14 @@ class WorkerSpawner:
         taking = sorted({o for group in owners for o in group}, key=lambda i: i == first)
         for index in taking:  # the worker that makes the first run is told last
             self._workers[index].send(_request_line(groups, owners, keys, index))
-        answers = {index: self._workers[index].expect("groups")["groups"]
-                   for index in sorted(taking)}
+        answers: dict[int, object] = {}
+        for index in sorted(taking):
+            # A worker whose peer stopped says so; reading the peer then says why.
+            message = self._workers[index].expect("groups", unless="peer_gone")
+            if "groups" in message:
+                answers[index] = message["groups"]
+        if len(answers) < len(taking):
+            raise SandboxError("the measuring workers each said that the other one stopped")
         return _merged(groups, owners, answers)
 
     def _owner(self, cwd: str) -> int:
@@ -470,9 +476,10 @@ class _Worker:
         except BrokenPipeError:
             pass
 
-    def expect(self, key: str) -> dict[str, Any]:
-        """The worker's next answer, which must hold ``key``; SandboxError with what it
-        answered otherwise, or with its last words when it stopped."""
+    def expect(self, key: str, *, unless: str | None = None) -> dict[str, Any]:
+        """The worker's next answer, which must hold ``key`` (or ``unless``: the other
+        worker stopped, whose own answer says why); SandboxError with what it answered
+        otherwise, or with its last words when it stopped."""
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()
         if not line:
@@ -487,6 +494,8 @@ class _Worker:
         except ValueError:
             raise SandboxError(f"the measuring worker answered a line that is not JSON: "
                                f"{line[:120]!r}") from None
+        if isinstance(message, dict) and unless is not None and message.get(unless):
+            return {}
         if not isinstance(message, dict) or key not in message:
             raise SandboxError(f"the measuring worker answered {str(message)[:200]} "
                                f"where {key!r} was expected")

@@ -110,8 +110,8 @@ def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None) -
             except (ValueError, KeyError, TypeError) as exc:
                 _answer(out, {"error": f"bad request: {exc}"})
                 continue
-            except PeerGone as exc:
-                _answer(out, {"error": str(exc)})
+            except PeerGone as exc:  # benchbot reads the other worker's last words
+                _answer(out, {"error": str(exc), "peer_gone": True})
                 continue
             t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
             _answer(out, {"groups": answers, "cpu_s": t.user + t.system + t.children_user

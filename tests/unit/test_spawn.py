@@ -188,3 +188,20 @@ def test_an_answer_that_is_not_what_was_asked_is_a_sandbox_error(tmp_path: Path,
             spawner.spawn_groups([[req(tmp_path, "true"), req(tmp_path, "true")]], ["x"])
     finally:
         spawner.close()
+
+
+@needs_bwrap
+def test_one_of_two_workers_dying_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """The other worker, waiting for the turn, sees the pipe close and answers; benchbot
+    says that a worker stopped."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=[a, b])
+    try:
+        kill = req(b, "sh", "-c", "kill -KILL $PPID; sleep 5")
+        with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped: "):
+            spawner.spawn_groups([[req(a, "true"), kill, req(a, "true")]], ["x"])
+    finally:
+        spawner.close()
