@@ -17,8 +17,11 @@ Why this design: starting ``bwrap`` for every run would cost about 5 ms each and
 floor of timing; a long-lived worker keeps the spawn-to-reap path exactly as it is outside
 the sandbox; one exchange with benchbot per batch rather than per run saves the wake-ups
 of three processes; and handing the turn over directly costs one pipe write and one
-wake-up between runs, outside the timed region, where a round trip through benchbot
-would cost two of each.
+wake-up between runs of different arms (about 25 µs on a 2-core VM; 60-70 µs a run in
+all, measured), outside the timed region, where a round trip through benchbot would cost
+two of each. Landlock rules or a mount namespace per arm inside one worker would need
+either work between ``posix_spawn`` and ``exec`` (inside the timed region) or
+capabilities the worker must not hold.
 
 A worker is undumpable from its start (``procs.make_undumpable``): its runs, the same
 user without any capability, cannot open ``/proc/<worker>/fd`` to write into its answers,
