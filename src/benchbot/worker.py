@@ -19,9 +19,10 @@ the sandbox; one exchange with benchbot per batch rather than per run saves the 
 of three processes; and handing the turn over directly costs one pipe write and one
 wake-up between runs of different arms (about 25 µs on a 2-core VM; 60-70 µs a run in
 all, measured), outside the timed region, where a round trip through benchbot would cost
-two of each. Landlock rules or a mount namespace per arm inside one worker would need
-either work between ``posix_spawn`` and ``exec`` (inside the timed region) or
-capabilities the worker must not hold.
+two of each. One worker holding both worktrees could confine each arm's runs only with
+work between ``posix_spawn`` and ``exec`` (inside the timed region), with capabilities it
+must not hold (a mount namespace per arm), or with a Landlock-restricted thread per arm,
+which hands the turn over just the same and leaves both arms' runs in one PID namespace.
 
 A worker is undumpable from its start (``procs.make_undumpable``): its runs, the same
 user without any capability, cannot open ``/proc/<worker>/fd`` to write into its answers,
