@@ -135,6 +135,10 @@ class ProcessSpawner:
     region, so the floor every workload is judged against was higher than it need be.
     ``posix_spawn`` has no working-directory action, so the parent changes directory
     around the call (benchbot measures one process at a time).
+
+    What a run left behind is every child of this process that it did not have at its
+    first run (``end_leftovers``): a program that measures with it starts no other
+    process meanwhile.
     """
 
     def __init__(self, scratch: Path) -> None:
