@@ -17,9 +17,10 @@ Why this design: starting ``bwrap`` for every run would cost about 5 ms each and
 floor of timing; a long-lived worker keeps the spawn-to-reap path exactly as it is outside
 the sandbox; one exchange with benchbot per batch rather than per run saves the wake-ups
 of three processes; and handing the turn over directly costs one pipe write and one
-wake-up between runs of different arms (about 25 µs on a 2-core VM; 60-70 µs a run in
-all, measured), outside the timed region, where a round trip through benchbot would cost
-two of each. One worker holding both worktrees could confine each arm's runs only with
+wake-up between runs of different arms (a round trip between two processes over pipes
+takes 45-60 µs on a 2-core VM; with pairs of /bin/true, benchbot's time beyond the runs
+went from about 165 to 290 µs a run, measured on a busy one), outside the timed region,
+where a round trip through benchbot would cost two of each. One worker holding both worktrees could confine each arm's runs only with
 work between ``posix_spawn`` and ``exec`` (inside the timed region), with capabilities it
 must not hold (a mount namespace per arm), or with a Landlock-restricted thread per arm,
 which hands the turn over just the same and leaves both arms' runs in one PID namespace.
