@@ -359,6 +359,7 @@ class WorkerSpawner:
         if len(places) not in (1, 2):
             raise ValueError(f"one or two places to measure in, not {len(places)}")
         self._places = [Path(p) for p in places]
+        self._owners: dict[str, int] = {}  # a run's directory -> its worker
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
         turns = _turn_pipes(len(places))
         self._workers: list[_Worker] = []
@@ -420,11 +421,14 @@ class WorkerSpawner:
         return _merged(groups, owners, answers)
 
     def _owner(self, cwd: str) -> int:
-        """The worker whose place holds ``cwd``."""
-        for index, place in enumerate(self._places):
-            if Path(cwd).is_relative_to(place):
-                return index
-        raise SandboxError(f"a run's directory {cwd} is in none of the places measured in")
+        """The worker whose place holds ``cwd`` (remembered: a workload's runs share one)."""
+        owner = self._owners.get(cwd)
+        if owner is None:
+            found = [i for i, place in enumerate(self._places) if Path(cwd).is_relative_to(place)]
+            if not found:
+                raise SandboxError(f"a run's directory {cwd} is in none of the places measured in")
+            owner = self._owners[cwd] = found[0]
+        return owner
 
     @property
     def unreaped_cpu_s(self) -> float:

@@ -121,6 +121,8 @@ def test_a_run_cannot_touch_the_other_place(tmp_path: Path) -> None:
         assert (b / "prog").read_text() == "original\n"
         assert spawner.spawn(req(b, "sh", "-c", "echo mine > prog")).returncode == 0
         assert (b / "prog").read_text() == "mine\n"
+        with pytest.raises(sandbox.SandboxError, match="in none of the places"):
+            spawner.spawn(req(tmp_path, "true"))
     finally:
         spawner.close()
 
