@@ -73,7 +73,7 @@ def floor(hyperfine: str | None, *, rounds: int, per_block: int) -> dict[str, An
         if box.active:
             times["benchbot, sandboxed"] = []
             spawners["benchbot, sandboxed"] = sandbox.WorkerSpawner(box, scratch, env,
-                                                                    writable=[scratch])
+                                                                    places=[scratch])
 
         def ours(name: str) -> Callable[[], None]:
             def block() -> None:

@@ -212,12 +212,16 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
     """Worktrees, both builds, then every run: the part that starts the code under test."""
     config = plan.config
     if not box.active:
-        procs.become_subreaper()  # so that a build's daemons can be found and stopped
+        # So that a build's or a run's daemons come back to benchbot and are stopped, and
+        # a run (of another user than root) cannot open benchbot's descriptors in /proc.
+        procs.become_subreaper()
+        procs.make_undumpable()
     revisions = {"base": plan.base.sha, "head": plan.head.sha}
     with _scratch() as scratch, gitops.worktrees(plan.repo, revisions) as co:
         confine = _Confinement(box, plan.git_dir, scratch, co, config)
-        # Every run's process group is killed after it; a process that left its group
-        # (setsid) is ended with the sandbox, or else swept here when measuring ends.
+        # Every run's process group is killed after it, and a process that left its group
+        # (setsid) is ended by the spawner before the next run (spawn.end_leftovers); a
+        # sweep when measuring ends catches anything else.
         with contextlib.ExitStack() as stack:
             # Started before the builds, whose time covers the worker's start-up and
             # benchbot's own first-use costs (see _Ahead): none of it is left to the
@@ -275,7 +279,7 @@ class _Confinement:
     def __init__(self, box: sandbox.Sandbox, git_dir: Path, scratch: Path,
                  co: Mapping[str, gitops.Checkout], config: Config) -> None:
         self.box, self.scratch, self.config = box, scratch, config
-        self.worktrees = sorted({c.path.parent for c in co.values()})
+        self.worktrees = [co["base"].path, co["head"].path]
         self.git_dir: Path | None = None
         self.git_config: Path | None = None
         if box.active:
@@ -297,8 +301,10 @@ class _Confinement:
     def spawner(self, env: Mapping[str, str]) -> Spawner:
         if not self.box.active:
             return ProcessSpawner(self.scratch)
-        writable = [self.scratch, *self.worktrees, *(Path(p) for p in self.config.sandbox.writable)]
-        return sandbox.WorkerSpawner(self.box, self.scratch, env, writable=writable,
+        # One worker per worktree, each writing only its own: a run cannot rewrite the
+        # program the other arm measures.
+        return sandbox.WorkerSpawner(self.box, self.scratch, env, places=self.worktrees,
+                                     writable=[Path(p) for p in self.config.sandbox.writable],
                                      git_dir=self.git_dir, git_config=self.git_config)
 
 

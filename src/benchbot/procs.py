@@ -2,10 +2,11 @@
 
 A build or a workload may leave processes behind: a background job, a compiler server,
 a daemon that called ``setsid`` to leave its process group. Left running they would add
-noise to every later run, or outlive a cancelled job. Inside the sandbox the PID namespace
-ends them all when it closes; without it, benchbot makes itself a *child subreaper*
-(orphans of its descendants are re-parented to it rather than to init) and kills every
-process that became its descendant during a build (``Sweep``).
+noise to every later run, or outlive a cancelled job. The process that spawns the runs
+(the sandbox's worker, or benchbot without the sandbox) is a *child subreaper* (orphans
+of its descendants are re-parented to it rather than to init) and ends what a run left
+behind before the next one starts (``spawn.end_leftovers``); a build's leftovers are
+ended by the PID namespace inside the sandbox, and by ``Sweep`` without it.
 
 ``make_undumpable`` stops processes of the same user from reading benchbot's memory and
 ``/proc/<pid>/environ`` (Linux's ``PR_SET_DUMPABLE``): the token benchbot holds on GitHub

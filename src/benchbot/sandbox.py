@@ -19,12 +19,15 @@ measures keep the second away from the first:
    runner's directory wherever it lives, nor the job's temporary files. Measuring, and
    the build unless ``sandbox.build_network`` allows it, get their own network namespace
    (loopback only). Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so
-   one worker (``benchbot.worker``) is started inside the sandbox per comparison and
-   spawns and times the runs there, so that the floor of timing does not move.
+   one worker (``benchbot.worker``) is started in a sandbox of its own for each
+   worktree, where only that worktree is writable, and spawns and times that arm's runs
+   there, so that the floor of timing does not move and no run can rewrite the other
+   arm's program.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import json
@@ -37,7 +40,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import benchbot
 from benchbot import fsview
@@ -306,129 +309,247 @@ def _quoted(text: str) -> str:
     return f'"{escaped}"'
 
 
-class WorkerSpawner:
-    """A ``Spawner`` whose runs are made by ``benchbot.worker`` inside the sandbox.
+_BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+         "from benchbot.worker import leave, main; leave(main())")
 
-    Making one starts the worker and returns at once: its start-up (bwrap and a Python,
-    about 50 ms) overlaps whatever comes next (the builds); ``ready`` waits for it, and
+
+class WorkerSpawner:
+    """A ``Spawner`` whose runs are made by ``benchbot.worker`` inside the sandbox: one
+    worker for each place (each arm's worktree), in a sandbox of its own where that
+    place, the worker's scratch directory and ``writable`` are the only writable
+    directories and the other place is not bound at all. A run goes to the worker of the
+    place that holds its working directory; with two places the workers hand the turn to
+    each other directly (the worker module says how, and why).
+
+    Making one starts the workers and returns at once: their start-up (bwrap and a Python,
+    about 50 ms) overlaps whatever comes next (the builds); ``ready`` waits for them, and
     the first run does if nobody did.
     """
 
     def __init__(self, sandbox: Sandbox, scratch: Path, env: Mapping[str, str], *,
-                 writable: Sequence[Path], git_dir: Path | None = None,
-                 git_config: Path | None = None) -> None:
-        work = scratch / "worker"
-        work.mkdir(exist_ok=True)
-        boot = (
-            "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-            "from benchbot.worker import leave, main; leave(main())"
-        )
+                 places: Sequence[Path], writable: Sequence[Path] = (),
+                 git_dir: Path | None = None, git_config: Path | None = None) -> None:
+        if len(places) not in (1, 2):
+            raise ValueError(f"one or two places to measure in, not {len(places)}")
+        self._places = [Path(p) for p in places]
+        self._owners: dict[str, int] = {}  # a run's directory -> its worker
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
-        argv = sandbox.wrap(
-            [sys.executable, "-I", "-S", "-c", boot, package_parent, str(work)],
-            cwd=scratch, writable=writable, network=False, git_dir=git_dir,
-            git_config=git_config,
-        )
-        self._log = open(scratch / "worker.log", "w+b")  # closed in close()
-        self._proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            env=dict(sandbox.adjust_env(env)), start_new_session=True, text=True, bufsize=1,
-        )
+        turns = _turn_pipes(len(places))
+        self._workers: list[_Worker] = []
+        try:
+            for index, (place, fds) in enumerate(zip(self._places, turns, strict=True)):
+                work = scratch / f"worker-{index}"
+                work.mkdir(exist_ok=True)
+                argv = sandbox.wrap(
+                    [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, str(work),
+                     *(str(fd) for fd in fds)],
+                    cwd=work, writable=[place, work, *writable], network=False,
+                    git_dir=git_dir, git_config=git_config,
+                )
+                self._workers.append(_Worker(argv, sandbox.adjust_env(env),
+                                             scratch / f"worker-{index}.log", fds))
+        finally:
+            for fds in turns:  # the workers hold them now; a worker's end is its peer's EOF
+                for fd in fds:
+                    os.close(fd)
         self._ready = False
-        self._worker_cpu_s = 0.0  # as the worker last reported it
-        self._reaped_cpu_s = 0.0  # what reaping it added to this process's children's time
+        self._reaped_cpu_s = 0.0  # what reaping the workers added to this process's children's time
 
     def ready(self) -> None:
-        """Wait until the worker has started (SandboxError with its last words if it died)."""
+        """Wait until the workers have started (SandboxError with the last words of one that died)."""
         if not self._ready:
-            self._expect("ready")
+            for worker in self._workers:
+                worker.expect("ready")
             self._ready = True
 
-    def _io(self) -> tuple[IO[str], IO[str]]:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        return self._proc.stdin, self._proc.stdout
-
-    def _expect(self, key: str) -> dict[str, object]:
-        _, out = self._io()
-        line = out.readline()
-        if not line:
-            self._log.seek(0)
-            why = self._log.read().decode(errors="replace").strip().splitlines()
-            self.close()
-            raise SandboxError(
-                "the measuring worker in the sandbox stopped: "
-                + (why[-1] if why else f"exit {self._proc.poll()}")
-            )
-        message = json.loads(line)
-        if key not in message:
-            raise SandboxError(f"the measuring worker answered {str(message)[:200]}")
-        return dict(message)
-
     def spawn(self, request: SpawnRequest) -> RawRun:
-        """Send one run to the worker and wait for its timings."""
+        """Send one run to its worker and wait for its timings."""
         return self.spawn_many([request])[0]
 
     def spawn_many(self, requests: Sequence[SpawnRequest]) -> list[RawRun]:
-        """Send runs to the worker in one exchange; their timings, up to and including
-        the first run that failed (``spawn.in_turn``)."""
+        """Send runs in one exchange; their timings, up to and including the first run that
+        failed (``spawn.in_turn``)."""
         return self.spawn_groups([requests], [""])[0] if requests else []
 
     def spawn_groups(self, groups: Sequence[Sequence[SpawnRequest]],
                      keys: Sequence[str]) -> list[list[RawRun]]:
-        """Send groups of runs to the worker in one exchange; their timings as
-        ``spawn.in_groups`` gives them."""
-        if not groups:
-            return []
+        """Send groups of runs in one exchange with each worker that makes some of them;
+        their timings as ``spawn.in_groups`` gives them."""
+        owners = [[self._owner(r.cwd) for r in group] for group in groups]
+        first = next((o for group in owners for o in group), None)
+        if first is None:
+            return [[] for _ in groups]
         self.ready()
-        stdin, _ = self._io()
-        try:
-            stdin.write(json.dumps({"groups": [[r.to_json() for r in g] for g in groups],
-                                    "keys": list(keys)}) + "\n")
-            stdin.flush()
-        except BrokenPipeError:
-            pass  # the worker is gone: _expect reads nothing and says why
-        message = self._expect("groups")
-        answer = message["groups"]
-        assert isinstance(answer, list) and len(answer) == len(groups)
-        cpu = message.get("cpu_s")
-        if isinstance(cpu, (int, float)):
-            self._worker_cpu_s = float(cpu)
-        return [[RawRun.from_json(run) for run in runs] for runs in answer]
+        taking = sorted({o for group in owners for o in group}, key=lambda i: i == first)
+        for index in taking:  # the worker that makes the first run is told last
+            self._workers[index].send(_request_line(groups, owners, keys, index))
+        answers: dict[int, object] = {}
+        for index in sorted(taking):
+            # A worker whose peer stopped says so; reading the peer then says why.
+            message = self._workers[index].expect("groups", unless="peer_gone")
+            if "groups" in message:
+                answers[index] = message["groups"]
+        if len(answers) < len(taking):
+            raise SandboxError("the measuring workers each said that the other one stopped")
+        return _merged(groups, owners, answers)
+
+    def _owner(self, cwd: str) -> int:
+        """The worker whose place holds ``cwd`` (remembered: a workload's runs share one)."""
+        owner = self._owners.get(cwd)
+        if owner is None:
+            found = [i for i, place in enumerate(self._places) if Path(cwd).is_relative_to(place)]
+            if not found:
+                raise SandboxError(f"a run's directory {cwd} is in none of the places measured in")
+            owner = self._owners[cwd] = found[0]
+        return owner
 
     @property
     def unreaped_cpu_s(self) -> float:
-        """CPU time of the worker and its runs that reaping it did not add to this
+        """CPU time of the workers and their runs that reaping them did not add to this
         process's children's time (after ``close``). bubblewrap's PID namespace does not
         pass it up (0.8.0: none of it arrives), so without this the runs would count as
         other processes' work and every sandboxed comparison would warn of a busy machine."""
-        return max(0.0, self._worker_cpu_s - self._reaped_cpu_s)
+        return max(0.0, sum(w.cpu_s for w in self._workers) - self._reaped_cpu_s)
 
     def close(self) -> None:
-        """Stop the worker (closing its input ends it; the sandbox dies with it)."""
+        """Stop the workers (closing their input ends them; each sandbox dies with its worker)."""
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         before = children.ru_utime + children.ru_stime
-        self._close()
+        for worker in self._workers:  # all at once: one may wait for the other's turn
+            worker.end_input()
+        for worker in self._workers:
+            worker.close()
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._reaped_cpu_s += children.ru_utime + children.ru_stime - before
 
-    def _close(self) -> None:
+
+def _turn_pipes(count: int) -> list[tuple[int, ...]]:
+    """Each worker's (take, give) ends of the pipes over which two workers hand each
+    other the turn; nothing for a worker alone."""
+    if count == 1:
+        return [()]
+    to_second, to_first = os.pipe(), os.pipe()
+    return [(to_first[0], to_second[1]), (to_second[0], to_first[1])]
+
+
+class _Worker:
+    """One ``benchbot.worker`` in its sandbox, and the pipes benchbot talks to it over."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str], log: Path,
+                 pass_fds: Sequence[int]) -> None:
+        self._log = open(log, "w+b")  # closed in close()
+        self._proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+            env=dict(env), start_new_session=True, text=True, bufsize=1, pass_fds=pass_fds,
+        )
+        self.cpu_s = 0.0  # the worker's and its runs' CPU time, as it last reported it
+
+    def send(self, line: str) -> None:
+        """Write one request line (a worker that is gone says why in ``expect``)."""
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+
+    def expect(self, key: str, *, unless: str | None = None) -> dict[str, Any]:
+        """The worker's next answer, which must hold ``key`` (or ``unless``: the other
+        worker stopped, whose own answer says why); SandboxError with what it answered
+        otherwise, or with its last words when it stopped."""
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()
+        if not line:
+            self._log.seek(0)
+            why = self._log.read().decode(errors="replace").strip().splitlines()
+            raise SandboxError(
+                "the measuring worker in the sandbox stopped: "
+                + (why[-1] if why else f"exit {self._proc.poll()}")
+            )
+        try:
+            message = json.loads(line)
+        except ValueError:
+            raise SandboxError(f"the measuring worker answered a line that is not JSON: "
+                               f"{line[:120]!r}") from None
+        if isinstance(message, dict) and unless is not None and message.get(unless):
+            return {}
+        if not isinstance(message, dict) or key not in message:
+            raise SandboxError(f"the measuring worker answered {str(message)[:200]} "
+                               f"where {key!r} was expected")
+        cpu = message.get("cpu_s")
+        if isinstance(cpu, (int, float)):
+            self.cpu_s = float(cpu)
+        return message
+
+    def end_input(self) -> None:
+        """Close the worker's input: it ends once its batch is over."""
+        if self._proc.stdin is not None and not self._proc.stdin.closed:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+
+    def close(self) -> None:
+        """Wait for the worker to end (kill its sandbox after 10 s) and close its pipes."""
+        self.end_input()
         if self._proc.poll() is None:
-            try:
-                if self._proc.stdin is not None:
-                    self._proc.stdin.close()
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 wait_child(self._proc, timeout_s=10)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
         if self._proc.poll() is None:
             kill_group(self._proc.pid)
             self._proc.wait()
-        for stream in (self._proc.stdout, self._proc.stdin):
-            if stream is not None and not stream.closed:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        if self._proc.stdout is not None and not self._proc.stdout.closed:
+            with contextlib.suppress(OSError):
+                self._proc.stdout.close()
         self._log.close()
+
+
+def _request_line(groups: Sequence[Sequence[SpawnRequest]], owners: Sequence[Sequence[int]],
+                  keys: Sequence[str], index: int) -> str:
+    """The batch as worker ``index`` is sent it: its own requests, null for the others'."""
+    shown = [[r.to_json() if o == index else None for r, o in zip(g, og, strict=True)]
+             for g, og in zip(groups, owners, strict=True)]
+    return json.dumps({"groups": shown, "keys": list(keys)}) + "\n"
+
+
+def _merged(groups: Sequence[Sequence[SpawnRequest]], owners: Sequence[Sequence[int]],
+            answers: Mapping[int, object]) -> list[list[RawRun]]:
+    """The batch's runs, each taken from the answer of the worker that made it; a
+    SandboxError naming the problem when an answer is not what was asked (another count
+    of groups or runs, another shape, a run that is not one)."""
+    given = {index: _groups_of(answer, len(groups)) for index, answer in answers.items()}
+    out: list[list[RawRun]] = []
+    for g, (group, owned) in enumerate(zip(groups, owners, strict=True)):
+        counts = {len(answer[g]) for answer in given.values()}
+        if len(counts) != 1 or max(counts) > len(group):
+            raise SandboxError(f"the measuring workers answered {sorted(counts)} runs for a "
+                               f"group of {len(group)}")
+        runs = []
+        for j in range(counts.pop()):
+            made = [given[index][g][j] for index in given]
+            if sum(entry is not None for entry in made) != 1 or given[owned[j]][g][j] is None:
+                raise SandboxError("the measuring workers' answers disagree on who made a run")
+            runs.append(_raw_run(given[owned[j]][g][j]))
+        out.append(runs)
+    return out
+
+
+def _groups_of(answer: object, count: int) -> list[list[object]]:
+    """A worker's answer as ``count`` groups of entries (SandboxError if it is not one)."""
+    if not isinstance(answer, list) or not all(isinstance(g, list) for g in answer):
+        raise SandboxError(f"the measuring worker answered {str(answer)[:120]} where a list "
+                           "of groups was expected")
+    if len(answer) != count:
+        raise SandboxError(f"the measuring worker answered {len(answer)} groups for a batch "
+                           f"of {count}")
+    return answer
+
+
+def _raw_run(entry: object) -> RawRun:
+    try:
+        if not isinstance(entry, dict):
+            raise TypeError(f"{str(entry)[:80]} is not an object")
+        return RawRun.from_json(entry)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SandboxError(f"the measuring worker answered a run that is not one: {exc}") from None
 
 
 def wait_child(proc: subprocess.Popen[Any], *, timeout_s: float) -> int:

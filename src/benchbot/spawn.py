@@ -7,7 +7,10 @@ Every run is started with ``posix_spawn`` from an argv (never a shell), in a new
 and timed with a monotonic nanosecond clock from just before the spawn to just after the
 reap. CPU time and peak memory come from the child's rusage (``os.wait4``). After the reap
 the run's whole process group is killed, so that a background child a workload left
-behind can neither outlive it nor write into the next run's output. Each run writes to
+behind can neither outlive it nor write into the next run's output; and so is every
+process that was re-parented to this one (``end_leftovers``: the spawner is a child
+subreaper, so a ``setsid`` child or a double-forked daemon comes back to it), before the
+next run starts and outside the timed region. Each run writes to
 anonymous files of its own; stdout is only kept when a pattern must be read from it,
 otherwise it goes to ``/dev/null`` (writing output nobody reads is part of the measured
 time, and a workload that prints tens of megabytes would be measured writing them).
@@ -21,16 +24,19 @@ import select
 import shutil
 import signal
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
 SCAN_LIMIT = 64 << 20
 STDERR_TAIL_BYTES = 4096
 POLL_MAX_MS = 2**31 - 1  # poll() takes a C int of milliseconds
+
+_R = TypeVar("_R")  # a request, or what stands for one (the worker's other-arm runs)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,11 +135,16 @@ class ProcessSpawner:
     region, so the floor every workload is judged against was higher than it need be.
     ``posix_spawn`` has no working-directory action, so the parent changes directory
     around the call (benchbot measures one process at a time).
+
+    What a run left behind is every child of this process that it did not have at its
+    first run (``end_leftovers``): a program that measures with it starts no other
+    process meanwhile.
     """
 
     def __init__(self, scratch: Path) -> None:
         self._scratch = Path(scratch)
         self._devnull = -1
+        self._keep: frozenset[int] | None = None  # children that are not the runs'
 
     def close(self) -> None:
         """Release the file descriptors kept between runs."""
@@ -158,6 +169,9 @@ class ProcessSpawner:
             return _not_started(request, "no such file or command")
         if self._devnull < 0:
             self._devnull = os.open(os.devnull, os.O_RDWR)
+        if self._keep is None:  # before the first run: what is not the runs'
+            self._keep = frozenset(process_tree().get(os.getpid(), ()))
+            close_on_exec()
         capture_out = request.keep_stdout and bool(request.patterns)
         out_fd = _anonymous_file(self._scratch) if capture_out else self._devnull
         err_fd = _anonymous_file(self._scratch)
@@ -190,7 +204,8 @@ class ProcessSpawner:
         try:
             status, usage, end, timed_out = _reap(pid, request.timeout_s)
         finally:
-            kill_group(pid)  # whatever the run left behind
+            kill_group(pid)  # whatever the run left behind, in its group
+            end_leftovers(self._keep or frozenset())  # and outside it
             os.chdir(here)
             _restore_pin(previous_pin)
         stdout = _read(out_fd, SCAN_LIMIT) if out_fd != self._devnull else ""
@@ -206,8 +221,7 @@ class ProcessSpawner:
         )
 
 
-def in_turn(spawn: Callable[[SpawnRequest], RawRun],
-            requests: Sequence[SpawnRequest]) -> list[RawRun]:
+def in_turn(spawn: Callable[[_R], RawRun], requests: Sequence[_R]) -> list[RawRun]:
     """``spawn`` each request in turn, stopping after the first run that failed (the runs
     after it would belong to a workload that stops being measured)."""
     runs: list[RawRun] = []
@@ -218,7 +232,7 @@ def in_turn(spawn: Callable[[SpawnRequest], RawRun],
     return runs
 
 
-def in_groups(spawn: Callable[[SpawnRequest], RawRun], groups: Sequence[Sequence[SpawnRequest]],
+def in_groups(spawn: Callable[[_R], RawRun], groups: Sequence[Sequence[_R]],
               keys: Sequence[str]) -> list[list[RawRun]]:
     """Each group (a pair or a triplet of one workload) ``in_turn``, one group after
     another; after a run failed, the later groups of the same key (its workload) are not
@@ -332,3 +346,91 @@ def _pin_self(pin: Sequence[int] | None) -> set[int] | None:
 def _restore_pin(previous: set[int] | None) -> None:
     if previous is not None:
         os.sched_setaffinity(0, previous)
+
+
+def close_on_exec() -> None:
+    """Make every descriptor of this process but 0, 1 and 2 non-inheritable, so that no run
+    gets one: those this process inherited itself (a runner's pipe) and a sandboxed
+    worker's pipes to benchbot and to the other arm's worker. (Closing them in each run's
+    ``posix_spawn`` instead would be work inside the timed region.)"""
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2:
+            try:
+                os.set_inheritable(int(name), False)
+            except OSError:  # the listing's own descriptor, closed by now
+                pass
+
+
+def end_leftovers(keep: AbstractSet[int] = frozenset()) -> set[int]:
+    """Kill and reap what the last run left running outside its process group: every
+    child of this process but those in ``keep`` (a child subreaper adopts the orphans of
+    its descendants: a ``setsid`` child, a double-forked daemon) and every process below
+    them, again until none is left (one may fork while the others die). Returns their pids.
+
+    When nothing was left, as after nearly every run, this costs one ``waitid`` that finds
+    no child. (``/proc/<pid>/task/*/children`` would list children cheaply, but only on
+    kernels built with CONFIG_PROC_CHILDREN; the scan of ``/proc`` works on all.)
+    """
+    ended: set[int] = set()
+    me = os.getpid()
+    while keep or _has_children():
+        tree = process_tree()
+        mine = [pid for pid in tree.get(me, ()) if pid not in keep]
+        if not mine:
+            break
+        doomed = _below(tree, mine)
+        for pid in doomed:
+            _kill(pid)
+        for pid in mine:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        ended |= doomed
+    return ended
+
+
+def _has_children() -> bool:
+    """Whether this process has a child, living or not yet reaped (nothing is reaped)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
+def process_tree() -> dict[int, list[int]]:
+    """Parent pid -> its children's pids, for every process this one can see."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces: split after the last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1:
+            tree.setdefault(int(fields[1]), []).append(int(entry.name))
+    return tree
+
+
+def _below(tree: Mapping[int, Sequence[int]], roots: Iterable[int]) -> set[int]:
+    """``roots`` and every process below them."""
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(tree.get(pid, ()))
+    return found
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

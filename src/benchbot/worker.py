@@ -1,16 +1,36 @@
-"""The measuring process that runs inside the sandbox: it spawns and times every run.
+"""The measuring process that runs inside the sandbox: it spawns and times the runs of one
+arm.
 
-benchbot starts one worker per comparison inside bubblewrap (``sandbox.Sandbox``) and
-sends it one JSON line per batch of pairs or triplets (``{"groups": [[SpawnRequest, ...],
-...], "keys": [workload, ...]}``); the worker makes them one after another as
-``spawn.in_groups`` does (a failed run ends its group and skips its workload's later
-groups) and answers with one JSON line (``{"groups": [[RawRun, ...], ...]}``). Starting
-``bwrap`` for every run would cost about 5 ms each and move the floor of timing; one
-long-lived worker keeps the spawn-to-reap path exactly as it is outside the sandbox, and
-one exchange per batch rather than per run saves the wake-ups of both processes (about
-0.45 ms an exchange on a 2-core VM). The
-worker needs the standard library only and holds nothing secret: its environment is the
-allow-listed one.
+benchbot starts one worker per worktree (base, head), each in a sandbox of its own
+(``sandbox.WorkerSpawner``) where only its own worktree is writable and the other one is
+out of reach, so that a run cannot rewrite the program the other arm measures. Both get
+the same batch of pairs or triplets as one JSON line (``{"groups": [[SpawnRequest or
+null, ...], ...], "keys": [workload, ...]}``; null stands for a run the other worker
+makes) and go through it in step as ``spawn.in_groups`` does (a failed run ends its group
+and skips its workload's later groups): after each of its own runs a worker hands the
+turn to the other over a pipe benchbot made for the two (one byte: whether the run
+failed), and waits for it back before its next run. Each answers with one JSON line
+(``{"groups": [[RawRun or null, ...], ...]}``) once the whole batch is made, so that
+benchbot wakes only after the last run.
+
+Why this design: starting ``bwrap`` for every run would cost about 5 ms each and move the
+floor of timing; a long-lived worker keeps the spawn-to-reap path exactly as it is outside
+the sandbox; one exchange with benchbot per batch rather than per run saves the wake-ups
+of three processes; and handing the turn over directly costs one pipe write and one
+wake-up between runs of different arms (a round trip between two processes over pipes
+takes 45-60 µs on a 2-core VM; with pairs of /bin/true, benchbot's time beyond the runs
+went from about 165 to 290 µs a run, measured on a busy one), outside the timed region,
+where a round trip through benchbot would cost two of each. One worker holding both worktrees could confine each arm's runs only with
+work between ``posix_spawn`` and ``exec`` (inside the timed region), with capabilities it
+must not hold (a mount namespace per arm), or with a Landlock-restricted thread per arm,
+which hands the turn over just the same and leaves both arms' runs in one PID namespace.
+
+A worker is undumpable from its start (``procs.make_undumpable``): its runs, the same
+user without any capability, cannot open ``/proc/<worker>/fd`` to write into its answers,
+nor ptrace it; and no descriptor it holds is inherited by a run. It is a child subreaper,
+so that whatever a run left behind comes back to it and is ended before the next run
+(``spawn.end_leftovers``). It needs the standard library only and holds nothing secret:
+its environment is the allow-listed one.
 """
 
 from __future__ import annotations
@@ -19,37 +39,96 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
-from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest
+from benchbot import procs
+from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, close_on_exec, in_groups
 
 
-def serve(scratch: Path, lines: TextIO, out: TextIO) -> int:
+class PeerGone(Exception):
+    """The other arm's worker stopped in the middle of a batch."""
+
+
+class Turn:
+    """The two pipes over which a worker and the other arm's worker hand the turn to each
+    other: one byte after each run, ``-`` when it failed, else ``+``."""
+
+    def __init__(self, take_fd: int, give_fd: int) -> None:
+        self._take, self._give = take_fd, give_fd
+
+    def give(self, failed: bool) -> None:
+        """Tell the other worker that this run is over, and how it went."""
+        try:
+            os.write(self._give, b"-" if failed else b"+")
+        except BrokenPipeError as exc:
+            raise PeerGone("the other arm's worker stopped") from exc
+
+    def take(self) -> bool:
+        """Wait until the other worker's run is over; whether it failed."""
+        data = os.read(self._take, 1)
+        if not data:
+            raise PeerGone("the other arm's worker stopped")
+        return data == b"-"
+
+
+def _elsewhere(failed: bool) -> RawRun:
+    """What stands for the other worker's run: only whether it failed matters here."""
+    return RawRun(wall_ns=0, cpu_ns=0, maxrss_kib=0, returncode=1 if failed else 0)
+
+
+def run_batch(spawner: ProcessSpawner, turn: Turn | None,
+              message: dict[str, Any]) -> list[list[dict[str, Any] | None]]:
+    """Make this worker's runs of one batch, in step with the other worker's; the answer's
+    groups, with null where the other worker made the run."""
+    groups = [[None if r is None else SpawnRequest.from_json(r) for r in g]
+              for g in message["groups"]]
+    keys = [str(k) for k in message["keys"]]
+    shared = any(r is None for g in groups for r in g)
+    if shared and turn is None:
+        raise ValueError("runs for another worker, and no other worker")
+
+    def step(request: SpawnRequest | None) -> RawRun:
+        if request is None:
+            assert turn is not None
+            return _elsewhere(turn.take())
+        run = spawner.spawn(request)
+        if shared:
+            assert turn is not None
+            turn.give(run.failed)
+        return run
+
+    made = in_groups(step, groups, keys)
+    return [[None if request is None else run.to_json() for request, run in zip(g, runs, strict=False)]
+            for g, runs in zip(groups, made, strict=True)]
+
+
+def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None) -> int:
     """Answer run requests from ``lines`` on ``out`` until end of input."""
     spawner = ProcessSpawner(scratch)
-    out.write(json.dumps({"ready": True}) + "\n")
-    out.flush()
+    _answer(out, {"ready": True})
     try:
         for line in lines:
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-                groups = [[SpawnRequest.from_json(r) for r in g] for g in message["groups"]]
-                keys = [str(k) for k in message["keys"]]
-                answers: list[list[RawRun]] = spawner.spawn_groups(groups, keys)
+                answers = run_batch(spawner, turn, json.loads(line))
             except (ValueError, KeyError, TypeError) as exc:
-                out.write(json.dumps({"error": f"bad request: {exc}"}) + "\n")
-                out.flush()
+                _answer(out, {"error": f"bad request: {exc}"})
+                continue
+            except PeerGone as exc:  # benchbot reads the other worker's last words
+                _answer(out, {"error": str(exc), "peer_gone": True})
                 continue
             t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
-            out.write(json.dumps({"groups": [[run.to_json() for run in g] for g in answers],
-                                  "cpu_s": t.user + t.system + t.children_user
-                                  + t.children_system}) + "\n")
-            out.flush()
+            _answer(out, {"groups": answers, "cpu_s": t.user + t.system + t.children_user
+                          + t.children_system})
     finally:
         spawner.close()
     return 0
+
+
+def _answer(out: TextIO, message: dict[str, Any]) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
 
 
 def leave(status: int) -> NoReturn:
@@ -61,12 +140,23 @@ def leave(status: int) -> NoReturn:
     os._exit(status)
 
 
+def guard() -> None:
+    """Put the worker out of its runs' reach before it reads a request: undumpable, a
+    child subreaper, and no descriptor of its own left inheritable."""
+    procs.make_undumpable()
+    procs.become_subreaper()
+    close_on_exec()
+
+
 def main() -> int:
-    """Entry point: ``python -m benchbot.worker SCRATCH``."""
-    if len(sys.argv) != 2:
-        sys.stderr.write("usage: python -m benchbot.worker SCRATCH_DIR\n")
+    """Entry point: ``python -m benchbot.worker SCRATCH [TAKE_FD GIVE_FD]``."""
+    args = sys.argv[1:]
+    if len(args) not in (1, 3) or not all(a.isdigit() for a in args[1:]):
+        sys.stderr.write("usage: python -m benchbot.worker SCRATCH_DIR [TAKE_FD GIVE_FD]\n")
         return 2
-    return serve(Path(sys.argv[1]), sys.stdin, sys.stdout)
+    guard()
+    turn = Turn(int(args[1]), int(args[2])) if len(args) == 3 else None
+    return serve(Path(args[0]), sys.stdin, sys.stdout, turn)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def spawners(tmp_path: Path) -> list[ProcessSpawner | sandbox.WorkerSpawner]:
     made: list[ProcessSpawner | sandbox.WorkerSpawner] = [ProcessSpawner(tmp_path)]
     if sandbox.probe().works:
         made.append(sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path,
-                                          sandbox.clean_env(os.environ), writable=[tmp_path]))
+                                          sandbox.clean_env(os.environ), places=[tmp_path]))
     return made
 
 
@@ -61,7 +61,7 @@ def test_a_batch_of_groups_skips_only_the_failed_workload_s_later_groups(tmp_pat
 @needs_bwrap
 def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
-                                   writable=[tmp_path])
+                                   places=[tmp_path])
     try:
         worker.ready()
         assert worker.spawn(req(tmp_path, "true")).returncode == 0
@@ -72,3 +72,138 @@ def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
             worker.spawn(req(tmp_path, "sh", "-c", "kill -KILL $PPID; sleep 5"))
     finally:
         worker.close()
+
+
+def where(place: Path, log: Path | None = None, status: int = 0) -> SpawnRequest:
+    """A run in ``place`` that names it on stderr (and appends it to ``log``)."""
+    script = 'basename "$PWD" >&2' + (f"; basename \"$PWD\" >> '{log}'" if log else "")
+    return req(place, "sh", "-c", f"{script}; exit {status}")
+
+
+@needs_bwrap
+def test_two_workers_take_turns_in_the_batch_s_order(tmp_path: Path) -> None:
+    """Each place's runs are made by its own worker, one run at a time in the order of the
+    batch, and a failure in one worker's run ends the group and skips its workload's later
+    groups in both."""
+    a, b, log = tmp_path / "a", tmp_path / "b", tmp_path / "log"
+    for d in (a, b, log):
+        d.mkdir()
+    order = log / "order"
+    ok_a, ok_b = where(a, order), where(b, order)
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=[a, b], writable=[log])
+    try:
+        runs = spawner.spawn_groups([[ok_a, where(b, order, 3), ok_a], [ok_b, ok_a], [ok_a],
+                                     [ok_b, ok_a, ok_b]], ["x", "y", "x", "y"])
+        assert [[r.returncode for r in g] for g in runs] == [[0, 3], [0, 0], [], [0, 0, 0]]
+        assert [[r.stderr_tail.strip() for r in g] for g in runs] == [
+            ["a", "b"], ["b", "a"], [], ["b", "a", "b"]]
+        assert order.read_text().split() == ["a", "b", "b", "a", "b", "a", "b"]
+        assert spawner.spawn(ok_b).stderr_tail.strip() == "b"  # one worker alone
+        assert spawner.spawn_many([ok_a, ok_a])[1].returncode == 0
+    finally:
+        spawner.close()
+
+
+@needs_bwrap
+def test_a_run_cannot_touch_the_other_place(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (b / "prog").write_text("original\n")
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=[a, b])
+    try:
+        write = req(a, "sh", "-c", f"echo planted > '{b}/prog'")
+        read = req(a, "cat", f"{b}/prog")
+        runs = spawner.spawn_groups([[write], [read]], ["w", "r"])
+        assert [g[0].returncode != 0 for g in runs] == [True, True]
+        assert (b / "prog").read_text() == "original\n"
+        assert spawner.spawn(req(b, "sh", "-c", "echo mine > prog")).returncode == 0
+        assert (b / "prog").read_text() == "mine\n"
+        with pytest.raises(sandbox.SandboxError, match="in none of the places"):
+            spawner.spawn(req(tmp_path, "true"))
+    finally:
+        spawner.close()
+
+
+def test_a_run_inherits_no_descriptor_but_its_three(tmp_path: Path) -> None:
+    """Neither benchbot's (or the worker's) pipes nor anything it inherited itself reach a run."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    spare_r, spare_w = os.pipe()  # as a parent's pipe that benchbot inherited would be
+    os.set_inheritable(spare_w, True)
+    made: list[ProcessSpawner | sandbox.WorkerSpawner] = [ProcessSpawner(tmp_path)]
+    if sandbox.probe().works:
+        made.append(sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path,
+                                          sandbox.clean_env(os.environ), places=[a, b]))
+    listing = "ls /proc/self/fd >&2"  # ls's own: 0, 1, 2 and 3 (the directory it reads)
+    try:
+        for spawner in made:
+            try:
+                for place in (a, b):
+                    run = spawner.spawn(req(place, "sh", "-c", listing))
+                    assert run.stderr_tail.split() == ["0", "1", "2", "3"], spawner
+            finally:
+                spawner.close()
+    finally:
+        os.close(spare_r)
+        os.close(spare_w)
+
+
+class ScriptedWorker:
+    """Stands for the sandbox: in place of the worker, a script that says it is ready and
+    then answers a batch with ``answer``."""
+
+    active = True
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def wrap(self, argv: object, **_: object) -> list[str]:
+        return ["sh", "-c", 'echo \'{"ready": true}\'; read line; printf "%s\\n" "$0"; cat',
+                self.answer]
+
+    def adjust_env(self, env: dict[str, str]) -> dict[str, str]:
+        return dict(env)
+
+
+@pytest.mark.parametrize(("answer", "problem"), [
+    ("Traceback (most recent call last):", "not JSON"),
+    ('{"groups": []}', "0 groups for a batch of 1"),
+    ('{"groups": [[], []]}', "2 groups for a batch of 1"),
+    ('{"groups": "all"}', "where a list of groups was expected"),
+    ('["groups"]', "where 'groups' was expected"),
+    ('{"error": "bad request: x"}', "bad request"),
+    ('{"groups": [[{"wall_ns": 1}]]}', "a run that is not one"),
+    ('{"groups": [[7]]}', "a run that is not one"),
+    ('{"groups": [[null]]}', "disagree on who made a run"),
+    ('{"groups": [[{}, {}, {}]]}', r"\[3\] runs for a group of 2"),
+])
+def test_an_answer_that_is_not_what_was_asked_is_a_sandbox_error(tmp_path: Path, answer: str,
+                                                                 problem: str) -> None:
+    spawner = sandbox.WorkerSpawner(ScriptedWorker(answer), tmp_path,  # type: ignore[arg-type]
+                                    sandbox.clean_env(os.environ), places=[tmp_path])
+    try:
+        with pytest.raises(sandbox.SandboxError, match=problem):
+            spawner.spawn_groups([[req(tmp_path, "true"), req(tmp_path, "true")]], ["x"])
+    finally:
+        spawner.close()
+
+
+@needs_bwrap
+def test_one_of_two_workers_dying_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """The other worker, waiting for the turn, sees the pipe close and answers; benchbot
+    says that a worker stopped."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=[a, b])
+    try:
+        kill = req(b, "sh", "-c", "kill -KILL $PPID; sleep 5")
+        with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped: "):
+            spawner.spawn_groups([[req(a, "true"), kill, req(a, "true")]], ["x"])
+    finally:
+        spawner.close()
