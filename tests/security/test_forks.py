@@ -35,10 +35,9 @@ def test_a_plain_bench_on_a_fork_names_the_head_and_runs_nothing(env: Env, fake:
     assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
 
 
-@pytest.mark.parametrize("digits", [7, 12, 40])
-def test_bench_with_the_head_sha_runs_that_commit(env: Env, fake: FakeGitHub, digits: int) -> None:
+def test_bench_with_the_head_s_full_sha_runs_that_commit(env: Env, fake: FakeGitHub) -> None:
     fork_pull(env, fake)
-    payload = env.comment_event(f"/bench sha={env.ws.head_sha[:digits].upper()}")
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha.upper()}")
     run = env.run_in_process("issue_comment", payload)
     assert run.returncode == 0, run.stderr
     (check,) = fake.check_runs.values()
@@ -49,9 +48,31 @@ def test_bench_with_the_head_sha_runs_that_commit(env: Env, fake: FakeGitHub, di
     assert reactions(fake, payload["comment"]["id"]) == ["eyes", "rocket"]
 
 
+@pytest.mark.parametrize("digits", [7, 12, 39])
+def test_a_prefix_of_the_head_is_not_a_pin_on_a_fork(env: Env, fake: FakeGitHub, digits: int) -> None:
+    """28 bits (7 digits) can be matched by a commit prepared for it: forks need all 40."""
+    fork_pull(env, fake)
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha[:digits]} runs=12")
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    (reply,) = replies(fake)
+    assert "full 40-digit SHA" in reply and f"sha={env.ws.head_sha[:digits]}`" in reply
+    assert f"/bench sha={env.ws.head_sha} runs=12" in reply  # the command that pins it
+    assert fake.check_runs == {} and sticky(fake) == [] and not run.results_dir.exists()
+    assert run.outputs == {"run": "false"}
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+
+
+def test_a_prefix_still_runs_on_the_repository_s_own_branches(env: Env, fake: FakeGitHub) -> None:
+    run = env.run_in_process("issue_comment", env.comment_event(f"/bench sha={env.ws.head_sha[:7]}"))
+    assert run.returncode == 0, run.stderr
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == env.ws.head_sha and check["status"] == "completed"
+
+
 def test_bench_with_another_sha_names_both_and_runs_nothing(env: Env, fake: FakeGitHub) -> None:
     fork_pull(env, fake)
-    stale = env.ws.base_sha[:10]  # e.g. the head before the author pushed again
+    stale = env.ws.base_sha  # e.g. the head before the author pushed again
     run = env.run_in_process("issue_comment", env.comment_event(f"/bench sha={stale}"))
     assert run.returncode == 0, run.stderr
     (reply,) = replies(fake)
@@ -72,7 +93,7 @@ def test_a_malformed_sha_is_not_understood(env: Env, fake: FakeGitHub, body: str
     run = env.run_in_process("issue_comment", env.comment_event(body))
     assert run.returncode == 0
     (reply,) = replies(fake)
-    assert "7 to 40 hex digits" in reply and fake.check_runs == {}
+    assert "all 40 of them" in reply and fake.check_runs == {}
 
 
 def test_the_head_is_pinned_when_the_gate_runs(tmp_path: Path, fake: FakeGitHub) -> None:

@@ -11,7 +11,8 @@ the benchmark runner.
   event; a later push is not approved).
 - ``issue_comment`` starting with ``/bench``: the commenter's permission is asked from
   the API (write, maintain or admin); the command is parsed; on a fork's pull request
-  only ``/bench sha=<head>`` runs, and only while the head is that commit.
+  only ``/bench sha=<head>`` with all 40 digits of the head runs (a 7-digit prefix is
+  28 bits, which a prepared commit can match), and only while the head is that commit.
 
 The base and head commits are pinned here (the merge-base is resolved here too), so the
 measure step builds exactly what was approved, whatever is pushed meanwhile. The gate
@@ -216,8 +217,9 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
         _refuse(replies, log, comment, [f"#{number} is {pull.state}; /bench measures open pull requests"])
         return None
     fork = is_fork(pull.head.repo, pull.base.repo)
-    if fork and command.sha is None:
-        log.line(f"refused: /bench on the fork pull request #{number} without sha=")
+    if fork and not command.pins:
+        given = "without sha=" if command.sha is None else f"with sha={command.sha}, not all 40 digits"
+        log.line(f"refused: /bench on the fork pull request #{number} {given}")
         replies.reply(publish.fork_needs_sha_reply(comment.author, head, command))
         replies.react(comment.id, "confused")
         return None

@@ -232,11 +232,16 @@ def refusal_reply(login: str, problems: Sequence[str]) -> str:
 
 
 def fork_needs_sha_reply(login: str, head_sha: str, command: BenchCommand) -> str:
-    """A plain ``/bench`` on a fork's pull request: name the commit and the command to confirm it."""
+    """``/bench`` on a fork's pull request without the head's full SHA: name the commit
+    and the command that confirms it."""
     again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
+    short = ""
+    if command.sha is not None:
+        short = (f" `sha={command.sha}` is not enough: on a fork only the full 40-digit SHA "
+                 "runs, since a shorter prefix can be matched by a commit made for the purpose.")
     return (
         f"@{login}, this pull request comes from a fork, so benchbot runs its code on the "
-        "benchmark machine only at a commit a maintainer has read. Its head is now "
+        f"benchmark machine only at a commit a maintainer has read.{short} Its head is now "
         f"`{head_sha}`. To measure exactly that commit, comment:\n\n```text\n{again}\n```\n\n"
         "Nothing was run. A later push needs a new `/bench sha=…`."
     )
