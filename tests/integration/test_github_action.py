@@ -105,14 +105,16 @@ def test_checks_forbidden_falls_back_to_a_commit_status(env: Env, fake: FakeGitH
 
 
 def test_publishing_failure_still_leaves_results_and_summary(env: Env, fake: FakeGitHub) -> None:
-    fake.read_only = True  # every write answers 403, like a fork's token
+    # The check and the comment were opened; every later edit of the comment is refused.
+    fake.fail_next("PATCH", r"/issues/comments/\d+$", 403, times=100)
     run = env.run_in_process("pull_request", env.pull_request_event())
     assert run.returncode == 1
     assert "results file and the job summary hold everything measured" in run.stderr
-    assert "POST /repos/Codertocat/Hello-World/issues/2/comments failed: 403" in run.stderr
+    assert "PATCH /repos/Codertocat/Hello-World/issues/comments/" in run.stderr
+    assert "failed: 403" in run.stderr
     assert (run.results_dir / "results.json").is_file() and (run.results_dir / "report.md").is_file()
     assert "slower" in run.summary and run.outputs["conclusion"] == "failure"
-    assert fake.comments == {}
+    assert next(iter(fake.check_runs.values()))["conclusion"] == "failure"
 
 
 def test_server_errors_and_rate_limits_are_survived(env: Env, fake: FakeGitHub) -> None:

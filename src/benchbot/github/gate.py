@@ -303,6 +303,7 @@ def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
                      f"waiting for {job.shards} benchmark runners ({job.shards} shards)")
         pub.show(running_body(settings, job, phase))
+        _require_opened(pub, log)
         check, comment_id, identity = pub.state()
         job = dataclasses.replace(job, check=check, comment_id=comment_id, identity=identity)
         write_outputs(settings.output, {
@@ -311,14 +312,34 @@ def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
             "shards": json.dumps([str(s) for s in job.shard_list]),  # the measure matrix
         })
     except BaseException as exc:
+        _not_started(settings)
         if pub.check_started:
             pub.finish_check("failure", "benchbot: could not start",
                              f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
                              artifact=settings.artifact, description="could not start")
         raise
+    return Opened(job=job, publisher=pub)
+
+
+def _require_opened(pub: publish.Publisher, log: Log) -> None:
+    """Measure only where the result can be published: a check (or status) that could
+    not be created, or a comment that could not be written, stops the job here, before
+    the benchmark runner is asked for (a check never created cannot be completed)."""
     for failure in pub.failures:
         log.line(f"publishing: {failure}")
-    return Opened(job=job, publisher=pub)
+    if pub.failures or not pub.check_started:
+        first = pub.failures[0] if pub.failures else "no check was created"
+        raise GithubError(f"not measuring: the check and the comment could not be opened "
+                          f"({first})")
+
+
+def _not_started(settings: Settings) -> None:
+    """Tell the workflow that nothing is to be measured (best effort: the error that
+    stopped the gate is the one to report)."""
+    try:
+        write_outputs(settings.output, {"run": "false"})
+    except BenchbotError:
+        pass
 
 
 def running_body(settings: Settings, job: Job, phase: str) -> str:
