@@ -477,6 +477,14 @@ class FakeGitHub:
         self.comments[cid] = rec
         return rec
 
+    def workflow_token(self, event_name: str, *, fork: bool) -> str:
+        """The token GitHub hands a workflow run of this event: a fork's ``pull_request``
+        run gets a read-only one, whatever the workflow's ``permissions:`` ask (writes
+        answer 403 "Resource not accessible by integration"); ``pull_request_target``
+        and ``issue_comment`` run the base revision's workflow with a token that may
+        write."""
+        return self.read_token if event_name == "pull_request" and fork else self.token
+
     # ------------------------------------------------------------------ faults & helpers
 
     def fail_next(self, method: str, path_regex: str, status: int = 502, times: int = 1,

@@ -84,15 +84,6 @@ def test_fork_pull_request_is_not_run(env: Env, fake: FakeGitHub) -> None:
     assert fake.requests == [] and not run.results_dir.exists()
 
 
-def test_fork_pull_request_with_the_configured_label_runs(tmp_path: Path, fake: FakeGitHub) -> None:
-    ws = make_workspace(tmp_path, config=CONFIG + "github:\n  fork_label: safe-to-bench\n")
-    env = Env(tmp_path, fake, ws)
-    payload = env.pull_request_event(fork="mallory/Hello-World", labels=("safe-to-bench",))
-    run = env.run_in_process("pull_request", payload)
-    assert run.returncode == 0, run.stderr
-    assert run.outputs["conclusion"] == "failure" and len(sticky(fake)) == 1
-
-
 def test_checks_forbidden_falls_back_to_a_commit_status(env: Env, fake: FakeGitHub) -> None:
     fake.checks_forbidden = True
     run = env.run_in_process("pull_request", env.pull_request_event(), BENCHBOT_CHECK_NAME="perf")
