@@ -165,6 +165,8 @@ def test_rescue_completes_the_gate_s_check_when_publish_could_not_install(
     assert (check["status"], check["conclusion"]) == ("completed", "failure")
     assert "could not be installed" in check["output"]["summary"]
     assert "completed 1 check run(s)" in proc.stderr
+    (comment,) = sticky(fake)  # no longer "measuring"
+    assert "could not run" in comment["body"] and "could not be installed" in comment["body"]
 
 
 def test_rescue_leaves_other_runs_and_completed_checks_alone(env: Env, fake: FakeGitHub) -> None:

@@ -30,13 +30,14 @@ from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, TypeVar
 
 from benchbot.errors import GithubError
+from benchbot.github import rescue
 from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.command import HELP, BenchCommand
 from benchbot.github.job import CheckRef
 from benchbot.model import OUTCOMES, Results, Summary
 from benchbot.report.escape import md_code_block, md_inline
 
-MARKER = "<!-- benchbot:sticky -->"
+MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
 # A check run's output.summary (and output.text): GitHub's docs say "65535 characters",

@@ -11,7 +11,8 @@ It completes, with ``failure`` and a one-line reason, each check run on the pinn
 that is still in progress and carries this workflow run's ``external_id``
 (``external_id``, also used by the adapter when it creates the check): never another
 run's check, never a completed one. Where the gate fell back to a commit status, that
-status is set to ``failure``. The head and the check's name come from the gate's
+status is set to ``failure``. The gate's sticky comment, where the hand-over names it,
+then says why instead of "measuring". The head and the check's name come from the gate's
 hand-over (``BENCHBOT_JOB``), else from the event payload.
 """
 
@@ -27,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+MARKER = "<!-- benchbot:sticky -->"  # the sticky comment's hidden marker (publish.MARKER)
 TIMEOUT_S = 30
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT = 'rel="next"'
@@ -43,12 +45,13 @@ class RescueError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """What to complete: the head commit, the check's name (None: any), and whether the
-    gate set a commit status instead of a check run."""
+    """What to complete: the head commit, the check's name (None: any), whether the gate
+    set a commit status instead of a check run, and the sticky comment it opened."""
 
     head_sha: str
     name: str | None
     status_instead: bool = False
+    comment_id: int | None = None
 
 
 def main(env: Mapping[str, str], err: TextIO) -> int:
@@ -75,6 +78,7 @@ def rescue(env: Mapping[str, str]) -> str:
     if target.status_instead:
         api.call("POST", f"/statuses/{target.head_sha}", {
             "state": "failure", "context": target.name or "benchbot", "description": reason[:140]})
+        _end_comment(api, target, reason)
         return f"set the status {target.name} on {target.head_sha[:12]} to failure"
     mine = external_id(run_id)
     runs = [r for r in _open_runs(api, target) if r.get("external_id") == mine]
@@ -84,7 +88,16 @@ def rescue(env: Mapping[str, str]) -> str:
             "output": {"title": "benchbot: could not run", "summary": reason}})
     if not runs:
         return f"no check of this run is in progress on {target.head_sha[:12]}: nothing to complete"
+    _end_comment(api, target, reason)
     return f"completed {len(runs)} check run(s) on {target.head_sha[:12]} as failure: {reason}"
+
+
+def _end_comment(api: _Api, target: Target, reason: str) -> None:
+    """The gate's sticky comment stops saying "measuring" (only where the check was still
+    open: a comment benchbot finished holds its report)."""
+    if target.comment_id is not None:
+        api.call("PATCH", f"/issues/comments/{target.comment_id}", {
+            "body": f"{MARKER}\n### benchbot: could not run\n\n{reason}\n"})
 
 
 def _reason(env: Mapping[str, str]) -> str:
@@ -104,8 +117,10 @@ def _target(env: Mapping[str, str], api: _Api) -> Target | None:
         try:
             data = json.loads(job)
             check = data.get("check") or {}
+            comment_id = data.get("comment_id")
             return Target(head_sha=_sha(data["head"]["sha"]), name=str(data["check_name"]),
-                          status_instead=check.get("kind") == "status")
+                          status_instead=check.get("kind") == "status",
+                          comment_id=comment_id if isinstance(comment_id, int) else None)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RescueError(f"BENCHBOT_JOB is not the gate's hand-over: {exc!r}") from None
     payload = _payload(env.get("GITHUB_EVENT_PATH", ""))
