@@ -93,6 +93,16 @@ def make_workspace(root: Path, *, head_script: str = SLOW, config: str = CONFIG,
     return Workspace(repo, base, head)
 
 
+def _from_fork(payload: dict[str, Any]) -> bool:
+    """Whether a pull request event's head lives in another repository (or a deleted one)."""
+    pull = payload.get("pull_request")
+    if not isinstance(pull, dict):
+        return False
+    head = (pull.get("head") or {}).get("repo") or {}
+    base = (pull.get("base") or {}).get("repo") or {}
+    return head.get("full_name") is None or head.get("full_name") != base.get("full_name")
+
+
 def parse_outputs(text: str) -> dict[str, str]:
     """Read GITHUB_OUTPUT's `name<<DELIM` blocks."""
     out: dict[str, str] = {}
@@ -116,7 +126,8 @@ class Env:
         self.count = 0
 
     def pull_request_event(self, action_name: str = "opened", *, number: int = 2,
-                           fork: str | None = None, labels: tuple[str, ...] = ()) -> dict[str, Any]:
+                           fork: str | None = None, labels: tuple[str, ...] = (),
+                           sender: str | None = None) -> dict[str, Any]:
         known = ("opened", "synchronize", "reopened", "labeled")
         payload = load_payload(f"pull_request.{action_name if action_name in known else 'opened'}")
         payload["action"] = action_name
@@ -129,6 +140,8 @@ class Env:
         if fork:
             pr["head"]["repo"]["full_name"] = fork
             pr["head"]["repo"]["fork"] = True
+        if sender:
+            payload["sender"]["login"] = sender
         if number not in self.fake.pulls:
             self.fake.add_pull_from_event(payload)
         return payload
@@ -167,7 +180,7 @@ class Env:
             "GITHUB_REPOSITORY": f"{OWNER}/{REPO}",
             "GITHUB_API_URL": self.fake.url,
             "GITHUB_SERVER_URL": "https://github.com",
-            "GITHUB_TOKEN": self.fake.token,
+            "GITHUB_TOKEN": self.fake.workflow_token(name, fork=_from_fork(payload)),
             "GITHUB_RUN_ID": str(1000 + self.count),
             "GITHUB_WORKSPACE": str(self.ws.path),
             "GITHUB_STEP_SUMMARY": str(run_dir / "summary.md"),

@@ -48,6 +48,7 @@ OPERATIONS: list[tuple[str, str]] = [
     ("post", "/repos/{owner}/{repo}/check-runs"),
     ("get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
+    ("get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"),
     ("post", "/repos/{owner}/{repo}/statuses/{sha}"),
     ("get", "/user"),
     ("get", "/app"),

@@ -477,6 +477,14 @@ class FakeGitHub:
         self.comments[cid] = rec
         return rec
 
+    def workflow_token(self, event_name: str, *, fork: bool) -> str:
+        """The token GitHub hands a workflow run of this event: a fork's ``pull_request``
+        run gets a read-only one, whatever the workflow's ``permissions:`` ask (writes
+        answer 403 "Resource not accessible by integration"); ``pull_request_target``
+        and ``issue_comment`` run the base revision's workflow with a token that may
+        write."""
+        return self.read_token if event_name == "pull_request" and fork else self.token
+
     # ------------------------------------------------------------------ faults & helpers
 
     def fail_next(self, method: str, path_regex: str, status: int = 502, times: int = 1,
@@ -811,6 +819,8 @@ class FakeGitHub:
              "checks=read"),
             ("PATCH", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/check-runs/(?P<id>\d+)", "update_check_run",
              "checks=write"),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/commits/(?P<ref>[^/]+)/check-runs",
+             "list_check_runs", "checks=read"),
             ("POST", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/statuses/(?P<sha>[^/]+)", "create_status",
              "statuses=write"),
             ("GET", r"/user", "get_user", ""),
@@ -1071,6 +1081,30 @@ class FakeGitHub:
                     r["output"][k] = out[k]
             r["annotations_count"] += len(out.get("annotations") or [])
         return _Response(200, self._check_run_obj(r))
+
+    def _h_list_check_runs(self, ref: str, query: dict[str, list[str]], **_: Any) -> _Response:
+        """The check runs on a commit, newest first; ``check_name`` and ``status`` filter
+        them, and ``filter=latest`` (GitHub's default) keeps the newest run of each name."""
+        self._checks_guard()
+        if not SHA_RE.fullmatch(ref):  # branch and tag names are not served here
+            raise _ApiError(422, f"No commit found for SHA: {ref}",
+                            doc=f"{DOCS}/checks/runs#list-check-runs-for-a-git-reference")
+        runs = sorted((r for r in self.check_runs.values() if r["head_sha"] == ref),
+                      key=lambda r: r["id"], reverse=True)
+        if "check_name" in query:
+            runs = [r for r in runs if r["name"] == query["check_name"][0]]
+        if "status" in query:
+            runs = [r for r in runs if r["status"] == query["status"][0]]
+        if query.get("filter", ["latest"])[0] == "latest":
+            seen: set[str] = set()
+            runs = [r for r in runs if not (r["name"] in seen or seen.add(r["name"]))]
+        path = (f"/repositories/{self.repo_id}/commits/{ref}/check-runs"
+                if self.link_style == "repositories"
+                else f"/repos/{self.full_name}/commits/{ref}/check-runs")
+        page, link = self._paginate(runs, query, path)
+        return _Response(200, {"total_count": len(runs),
+                               "check_runs": [self._check_run_obj(r) for r in page]},
+                         {"Link": link} if link else {})
 
     def _h_create_status(self, sha: str, body: dict[str, Any], **_: Any) -> _Response:
         doc = f"{DOCS}/commits/statuses#create-a-commit-status"

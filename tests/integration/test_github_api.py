@@ -103,8 +103,10 @@ def test_server_errors_are_retried(fake: FakeGitHub) -> None:
     fake.fail_next("PATCH", r"/issues/comments/\d+$", 503)
     api.edit_comment(7, c.id, "y")
     assert fake.comments[c.id]["body"] == "y"
-    fake.fail_next("POST", r"/check-runs$", 500)
-    api.create_check_run(name="benchbot", head_sha=HEAD, title="t", summary="s")
+    run = api.create_check_run(name="benchbot", head_sha=HEAD, title="t", summary="s")
+    fake.fail_next("PATCH", r"/check-runs/\d+$", 500)
+    api.update_check_run(run.id, title="t", summary="done", conclusion="success")
+    assert fake.check_runs[run.id]["conclusion"] == "success"
 
 
 def test_retries_run_out_with_a_github_error(fake: FakeGitHub) -> None:
@@ -122,6 +124,29 @@ def test_a_comment_creation_is_never_repeated(fake: FakeGitHub) -> None:
         adapter(fake).create_comment(7, "report")
     assert exc.value.status == 502
     assert [c["body"] for c in fake.comments_on(7)] == ["report"]  # stored once, not twice
+
+
+def test_a_check_run_creation_is_never_repeated(fake: FakeGitHub) -> None:
+    fake.fail_next("POST", r"/check-runs$", 502, apply=True)
+    api = adapter(fake)
+    with pytest.raises(GithubError) as exc:
+        api.create_check_run(name="benchbot", head_sha=HEAD, title="t", summary="s",
+                             external_id="benchbot-run-9")
+    assert exc.value.status == 502
+    assert len(fake.check_runs) == 1  # stored once, not twice
+    (found,) = api.check_runs(HEAD, name="benchbot", status="in_progress")
+    assert (found.external_id, found.status, found.name) == ("benchbot-run-9", "in_progress", "benchbot")
+
+
+def test_check_runs_are_listed_on_every_page(fake: FakeGitHub) -> None:
+    api = adapter(fake)
+    made = [api.create_check_run(name="benchbot", head_sha=HEAD, title="t", summary="s",
+                                 external_id=f"benchbot-run-{k}") for k in range(120)]
+    api.create_check_run(name="other", head_sha=HEAD, title="t", summary="s")
+    api.update_check_run(made[0].id, title="t", summary="s", conclusion="success")
+    runs = api.check_runs(HEAD, name="benchbot", status="in_progress")
+    assert sorted(r.id for r in runs) == sorted(r.id for r in made[1:])
+    assert len(fake.requests_matching("GET", r"/commits/[0-9a-f]{40}/check-runs$")) == 2
 
 
 def test_rate_limits_are_waited_out(fake: FakeGitHub) -> None:

@@ -73,3 +73,23 @@ def test_a_measure_job_must_name_a_shard_of_the_gate_s_split(shard_env: Env, fak
                   BENCHBOT_SHARD=shard, _drop_token="1")
     assert run.returncode == 2 and words in run.stderr
     assert not (run.results_dir / "results.json").exists()
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_publish_outputs_name_files_that_exist(env: Env, fake: FakeGitHub, validate,
+                                               shards: int) -> None:
+    """actions/download-artifact with a pattern and merge-multiple: false puts every
+    artifact, the unsharded one too, in a folder of its name; the outputs `results` and
+    `report` name the files publish wrote, never a path inside the untrusted artifact."""
+    payload = env.comment_event("/bench")
+    job = gate_shards(env, payload, shards).outputs["job"]
+    measured = [measure_shard(env, payload, job, f"{k}/{shards}") for k in range(1, shards + 1)]
+    folder = artifacts(env, *measured)
+    assert (folder / ("benchbot-results" if shards == 1 else "benchbot-results-shard-1-of-2")
+            / "results.json").is_file()  # the layout the download leaves
+    run = publish_shards(env, payload, job, folder)
+    results, report = Path(run.outputs["results"]), Path(run.outputs["report"])
+    assert results.is_file() and report.is_file(), run.outputs
+    assert results.parent == report.parent == folder
+    validate(json.loads(results.read_text()))
+    assert "slower" in report.read_text() and report.read_text() in run.summary

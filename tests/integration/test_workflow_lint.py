@@ -86,7 +86,11 @@ def check_trust_zones(doc: dict) -> None:
     pull-request code (measure) holds no write permission; gate and publish hold it and
     run on GitHub-hosted machines; strangers' comments never queue the runner's job."""
     triggers = doc[True]  # YAML 1.1 reads the key `on` as a boolean
-    assert triggers["pull_request"]["types"] == ["opened", "synchronize", "reopened", "labeled"]
+    # The repository's branches on pull_request; forks on pull_request_target (the base
+    # revision's workflow, a token that may write: a fork's pull_request token cannot).
+    assert triggers["pull_request"]["types"] == ["opened", "synchronize", "reopened"]
+    assert triggers["pull_request_target"]["types"] == ["labeled", "opened", "synchronize",
+                                                        "reopened"]
     assert triggers["issue_comment"]["types"] == ["created"]
     assert doc["permissions"] == {}
     jobs = doc["jobs"]
@@ -104,6 +108,14 @@ def check_trust_zones(doc: dict) -> None:
     assert set(publish["needs"]) == {"gate", "measure"}
     assert publish["if"].startswith("always()")
     assert gate["outputs"]["job"] == "${{ steps.gate.outputs.job }}"
+    condition = " ".join(gate["if"].split())
+    assert ("github.event_name == 'pull_request' && "
+            "github.event.pull_request.head.repo.full_name == github.repository") in condition
+    assert ("github.event_name == 'pull_request_target' && "
+            "github.event.pull_request.head.repo.full_name != github.repository") in condition
+    for name, job in jobs.items():  # every job runs the base revision's action
+        checkout = next(s for s in job["steps"] if "actions/checkout" in s.get("uses", ""))
+        assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha || github.sha }}", name
     modes = {}
     for name, job in jobs.items():
         step = next(s for s in job["steps"] if s.get("with", {}).get("mode"))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import git
 from tests.fakegithub import FakeGitHub
-from tests.ghenv import BOT, CONFIG, Env, make_workspace, reactions, sticky
+from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky
 
 FORK = "mallory/Hello-World"
 
@@ -35,10 +37,9 @@ def test_a_plain_bench_on_a_fork_names_the_head_and_runs_nothing(env: Env, fake:
     assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
 
 
-@pytest.mark.parametrize("digits", [7, 12, 40])
-def test_bench_with_the_head_sha_runs_that_commit(env: Env, fake: FakeGitHub, digits: int) -> None:
+def test_bench_with_the_head_s_full_sha_runs_that_commit(env: Env, fake: FakeGitHub) -> None:
     fork_pull(env, fake)
-    payload = env.comment_event(f"/bench sha={env.ws.head_sha[:digits].upper()}")
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha.upper()}")
     run = env.run_in_process("issue_comment", payload)
     assert run.returncode == 0, run.stderr
     (check,) = fake.check_runs.values()
@@ -49,9 +50,31 @@ def test_bench_with_the_head_sha_runs_that_commit(env: Env, fake: FakeGitHub, di
     assert reactions(fake, payload["comment"]["id"]) == ["eyes", "rocket"]
 
 
+@pytest.mark.parametrize("digits", [7, 12, 39])
+def test_a_prefix_of_the_head_is_not_a_pin_on_a_fork(env: Env, fake: FakeGitHub, digits: int) -> None:
+    """28 bits (7 digits) can be matched by a commit prepared for it: forks need all 40."""
+    fork_pull(env, fake)
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha[:digits]} runs=12")
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    (reply,) = replies(fake)
+    assert "full 40-digit SHA" in reply and f"sha={env.ws.head_sha[:digits]}`" in reply
+    assert f"/bench sha={env.ws.head_sha} runs=12" in reply  # the command that pins it
+    assert fake.check_runs == {} and sticky(fake) == [] and not run.results_dir.exists()
+    assert run.outputs == {"run": "false"}
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+
+
+def test_a_prefix_still_runs_on_the_repository_s_own_branches(env: Env, fake: FakeGitHub) -> None:
+    run = env.run_in_process("issue_comment", env.comment_event(f"/bench sha={env.ws.head_sha[:7]}"))
+    assert run.returncode == 0, run.stderr
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == env.ws.head_sha and check["status"] == "completed"
+
+
 def test_bench_with_another_sha_names_both_and_runs_nothing(env: Env, fake: FakeGitHub) -> None:
     fork_pull(env, fake)
-    stale = env.ws.base_sha[:10]  # e.g. the head before the author pushed again
+    stale = env.ws.base_sha  # e.g. the head before the author pushed again
     run = env.run_in_process("issue_comment", env.comment_event(f"/bench sha={stale}"))
     assert run.returncode == 0, run.stderr
     (reply,) = replies(fake)
@@ -72,7 +95,7 @@ def test_a_malformed_sha_is_not_understood(env: Env, fake: FakeGitHub, body: str
     run = env.run_in_process("issue_comment", env.comment_event(body))
     assert run.returncode == 0
     (reply,) = replies(fake)
-    assert "7 to 40 hex digits" in reply and fake.check_runs == {}
+    assert "all 40 of them" in reply and fake.check_runs == {}
 
 
 def test_the_head_is_pinned_when_the_gate_runs(tmp_path: Path, fake: FakeGitHub) -> None:
@@ -91,26 +114,99 @@ def test_the_head_is_pinned_when_the_gate_runs(tmp_path: Path, fake: FakeGitHub)
     assert doc["head"]["sha"] == env.ws.head_sha
 
 
-# --- pull_request events from forks ------------------------------------------------------
+# --- pull_request and pull_request_target events from forks ------------------------------
+#
+# GitHub's token rules (FakeGitHub.workflow_token): a fork's `pull_request` run gets a
+# read-only token and runs the fork's own workflow file; `pull_request_target` runs the
+# base revision's workflow with a token that may write. So forks are served by
+# pull_request_target, and a fork's pull_request run writes nothing.
 
 
 def labeled_config() -> str:
     return CONFIG + "github:\n  fork_label: safe-to-bench\n"
 
 
-def test_a_fork_label_approves_the_head_it_was_added_to(tmp_path: Path, fake: FakeGitHub) -> None:
-    env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
-    payload = env.pull_request_event("labeled", fork=FORK, labels=("safe-to-bench",))
-    payload["label"] = {"name": "safe-to-bench", "color": "0e8a16"}
-    run = env.run_in_process("pull_request", payload)
+def labeled(env: Env, *, label: str = "safe-to-bench", sender: str = "alice",
+            labels: tuple[str, ...] | None = None) -> dict:
+    payload = env.pull_request_event("labeled", fork=FORK, labels=labels or (label,),
+                                     sender=sender)
+    payload["label"] = {"name": label, "color": "0e8a16"}
+    return payload
+
+
+def fork_only_under_pull_refs(tmp_path: Path, fake: FakeGitHub, config: str) -> Env:
+    """A clone of the base repository as actions/checkout leaves it (depth 1, the base
+    branch): the fork's head is only in the base repository's refs/pull/2/head."""
+    ws = make_workspace(tmp_path, config=config)
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(ws.path), str(origin)], check=True)
+    git(origin, "update-ref", "refs/pull/2/head", ws.head_sha)
+    git(origin, "branch", "-D", "feature")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{origin}", str(clone)],
+                   check=True)
+    return Env(tmp_path, fake, Workspace(clone, ws.base_sha, ws.head_sha))
+
+
+@pytest.mark.parametrize("config", ["fork_label: safe-to-bench", "forks: true"])
+def test_a_fork_s_pull_request_run_writes_nothing_and_measures_nothing(
+        tmp_path: Path, fake: FakeGitHub, config: str) -> None:
+    """Its token is read-only: opening the check would be refused (403), so the gate must
+    not say run=true (the old gate did, and the fork's code ran with nothing published)."""
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=CONFIG + f"github:\n  {config}\n"))
+    run = env.run_in_process("pull_request", labeled(env), BENCHBOT_MODE="gate")
     assert run.returncode == 0, run.stderr
-    assert run.outputs["conclusion"] == "failure" and len(sticky(fake)) == 1
+    assert run.outputs == {"conclusion": "skipped", "run": "false"}
+    assert "read-only token" in run.stderr and "pull_request_target" in run.stderr
+    assert fake.requests == []  # not even a refused write
+    assert not run.results_dir.exists()
 
 
-def test_a_push_after_the_label_is_not_run(tmp_path: Path, fake: FakeGitHub) -> None:
+def test_a_fork_label_on_pull_request_target_measures_the_labelled_head(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    """The whole three-job workflow: the gate (base revision, write token) pins the head
+    the label was added to; measure fetches it from refs/pull/2/head with no write token;
+    publish completes the one check."""
+    env = fork_only_under_pull_refs(tmp_path, fake, labeled_config())
+    payload = labeled(env)
+    labelled_head = payload["pull_request"]["head"]["sha"]
+    gate, measure, publish = env.run_split("pull_request_target", payload,
+                                           measure_token=fake.read_token)
+    assert gate.returncode == 0, gate.stderr
+    assert gate.outputs["run"] == "true" and gate.outputs["head-sha"] == labelled_head
+    assert measure is not None and measure.returncode == 0, measure and measure.stderr
+    assert publish is not None and publish.returncode == 0, publish and publish.stderr
+    assert git(env.ws.path, "cat-file", "-t", labelled_head) == "commit"  # via refs/pull/2/head
+    (check,) = fake.check_runs.values()
+    assert (check["head_sha"], check["status"], check["conclusion"]) == (
+        labelled_head, "completed", "failure")
+    assert len(sticky(fake)) == 1
+    assert [r.status for r in fake.requests_matching("GET", r"/collaborators/alice/permission$")] == [200]
+    assert all(r.header("Authorization") != f"token {fake.read_token}"
+               for r in fake.requests)  # the measure job made no call at all
+
+
+def test_a_label_added_by_someone_without_write_access_approves_nothing(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    """GitHub lets triage add labels: approving a fork's code takes write access."""
+    fake.permissions["tracy"] = "triage"
     env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
-    payload = env.pull_request_event("synchronize", fork=FORK, labels=("safe-to-bench",))
-    run = env.run_in_process("pull_request", payload)
+    run = env.run_in_process("pull_request_target", labeled(env, sender="tracy"),
+                             BENCHBOT_MODE="gate")
+    assert run.returncode == 0, run.stderr
+    assert run.outputs == {"conclusion": "skipped", "run": "false"}
+    assert "added by tracy, whose permission is read" in run.stderr
+    assert fake.check_runs == {} and fake.comments == {}
+
+
+@pytest.mark.parametrize("action", ["synchronize", "reopened", "opened"])
+def test_a_label_that_is_merely_present_approves_nothing(tmp_path: Path, fake: FakeGitHub,
+                                                         action: str) -> None:
+    """A push after the label, or one made while the pull request was closed and then
+    reopened, is a commit nobody has read."""
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
+    payload = env.pull_request_event(action, fork=FORK, labels=("safe-to-bench",))
+    run = env.run_in_process("pull_request_target", payload, BENCHBOT_MODE="gate")
     assert run.returncode == 0, run.stderr
     assert run.outputs == {"conclusion": "skipped", "run": "false"}
     assert "approved an earlier head commit" in run.stderr and env.ws.head_sha in run.summary
@@ -119,11 +215,37 @@ def test_a_push_after_the_label_is_not_run(tmp_path: Path, fake: FakeGitHub) -> 
 
 def test_another_label_approves_nothing(tmp_path: Path, fake: FakeGitHub) -> None:
     env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
-    payload = env.pull_request_event("labeled", fork=FORK, labels=("bug",))
-    payload["label"] = {"name": "bug", "color": "d73a4a"}
-    run = env.run_in_process("pull_request", payload)
+    run = env.run_in_process("pull_request_target", labeled(env, label="bug"),
+                             BENCHBOT_MODE="gate")
     assert run.returncode == 0 and run.outputs["conclusion"] == "skipped"
     assert fake.requests == []
+
+
+def test_forks_true_measures_every_push_from_pull_request_target(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    env = fork_only_under_pull_refs(tmp_path, fake, CONFIG + "github:\n  forks: true\n")
+    payload = env.pull_request_event("synchronize", fork=FORK)
+    gate, _, publish = env.run_split("pull_request_target", payload)
+    assert gate.outputs["run"] == "true", gate.stderr
+    assert publish is not None and publish.returncode == 0, publish.stderr
+    (check,) = fake.check_runs.values()
+    assert (check["head_sha"], check["conclusion"]) == (env.ws.head_sha, "failure")
+
+
+def test_pull_request_target_leaves_the_repository_s_own_branches_to_pull_request(
+        env: Env, fake: FakeGitHub) -> None:
+    run = env.run_in_process("pull_request_target", env.pull_request_event("opened"),
+                             BENCHBOT_MODE="gate")
+    assert run.returncode == 0 and run.outputs == {"run": "false"}
+    assert "the pull_request event serves those" in run.stderr and fake.requests == []
+
+
+def test_pull_request_target_is_refused_in_the_single_job_form(tmp_path: Path,
+                                                              fake: FakeGitHub) -> None:
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
+    run = env.run_in_process("pull_request_target", labeled(env))
+    assert run.returncode != 0 and "needs the three-job workflow" in run.stderr
+    assert fake.requests == [] and not run.results_dir.exists()
 
 
 def test_a_label_on_a_branch_of_the_repository_does_not_rerun(env: Env, fake: FakeGitHub) -> None:

@@ -43,6 +43,7 @@ class MemoryApi:
     user: str | None = None
     calls: list[str] = field(default_factory=list)
     lost_create: bool = False  # a create that is stored but answered with a 502
+    lost_check: bool = False  # the same for a check run
 
     def _enter(self, name: str) -> None:
         self.calls.append(name)
@@ -80,12 +81,26 @@ class MemoryApi:
         return self.user
 
     def create_check_run(self, *, name: str, head_sha: str, title: str, summary: str,
-                         details_url: str | None = None) -> CheckRunInfo:
+                         details_url: str | None = None,
+                         external_id: str | None = None) -> CheckRunInfo:
         self._enter("create_check_run")
         _refuse_long(summary)
         cid = len(self.checks) + 1
-        self.checks[cid] = {"name": name, "status": "in_progress", "summary": summary}
-        return CheckRunInfo(id=cid, app_slug=self.app_slug)
+        self.checks[cid] = {"name": name, "status": "in_progress", "summary": summary,
+                            "head_sha": head_sha, "external_id": external_id}
+        if self.lost_check:
+            self.lost_check = False
+            raise GithubError("POST check-runs failed: 502", status=502)
+        return CheckRunInfo(id=cid, app_slug=self.app_slug, name=name, external_id=external_id)
+
+    def check_runs(self, head_sha: str, *, name: str,
+                   status: str | None = None) -> list[CheckRunInfo]:
+        self._enter("check_runs")
+        return [CheckRunInfo(id=cid, app_slug=self.app_slug, name=name,
+                             status=str(c["status"]), external_id=c["external_id"])  # type: ignore[arg-type]
+                for cid, c in self.checks.items()
+                if c["name"] == name and c["head_sha"] == head_sha
+                and status in (None, c["status"])]
 
     def update_check_run(self, check_id: int, *, title: str, summary: str,
                          conclusion: str | None = None, text: str | None = None) -> None:
@@ -266,10 +281,30 @@ def test_forbidden_check_runs_fall_back_to_a_commit_status() -> None:
 
 
 def test_other_check_errors_are_failures_not_fallbacks() -> None:
-    api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 500", status=500)]})
+    api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 422", status=422)]})
     pub = publisher(api)
     pub.start_check("measuring", "starting")
-    assert pub.failures == ["POST check-runs failed: 500"] and api.statuses == []
+    assert pub.failures == ["POST check-runs failed: 422"] and api.statuses == []
+
+
+def test_a_check_run_stored_despite_a_server_error_is_adopted_not_duplicated() -> None:
+    api = MemoryApi(lost_check=True)
+    pub = publisher(api, external_id="benchbot-run-7")
+    pub.start_check("measuring", "starting")
+    assert pub.failures == [] and list(api.checks) == [1]
+    assert api.calls == ["create_check_run", "check_runs"]  # looked before creating again
+    pub.finish_check("success", "done", "report", artifact="a", description="done")
+    assert api.checks[1]["status"] == "completed"
+
+
+def test_a_check_run_of_another_job_is_not_adopted() -> None:
+    api = MemoryApi()
+    publisher(api, external_id="benchbot-run-6").start_check("measuring", "another run")
+    api.fail["create_check_run"] = [GithubError("POST check-runs failed: 502", status=502)]
+    pub = publisher(api, external_id="benchbot-run-7")
+    pub.start_check("measuring", "starting")
+    assert [c["external_id"] for c in api.checks.values()] == ["benchbot-run-6", "benchbot-run-7"]
+    assert pub.state()[0].id == 2
 
 
 def test_failures_are_collected_and_publishing_goes_on() -> None:

@@ -46,7 +46,7 @@ def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
     if settings.mode == "publish":
         job = _job(settings)
         pub = publisher(api_factory(settings), settings, job)
-        return conclude.run(settings, job, pub, log, conclude.read_outcome(settings, job))
+        return conclude.publish_artifact(settings, job, pub, log)
     opened = gate.run(settings, load_event(settings), api_factory, log)
     if opened is None or settings.mode == "gate":
         return 0

@@ -11,9 +11,10 @@ out rate limits: a 403/429 with ``Retry-After`` sleeps that long, a primary rate
 are retried with exponential backoff. On top of PyGithub's defaults: PATCH is retried
 too (our edits set fixed values, so repeating one is harmless), 429 is retried even
 without ``Retry-After``, and a rate-limit wait longer than ``MAX_RATE_LIMIT_WAIT_S`` fails
-instead of holding the runner. Creating a comment is *not* repeated after a 5xx or a
-lost answer: GitHub may have stored it, and a blind retry would duplicate the sticky
-comment; ``publish`` looks for it instead.
+instead of holding the runner. Creating a comment or a check run is *not* repeated after
+a 5xx or a lost answer: GitHub may have stored it, and a blind retry would duplicate the
+sticky comment, or leave a second check run in progress forever; ``publish`` looks for
+what was stored instead.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ RETRIES = 5
 BACKOFF_FACTOR_S = 1.0  # urllib3: no wait before the first retry, then 2, 4, 8 s
 SECONDARY_RATE_WAIT_S = 60.0  # GitHub: wait at least a minute after a secondary rate limit
 MAX_RATE_LIMIT_WAIT_S = 600.0
-_CREATE_COMMENT = re.compile(r"/issues/\d+/comments/?(?:\?.*)?$")
+# The creations whose answer may be lost after GitHub stored them: a comment, a check run.
+_CREATE_ONCE = re.compile(r"(?:/issues/\d+/comments|/check-runs)/?(?:\?.*)?$")
 
 T = TypeVar("T")
 
@@ -60,11 +62,15 @@ class CommentInfo:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckRunInfo:
-    """A check run we created; ``app_slug`` names the GitHub App that owns the token."""
+    """A check run; ``app_slug`` names the GitHub App that owns it, ``external_id`` the
+    job that created it (benchbot sets one per workflow run)."""
 
     id: int
     app_slug: str | None
     url: str | None = None
+    name: str = ""
+    status: str = "in_progress"
+    external_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,7 +85,7 @@ class PullInfo:
 
 
 class _Retry(GithubRetry):
-    """GithubRetry that never repeats a comment creation the server may have stored."""
+    """GithubRetry that never repeats a creation the server may have stored."""
 
     def increment(  # type: ignore[override]
         self,
@@ -93,7 +99,7 @@ class _Retry(GithubRetry):
         ambiguous = (response is not None and response.status >= 500) or isinstance(
             error, (ReadTimeoutError, ProtocolError)
         )
-        if method == "POST" and url and _CREATE_COMMENT.search(url) and ambiguous:
+        if method == "POST" and url and _CREATE_ONCE.search(url) and ambiguous:
             reason = error or ResponseError(f"{response.status if response else '?'} on a create")
             raise MaxRetryError(_pool, url, reason)  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)  # type: ignore[arg-type]
@@ -216,20 +222,38 @@ class GitHubAPI:
         )
 
     def create_check_run(self, *, name: str, head_sha: str, title: str, summary: str,
-                         details_url: str | None = None) -> CheckRunInfo:
+                         details_url: str | None = None,
+                         external_id: str | None = None) -> CheckRunInfo:
         """Start a check run (status in_progress) on a commit."""
 
         def create() -> CheckRunInfo:
             extra: dict[str, Any] = {"details_url": details_url} if details_url else {}
+            if external_id:
+                extra["external_id"] = external_id
             run = self._repo.create_check_run(
                 name=name, head_sha=head_sha, status="in_progress",
                 output={"title": title, "summary": summary}, **extra,
             )
             self._check_runs[run.id] = run
-            app = run.raw_data.get("app") or {}
-            return CheckRunInfo(id=run.id, app_slug=app.get("slug"), url=run.html_url)
+            return _check_run(run)
 
         return self._call(f"POST {self._base}/check-runs", create)
+
+    def check_runs(self, head_sha: str, *, name: str, status: str | None = None) -> list[CheckRunInfo]:
+        """Every check run of that name on a commit (all pages, every attempt: not only
+        the latest), optionally only those in a status."""
+
+        def get() -> list[CheckRunInfo]:
+            extra: dict[str, Any] = {"status": status} if status else {}
+            runs = self._repo.get_commit(head_sha).get_check_runs(
+                check_name=name, filter="all", **extra)
+            found = []
+            for run in runs:
+                self._check_runs[run.id] = run
+                found.append(_check_run(run))
+            return found
+
+        return self._call(f"GET {self._base}/commits/{head_sha}/check-runs", get)
 
     def update_check_run(self, check_id: int, *, title: str, summary: str,
                          conclusion: str | None = None, text: str | None = None) -> None:
@@ -257,6 +281,12 @@ class GitHubAPI:
                 state, description=description, context=context, **extra,
             ),
         )
+
+
+def _check_run(run: CheckRun) -> CheckRunInfo:
+    app = run.raw_data.get("app") or {}
+    return CheckRunInfo(id=run.id, app_slug=app.get("slug"), url=run.html_url, name=run.name,
+                        status=run.status, external_id=run.external_id or None)
 
 
 def _comment(c: Any) -> CommentInfo:

@@ -18,6 +18,7 @@ from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check
 
 PREFIX = "/bench"
 OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha")
+FULL_SHA_DIGITS = 40
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
 
@@ -34,14 +35,15 @@ HELP = f"""\
 /bench parity=0.01          differences below this fraction (1%) count as level
 /bench confirm=off          with runs=N: skip the confirmation of standouts
 /bench aa=off               skip the A/A check (not recommended)
-/bench sha=1a2b3c4          only if the head is still this commit (needed for forks)
+/bench sha=<SHA>            only if the head is still this commit (forks: all 40 digits)
 /bench help                 this text
 ```
 
 Options combine: `/bench budget=30m only=sort` (but `runs=` with `budget=` or `max_runs=` is
 refused: they are two ways of measuring). Only people with write access to the
 repository can run it. On a pull request from a fork, benchbot runs only the commit a
-maintainer names with `sha=` (at least 7 hex digits of the head commit)."""
+maintainer names with `sha=` and the head's full 40-digit SHA: a shorter prefix could be
+matched by a commit made for the purpose."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +51,7 @@ class BenchCommand:
     """A parsed ``/bench`` command: the settings it puts over the config's, and ``sha=``."""
 
     overrides: Overrides = field(default_factory=Overrides)
-    sha: str | None = None  # the head commit the commenter read (a prefix, lower case)
+    sha: str | None = None  # the head commit the commenter read (lower case; 7 to 40 digits)
     help: bool = False
 
     def describe(self, *, sha: bool = True) -> str:
@@ -60,8 +62,17 @@ class BenchCommand:
         return words
 
     def matches(self, head_sha: str) -> bool:
-        """Whether ``sha=`` (if given) names ``head_sha``."""
+        """Whether ``sha=`` (if given) names ``head_sha`` (a prefix will do)."""
         return self.sha is None or head_sha.lower().startswith(self.sha)
+
+    @property
+    def pins(self) -> bool:
+        """Whether ``sha=`` names a commit outright: all 40 hex digits.
+
+        A prefix of 7 digits is 28 bits, which a prepared commit can be made to match in
+        minutes; a fork's code runs only when the full SHA was given.
+        """
+        return self.sha is not None and len(self.sha) == FULL_SHA_DIGITS
 
 
 class CommandError(ValueError):
@@ -130,7 +141,8 @@ def _shown(text: str) -> str:
 
 def _sha(value: str) -> str:
     if not _SHA_RE.fullmatch(value):
-        raise SettingError("must be 7 to 40 hex digits of the head commit, e.g. sha=1a2b3c4")
+        raise SettingError("must be hex digits of the head commit, all 40 of them "
+                           "(7 or more will do on the repository's own branches)")
     return value.lower()
 
 

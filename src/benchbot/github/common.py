@@ -12,7 +12,7 @@ from typing import TextIO
 from benchbot import engine, gitops
 from benchbot.config import Config, parse_config_bytes
 from benchbot.errors import ConfigError, OutputError
-from benchbot.github import publish
+from benchbot.github import publish, rescue
 from benchbot.github.event import DEFAULT_ARTIFACT, Settings, Side
 from benchbot.github.fetch import ensure_commits
 from benchbot.github.job import Job
@@ -128,6 +128,7 @@ def publisher(api: publish.Api, settings: Settings, job: Job) -> publish.Publish
         run_url=settings.run_url, comment=job.comment, bot_login=settings.bot_login,
         check=job.check, comment_id=job.comment_id, identity=job.identity,
         retry_wait_s=2.0 if settings.throttle else 0.05,
+        external_id=rescue.external_id(settings.run_id),
     )
 
 

@@ -133,6 +133,19 @@ def _error_file(path: Path) -> NotMeasured:
     return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
 
 
+def publish_artifact(settings: Settings, job: Job, pub: publish.Publisher, log: Log) -> int:
+    """The publish step: read what the measure job left and publish it. Reading is inside
+    the guard too: an artifact that breaks the reader (it comes from the machine that ran
+    the pull request's code) still ends the check, with the reason."""
+    try:
+        outcome = read_outcome(settings, job)
+    except BaseException as exc:
+        finish_anyway(settings, pub, "reading the measure job's results failed: "
+                      f"{first_line(str(exc) or type(exc).__name__)}")
+        raise
+    return run(settings, job, pub, log, outcome)
+
+
 def run(settings: Settings, job: Job, pub: publish.Publisher, log: Log, outcome: Outcome) -> int:
     """Publish the outcome; complete the check whatever happens; return the exit status."""
     try:
@@ -151,7 +164,9 @@ def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: 
     doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
     summary = doc.summary
     report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
-    if doc.shards is not None:  # merged here: the document and its report are this step's
+    if settings.mode == "publish":
+        # The checked (or merged) document and the report made here from it, at the top
+        # of the results directory: the artifact itself lies in a folder of its name.
         files.write_text(settings.results_dir / RESULTS, results.dumps(doc))
         files.write_text(settings.results_dir / REPORT, report)
     if settings.mode == "publish":

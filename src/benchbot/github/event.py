@@ -21,6 +21,9 @@ from benchbot.model import Shard
 from benchbot.settings import Overrides, SettingError, check_design, read
 
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "labeled")
+# `pull_request` serves the repository's own branches; `pull_request_target` (the base
+# revision's workflow, a token that may write) serves forks: see gate.py.
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 Mode = Literal["all", "gate", "measure", "publish"]
 MODES: tuple[Mode, ...] = ("all", "gate", "measure", "publish")
 MEASURE_RESULTS = ("success", "failure", "cancelled", "skipped")
@@ -208,7 +211,7 @@ class Comment:
 class Event:
     """What happened: the parts of the payload benchbot acts on."""
 
-    name: str  # pull_request, issue_comment, ...
+    name: str  # pull_request, pull_request_target, issue_comment, ...
     action: str | None
     repository: str | None  # owner/name from the payload
     number: int | None  # pull request (or issue) number
@@ -252,7 +255,7 @@ def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
     repo = _get(payload, "repository", "full_name")
     sender = _get(payload, "sender", "login")
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
-    if name == "pull_request" and isinstance(payload.get("pull_request"), dict):
+    if name in PULL_REQUEST_EVENTS and isinstance(payload.get("pull_request"), dict):
         pr = payload["pull_request"]
         return Event(
             name=name, action=action, repository=repo, number=_number(pr.get("number")),

@@ -6,12 +6,20 @@ here: a comment from someone without write access is answered and nothing is que
 the benchmark runner.
 
 - ``pull_request`` (opened, synchronize, reopened) on a branch of the repository runs.
-  From a fork it runs only when the config says ``github: {forks: true}``, or for the
-  one head commit a maintainer approved by adding the ``fork_label`` (a ``labeled``
-  event; a later push is not approved).
+  A fork's ``pull_request`` run is ignored, with a log line: GitHub gives it a read-only
+  token (the check and the comment would be refused) and runs the fork's own copy of
+  the workflow file.
+- ``pull_request_target`` serves forks: GitHub runs the base revision's workflow with a
+  token that may write. A fork runs only when the config says ``github: {forks: true}``
+  (every push), or for the one head commit a maintainer with write access approved by
+  adding the ``fork_label`` (a ``labeled`` event: that head is pinned; a later push is
+  not approved). Its events for the repository's own branches are ignored
+  (``pull_request`` serves those). Only the three-job workflow may take it: ``mode:
+  all`` would run the fork's code in the job that holds the write token.
 - ``issue_comment`` starting with ``/bench``: the commenter's permission is asked from
   the API (write, maintain or admin); the command is parsed; on a fork's pull request
-  only ``/bench sha=<head>`` runs, and only while the head is that commit.
+  only ``/bench sha=<head>`` with all 40 digits of the head runs (a 7-digit prefix is
+  28 bits, which a prepared commit can match), and only while the head is that commit.
 
 The base and head commits are pinned here (the merge-base is resolved here too), so the
 measure step builds exactly what was approved, whatever is pushed meanwhile. The gate
@@ -42,7 +50,15 @@ from benchbot.github.common import (
     publisher,
     write_outputs,
 )
-from benchbot.github.event import PULL_REQUEST_ACTIONS, Comment, Event, Settings, Side, is_fork
+from benchbot.github.event import (
+    PULL_REQUEST_ACTIONS,
+    PULL_REQUEST_EVENTS,
+    Comment,
+    Event,
+    Settings,
+    Side,
+    is_fork,
+)
 from benchbot.github.job import Job
 from benchbot.settings import Overrides
 
@@ -70,12 +86,13 @@ class Opened:
 def run(settings: Settings, event: Event, api_factory: ApiFactory, log: Log) -> Opened | None:
     """Decide on the event; return the opened job, or None when nothing is to run."""
     opened: Opened | None = None
-    if event.name == "pull_request":
+    if event.name in PULL_REQUEST_EVENTS:
         opened = _on_pull_request(settings, event, api_factory, log)
     elif event.name == "issue_comment":
         opened = _on_comment(settings, event, api_factory, log)
     else:
-        log.line(f"ignored: benchbot acts on pull_request and issue_comment, not {event.name}")
+        log.line("ignored: benchbot acts on pull_request, pull_request_target and "
+                 f"issue_comment, not {event.name}")
     if opened is None:
         write_outputs(settings.output, {"run": "false"})
     return opened
@@ -91,8 +108,7 @@ def _on_pull_request(settings: Settings, event: Event, api_factory: ApiFactory,
         return None
     if event.number is None or event.base is None or event.head is None:
         raise UsageError(f"GITHUB_EVENT_PATH {settings.event_path}: no pull_request in the payload")
-    if event.action == "labeled" and not event.is_fork:
-        log.line("ignored: a label on a pull request from this repository's own branch")
+    if not _serves(settings, event, log):
         return None
     number, base, head = event.number, event.base, event.head
     try:
@@ -103,39 +119,83 @@ def _on_pull_request(settings: Settings, event: Event, api_factory: ApiFactory,
             _report_refusal_as_failure(api_factory(settings), settings, job, str(exc))
         raise
     if event.is_fork:
-        why = fork_refusal(config, event)
+        why = fork_refusal(config, event) or _approver_refusal(config, event, api_factory(settings))
         if why is not None:
-            text = (f"pull request #{number} comes from a fork ({head.repo or 'deleted'}): {why}")
-            log.line(f"skipped: {text}")
-            log.notice(text)
-            append_summary(settings.step_summary, f"### benchbot: skipped\n\n{text}\n")
-            write_outputs(settings.output, {"conclusion": "skipped"})
+            _skip_fork(settings, event, why, log)
             return None
     job = _pin(settings, settings.overrides.apply(config), number=number, base=base, head=head,
                overrides=settings.overrides, command=BenchCommand())
     return _open(api_factory(settings), settings, job, log)
 
 
+def _serves(settings: Settings, event: Event, log: Log) -> bool:
+    """Whether this trigger is the one that serves this pull request (see the module's
+    docstring); a log line (and for a fork's ``pull_request``, a notice) says why not."""
+    target = event.name == "pull_request_target"
+    if event.is_fork and not target:
+        _skip_fork(settings, event, (
+            "its `pull_request` run holds a read-only token and the fork's own workflow "
+            "file, so benchbot leaves it alone. A maintainer who has read the change can "
+            "start it with `/bench sha=<the head's 40 digits>`, or with the config's "
+            "fork_label on `pull_request_target`."), log)
+        return False
+    if target and not event.is_fork:
+        log.line("ignored: pull_request_target for a branch of this repository "
+                 "(the pull_request event serves those)")
+        return False
+    if event.action == "labeled" and not event.is_fork:
+        log.line("ignored: a label on a pull request from this repository's own branch")
+        return False
+    if target and settings.mode == "all":
+        raise UsageError(
+            "pull_request_target needs the three-job workflow (mode: gate, measure, publish): "
+            "mode all would build a fork's code in the job that holds the write token")
+    return True
+
+
+def _skip_fork(settings: Settings, event: Event, why: str, log: Log) -> None:
+    """A fork's event that does not run: say so in the log, a notice and the summary."""
+    repo = event.head.repo if event.head else None
+    text = f"pull request #{event.number} comes from a fork ({repo or 'deleted'}): {why}"
+    log.line(f"skipped: {text}")
+    log.notice(text)
+    append_summary(settings.step_summary, f"### benchbot: skipped\n\n{text}\n")
+    write_outputs(settings.output, {"conclusion": "skipped"})
+
+
+def _approver_refusal(config: Config, event: Event, api: GateApi) -> str | None:
+    """A label approves a fork's code only when someone with write access added it:
+    GitHub lets triage add labels too. None when it may run (or no label is involved)."""
+    if config.github.forks or event.action != "labeled":
+        return None
+    sender = event.sender or ""
+    permission = _permission(api, sender) if sender else "none"
+    if permission in ALLOWED_PERMISSIONS:
+        return None
+    return (f"the `{event.label}` label was added by {sender or 'someone unknown'}, whose "
+            f"permission is {permission}; only people with write access approve a fork's code")
+
+
 def fork_refusal(config: Config, event: Event) -> str | None:
-    """Why a fork's pull_request event does not run, or None when it does.
+    """Why a fork's pull_request_target event does not run, or None when it does.
 
     ``forks: true`` runs every push. ``fork_label`` approves the head commit at the moment
-    the label is added (the ``labeled`` event), or present when the pull request is
-    (re)opened; a push after that is a new commit nobody has read, so it does not run.
+    the label is added (the ``labeled`` event) and no other: a push after that, or one
+    made while the pull request was closed and then reopened, is a commit nobody has
+    read, so a label that is merely present approves nothing.
     """
     if config.github.forks:
         return None
     label = config.github.fork_label
+    head = event.head.sha if event.head else ""
     if label is not None:
         if event.action == "labeled" and event.label == label:
             return None
-        if event.action in ("opened", "reopened") and label in event.labels:
-            return None
-        if event.action == "synchronize" and label in event.labels:
-            return (f"the `{label}` label approved an earlier head commit, not this push; "
-                    f"add the label again, or comment `/bench sha={event.head.sha if event.head else ''}`")
+        if label in event.labels:
+            return (f"the `{label}` label approved an earlier head commit, not {head[:12]}; "
+                    f"remove and add the label again, or comment `/bench sha={head}`")
     return ("benchbot does not run a fork's code on this runner by itself. A maintainer who "
-            "has read the change can start it with `/bench`.")
+            f"has read the change can start it with `/bench sha={head}`.")
 
 
 # --- issue_comment ----------------------------------------------------------------------
@@ -216,8 +276,9 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
         _refuse(replies, log, comment, [f"#{number} is {pull.state}; /bench measures open pull requests"])
         return None
     fork = is_fork(pull.head.repo, pull.base.repo)
-    if fork and command.sha is None:
-        log.line(f"refused: /bench on the fork pull request #{number} without sha=")
+    if fork and not command.pins:
+        given = "without sha=" if command.sha is None else f"with sha={command.sha}, not all 40 digits"
+        log.line(f"refused: /bench on the fork pull request #{number} {given}")
         replies.reply(publish.fork_needs_sha_reply(comment.author, head, command))
         replies.react(comment.id, "confused")
         return None
@@ -301,6 +362,7 @@ def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
                      f"waiting for {job.shards} benchmark runners ({job.shards} shards)")
         pub.show(running_body(settings, job, phase))
+        _require_opened(pub, log)
         check, comment_id, identity = pub.state()
         job = dataclasses.replace(job, check=check, comment_id=comment_id, identity=identity)
         write_outputs(settings.output, {
@@ -309,14 +371,34 @@ def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
             "shards": json.dumps([str(s) for s in job.shard_list]),  # the measure matrix
         })
     except BaseException as exc:
+        _not_started(settings)
         if pub.check_started:
             pub.finish_check("failure", "benchbot: could not start",
                              f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
                              artifact=settings.artifact, description="could not start")
         raise
+    return Opened(job=job, publisher=pub)
+
+
+def _require_opened(pub: publish.Publisher, log: Log) -> None:
+    """Measure only where the result can be published: a check (or status) that could
+    not be created, or a comment that could not be written, stops the job here, before
+    the benchmark runner is asked for (a check never created cannot be completed)."""
     for failure in pub.failures:
         log.line(f"publishing: {failure}")
-    return Opened(job=job, publisher=pub)
+    if pub.failures or not pub.check_started:
+        first = pub.failures[0] if pub.failures else "no check was created"
+        raise GithubError(f"not measuring: the check and the comment could not be opened "
+                          f"({first})")
+
+
+def _not_started(settings: Settings) -> None:
+    """Tell the workflow that nothing is to be measured (best effort: the error that
+    stopped the gate is the one to report)."""
+    try:
+        write_outputs(settings.output, {"run": "false"})
+    except BenchbotError:
+        pass
 
 
 def running_body(settings: Settings, job: Job, phase: str) -> str:

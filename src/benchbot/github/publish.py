@@ -10,8 +10,11 @@ tests use an in-memory one), so every decision here is tested without HTTP:
   (``<slug>[bot]``: ``github-actions[bot]`` for the workflow's token, your app's bot
   for an app token); the token's user (``GET /user``, which answers for a personal
   token, not for the Actions token); else ``github-actions[bot]``;
-- the check run goes in_progress -> completed; where the token may not create check
-  runs (403), a commit status of the same name is set instead; its summary is cut to
+- the check run goes in_progress -> completed; it carries an ``external_id`` naming the
+  workflow run, and a creation that failed with a 5xx or a lost answer is not repeated
+  before the commit's check runs are listed: one of ours in progress is adopted, since
+  GitHub may have stored it (a second would stay in progress forever); where the token
+  may not create check runs (403), a commit status of the same name is set instead; its summary is cut to
   GitHub's limit in bytes, and where GitHub still refuses the completing call (422), the
   check is completed with a short summary that says where the report is;
 - a failed call is recorded in ``failures`` and publishing goes on with the next
@@ -22,17 +25,19 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, TypeVar
 
 from benchbot.errors import GithubError
+from benchbot.github import rescue
 from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.command import HELP, BenchCommand
 from benchbot.github.job import CheckRef
 from benchbot.model import OUTCOMES, Results, Summary
 from benchbot.report.escape import md_code_block, md_inline
 
-MARKER = "<!-- benchbot:sticky -->"
+MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
 # A check run's output.summary (and output.text): GitHub's docs say "65535 characters",
@@ -60,7 +65,10 @@ class Api(Protocol):
     def react(self, number: int, comment_id: int, content: str) -> None: ...
     def authenticated_login(self) -> str | None: ...
     def create_check_run(self, *, name: str, head_sha: str, title: str, summary: str,
-                         details_url: str | None = None) -> CheckRunInfo: ...
+                         details_url: str | None = None,
+                         external_id: str | None = None) -> CheckRunInfo: ...
+    def check_runs(self, head_sha: str, *, name: str,
+                   status: str | None = None) -> list[CheckRunInfo]: ...
     def update_check_run(self, check_id: int, *, title: str, summary: str,
                          conclusion: str | None = None, text: str | None = None) -> None: ...
     def create_status(self, sha: str, *, state: str, context: str, description: str,
@@ -232,11 +240,16 @@ def refusal_reply(login: str, problems: Sequence[str]) -> str:
 
 
 def fork_needs_sha_reply(login: str, head_sha: str, command: BenchCommand) -> str:
-    """A plain ``/bench`` on a fork's pull request: name the commit and the command to confirm it."""
+    """``/bench`` on a fork's pull request without the head's full SHA: name the commit
+    and the command that confirms it."""
     again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
+    short = ""
+    if command.sha is not None:
+        short = (f" `sha={command.sha}` is not enough: on a fork only the full 40-digit SHA "
+                 "runs, since a shorter prefix can be matched by a commit made for the purpose.")
     return (
         f"@{login}, this pull request comes from a fork, so benchbot runs its code on the "
-        "benchmark machine only at a commit a maintainer has read. Its head is now "
+        f"benchmark machine only at a commit a maintainer has read.{short} Its head is now "
         f"`{head_sha}`. To measure exactly that commit, comment:\n\n```text\n{again}\n```\n\n"
         "Nothing was run. A later push needs a new `/bench sha=…`."
     )
@@ -295,16 +308,18 @@ class Publisher:
     """Everything benchbot writes on one pull request during one step.
 
     ``check``, ``comment_id`` and ``identity`` continue what an earlier step (the gate)
-    started; ``state`` hands them on. Creating the sticky comment is tried ``attempts``
-    times, waiting ``retry_wait_s``, doubling, after a server error: each try looks for
-    the comment first, so that a create whose answer was lost is never repeated.
+    started; ``state`` hands them on. Creating the sticky comment or the check run is
+    tried ``attempts`` times, waiting ``retry_wait_s``, doubling, after a server error:
+    each try after the first looks for what the last one may have stored (the comment by
+    marker and author, the check run by name and ``external_id``), so that a creation
+    whose answer was lost is never repeated.
     """
 
     def __init__(self, api: Api, *, number: int, head_sha: str, check_name: str,
                  run_url: str | None, comment: bool = True, bot_login: str | None = None,
                  check: CheckRef | None = None, comment_id: int | None = None,
                  identity: str | None = None, attempts: int = 5,
-                 retry_wait_s: float = 2.0) -> None:
+                 retry_wait_s: float = 2.0, external_id: str | None = None) -> None:
         self.api = api
         self.number = number
         self.head_sha = head_sha
@@ -319,6 +334,7 @@ class Publisher:
         self._check = check or CheckRef()
         self._attempts = max(1, attempts)
         self._retry_wait_s = retry_wait_s
+        self.external_id = external_id or f"benchbot-{uuid.uuid4()}"
 
     def state(self) -> tuple[CheckRef, int | None, str | None]:
         """The check, the sticky comment's id and the identity, for the next step."""
@@ -350,11 +366,7 @@ class Publisher:
     def start_check(self, title: str, summary: str) -> None:
         """Create the check run in_progress, or a pending commit status where that is refused."""
         try:
-            run = self.api.create_check_run(
-                name=self.check_name, head_sha=self.head_sha, title=title,
-                summary=fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes"),
-                details_url=self.run_url,
-            )
+            run = self._create_check(title, fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes"))
         except GithubError as exc:
             if exc.status == 403:  # the token may not write checks: fall back to a status
                 self._check = CheckRef(kind="status")
@@ -365,6 +377,29 @@ class Publisher:
         self._check = CheckRef(kind="check", id=run.id)
         if run.app_slug:
             self._app_login = app_login(run.app_slug)
+
+    def _create_check(self, title: str, summary: str) -> CheckRunInfo:
+        wait = self._retry_wait_s
+        for attempt in range(1, self._attempts + 1):
+            try:
+                found = self._own_open_check() if attempt > 1 else None
+                if found is not None:
+                    return found
+                return self.api.create_check_run(
+                    name=self.check_name, head_sha=self.head_sha, title=title,
+                    summary=summary, details_url=self.run_url, external_id=self.external_id)
+            except GithubError as exc:
+                if (exc.status is not None and exc.status < 500) or attempt == self._attempts:
+                    raise
+                time.sleep(wait)  # GitHub may have stored it: the next try looks first
+                wait *= 2
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _own_open_check(self) -> CheckRunInfo | None:
+        """The check run in progress that an earlier try of ours created, if GitHub kept it."""
+        runs = self.api.check_runs(self.head_sha, name=self.check_name, status="in_progress")
+        ours = [r for r in runs if r.external_id == self.external_id]
+        return min(ours, key=lambda r: r.id) if ours else None
 
     def update_check(self, title: str, summary: str) -> None:
         """Show progress in the check run's summary (statuses have no room for it)."""
