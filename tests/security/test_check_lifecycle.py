@@ -224,15 +224,16 @@ def test_rescue_imports_nothing_but_the_standard_library() -> None:
     assert names <= set(sys.stdlib_module_names) | {"__future__"}, names
 
 
-def test_the_action_runs_the_rescue_last_when_a_step_failed() -> None:
-    """action.yml: the rescue is the last step, runs only after a failure in the modes
+def test_the_action_runs_the_rescue_last_when_a_step_failed_or_the_job_was_cut_short() -> None:
+    """action.yml: the rescue is the last step, runs only after a failure or a cancellation
+    (a timeout is one) in the modes
     that hold the write token, and is the file the tests above run."""
     import yaml
 
     root = RESCUE.parents[3]
     steps = yaml.safe_load((root / "action.yml").read_text())["runs"]["steps"]
     last = steps[-1]
-    assert "failure()" in last["if"] and "'publish'" in last["if"] and "'all'" in last["if"]
+    assert "failure()" in last["if"] and "cancelled()" in last["if"] and "'publish'" in last["if"] and "'all'" in last["if"]
     assert "'measure'" not in last["if"] and "'gate'" not in last["if"]
     assert last["run"] == 'exec python3 "${GITHUB_ACTION_PATH}/src/benchbot/github/rescue.py"'
     assert (root / "src" / "benchbot" / "github" / "rescue.py") == RESCUE

@@ -2,7 +2,7 @@
 
 ``action.yml`` runs this file as a script, with the runner's own ``python3`` and straight
 from the action's directory, as the last step of a ``publish`` or ``all`` job in which a
-step failed (``if: failure()``). The usual cause is that installing benchbot failed (the
+step failed or that was cancelled or timed out (``if: failure() || cancelled()``). The usual cause is that installing benchbot failed (the
 package index was down, a wheel was missing), so benchbot never ran and the check the
 gate opened would stay ``in_progress`` forever, blocking a pull request whose branch
 protection requires it. So this file imports nothing but the standard library.
