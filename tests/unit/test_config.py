@@ -87,16 +87,17 @@ status:
 
 
 def _repo_examples() -> list[Any]:
-    """Config files shipped in the repository (the kernels' example) and README yaml blocks."""
+    """Config files shipped in the repository (the kernels' example) and the yaml blocks of
+    the README and docs/ that hold a whole config."""
     found: list[Any] = []
     for rel in ("kernels/benchbot.yml", "src/benchbot/kernels/benchbot.yml", *DEFAULT_PATHS):
         if (REPO / rel).is_file():
             found.append(pytest.param((REPO / rel).read_text(encoding="utf-8"), id=rel))
-    readme = REPO / "README.md"
-    if readme.is_file():
-        blocks = re.findall(r"```ya?ml\n(.*?)```", readme.read_text(encoding="utf-8"), re.DOTALL)
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        blocks = re.findall(r"```ya?ml\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+        name = page.relative_to(REPO)
         found += [
-            pytest.param(b, id=f"README.md#{i}") for i, b in enumerate(blocks) if "workloads:" in b
+            pytest.param(b, id=f"{name}#{i}") for i, b in enumerate(blocks) if "workloads:" in b
         ]
     return found or [pytest.param("", marks=pytest.mark.skip("no example files in the repo yet"))]
 
