@@ -10,6 +10,7 @@ import pytest
 
 from tests.act.harness import (
     CHECKOUT,
+    REPO_ROOT,
     Act,
     artifact_actions,
     build_wheelhouse,
@@ -17,7 +18,6 @@ from tests.act.harness import (
     readme_workflow,
     source_snapshot,
     unpack_checkout,
-    REPO_ROOT,
 )
 from tests.act.world import World
 

@@ -60,10 +60,10 @@ class _GitHandler(BaseHTTPRequestHandler):
     server_state: GitServer
     protocol_version = "HTTP/1.0"
 
-    def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+    def do_GET(self) -> None:
         self._cgi()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._cgi()
 
     def _cgi(self) -> None:

@@ -59,8 +59,8 @@ class Delivery:
                 msg = str(json.loads(line).get("msg", ""))
             except ValueError:
                 msg = line
-            if "error" in msg.lower() or "fail" in msg.lower():
-                lines.append(msg.strip())
+            if any(word in msg for word in ("error:", "Error:", "::error", "❌", "LEAK:")):
+                lines.append(msg.strip()[:400])
         return "\n".join(lines[-40:])
 
 
