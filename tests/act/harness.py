@@ -158,16 +158,28 @@ class ActRun:
 
 
 def parse_jobs(log: str) -> list[JobResult]:
-    """The ``jobResult`` lines of act's ``--json`` log."""
-    jobs = []
+    """Each job's result from act's ``--json`` log. act keeps one result for a whole
+    matrix (a leg that succeeded after another failed logs "failure"), so a matrix leg's
+    own result is read from its top-level steps instead, as GitHub shows each leg."""
+    jobs, failed_steps = [], set()
+    entries = []
     for line in log.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and entry.get("jobResult"):
-            jobs.append(JobResult(name=str(entry.get("job", "")).strip(),
-                                  result=str(entry["jobResult"])))
+        if isinstance(entry, dict):
+            entries.append(entry)
+            if entry.get("stepResult") == "failure" and len(entry.get("stepID") or ()) == 1:
+                failed_steps.add(str(entry.get("job", "")))
+    for entry in entries:
+        if not entry.get("jobResult"):
+            continue
+        name = str(entry.get("job", ""))
+        result = str(entry["jobResult"])
+        if entry.get("matrix"):
+            result = "failure" if name in failed_steps else "success"
+        jobs.append(JobResult(name=name.strip(), result=result))
     return jobs
 
 
@@ -244,13 +256,17 @@ workloads:
   - name: snooze
     run: ["./bench/nap.sh", "again"]
 """
-NAP = "#!/bin/sh\n./bench/hunt.sh || exit 97\nsleep {seconds}\n"
-BUILD = "#!/bin/sh\nexec ./bench/hunt.sh\n"
+NAP = "#!/bin/sh\n./bench/hunt.sh run || exit 97\nsleep {seconds}\n"
+BUILD = "#!/bin/sh\nexec ./bench/hunt.sh build\n"
 # The hunter looks for the job's token and the runner's credential wherever a process
 # could find them; it prints what it found to stderr and fails the build or the run. The
-# two secrets are written in halves so that the script itself holds neither.
+# two secrets are written in halves so that the script itself holds neither. It hunts
+# once per worktree in the build and once in the first run (a marker in the worktree):
+# reading every file it can see takes longer than the workload.
 HUNT = """\
 #!/bin/sh
+[ -e ".hunted-$1" ] && exit 0
+: > ".hunted-$1"
 t='{token_a}'; t="$t"'{token_b}'
 c='{cred_a}'; c="$c"'{cred_b}'
 found=""

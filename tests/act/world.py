@@ -34,7 +34,7 @@ from tests.ghenv import BOT, OWNER, REPO, Env, Workspace
 
 FORK = "someone/Hello-World"
 NUMBER = 2
-FAST, SLOW = "0.002", "0.02"  # the planted tenfold slowdown of nap.sh
+FAST, SLOW = "0.005", "0.05"  # the planted tenfold slowdown of nap.sh
 
 
 @dataclass
