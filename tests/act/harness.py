@@ -86,11 +86,22 @@ def artifact_actions(into: Path) -> dict[str, Path]:
     return out
 
 
+ACTION_LOCK = "requirements/action.txt"  # action.yml's hash-pinned lock, where there is one
+
+
 def build_wheelhouse(into: Path) -> Path:
-    """Wheels of benchbot's dependencies and its build backend, made once per session, so
-    that every job's `pip install` (action.yml's) reads them with no index."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(into),
-                    str(REPO_ROOT), "setuptools>=68", "wheel"], check=True, timeout=600)
+    """Wheels of everything action.yml installs, made once per session, so that every
+    job's `pip install` reads them with no index: the files the lock pins (same files,
+    same hashes) where the action has a lock, and benchbot's dependencies and build
+    backend as pip resolves them (for an install from the project's metadata)."""
+    pip = [sys.executable, "-m", "pip"]
+    lock = REPO_ROOT / ACTION_LOCK
+    if lock.is_file():
+        subprocess.run([*pip, "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+                        "--require-hashes", "-r", str(lock), "--dest", str(into)],
+                       check=True, timeout=600)
+    subprocess.run([*pip, "wheel", "--quiet", "--wheel-dir", str(into), str(REPO_ROOT),
+                    "setuptools>=68", "wheel"], check=True, timeout=600)
     return into
 
 
