@@ -244,6 +244,8 @@ class Act:
                "PIP_FIND_LINKS": str(self.wheelhouse), "PIP_NO_INDEX": "1",
                "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_CONFIG_FILE": os.devnull,
                "PIP_NO_COMPILE": "1",
+               # act asks api.nektosact.com for notices at start, unless told not to.
+               "ACT_DISABLE_VERSION_CHECK": "1",
                "BENCHBOT_ACT_ARTIFACTS": str(artifacts),
                # PyGithub's pause between requests (0.25 s, a second between writes) only slows the test.
                "BENCHBOT_GITHUB_THROTTLE": "off"}
