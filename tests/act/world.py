@@ -112,11 +112,15 @@ class World:
     # --- events, as GitHub sends them ----------------------------------------------
 
     def pull_request(self, action: str = "opened", labels: tuple[str, ...] = (),
-                     label: str | None = None) -> dict[str, Any]:
+                     label: str | None = None, sender: str | None = None) -> dict[str, Any]:
+        """A ``pull_request`` payload; ``label``: the one just added (``labeled``),
+        ``sender``: who did it (default: the payload's own)."""
         payload = self.env.pull_request_event(action, number=NUMBER,
                                               fork=FORK if self.fork else None, labels=labels)
         if label is not None:
             payload["label"] = {"name": label}
+        if sender is not None:
+            payload["sender"]["login"] = sender
         return payload
 
     def comment(self, body: str, login: str) -> dict[str, Any]:
