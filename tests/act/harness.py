@@ -1,7 +1,7 @@
 """Runs a shipped workflow with `act` in host mode, as GitHub runs it, against local stand-ins.
 
-One ``WorkflowRun`` is one workflow run: an event (name and payload), the workflow file,
-the job-wide token, and a runner-like layout on disk. ``act`` runs every job of the
+``Act.run`` is one workflow run: an event (name and payload), the workflow file, the
+token every job gets, and a runner-like layout on disk. ``act`` runs every job of the
 workflow on this machine (``-P <label>=-self-hosted``), in dependency order with the
 ``needs`` outputs, the matrix and ``if:`` conditions evaluated by act itself. Around it:
 
@@ -68,8 +68,11 @@ def unpack_checkout(into: Path) -> Path:
     sha = CHECKOUT.split("@")[1]
     target = into / "checkout"
     with tarfile.open(SHARED_ACTIONS / f"checkout-{sha}.tar.gz") as tar:
-        tar.extractall(target, filter="data")
-    tops = [p for p in target.iterdir()]
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12 and later
+            tar.extractall(target, filter="data")
+        else:
+            tar.extractall(target)  # a file of ours, from ../shared
+    tops = list(target.iterdir())
     if not (target / "action.yml").is_file() and len(tops) == 1 and tops[0].is_dir():
         return tops[0]
     return target
@@ -136,6 +139,8 @@ class Layout:
 
     @classmethod
     def make(cls, base: Path, *, work_inside: bool = True) -> Layout:
+        """A runner root under ``base`` with its files (``.credentials`` holding a fresh
+        secret); the work folder ``_work`` inside it, or ``runner-work`` beside it."""
         root = base / "actions-runner"
         work = root / "_work" if work_inside else base / "runner-work"
         for folder in (root, work, base / "home"):
@@ -217,7 +222,8 @@ class Act:
         secrets.write_text(f"GITHUB_TOKEN={token}\n")
         argv = [act_binary() or "act", event, "-e", str(event_path), "-W", str(workflow),
                 "-C", str(layout.root), "--action-cache-path", str(layout.work), "--json",
-                "--no-skip-checkout", "--defaultbranch", "main", "--secret-file", str(secrets),
+                "--no-skip-checkout", "--no-cache-server", "--defaultbranch", "main",
+                "--secret-file", str(secrets),
                 "--var-file", os.devnull, "--env-file", os.devnull, "--input-file", os.devnull]
         argv += [a for label in LABELS for a in ("-P", f"{label}=-self-hosted")]
         argv += [a for ref, path in self.local.items() for a in ("--local-repository", f"{ref}={path}")]
