@@ -305,7 +305,7 @@ exit 97
 
 
 @dataclass
-class TestRepository:
+class ServedRepository:
     """The repository a workflow runs on: base on ``main``, head on ``feature`` (and as
     ``refs/pull/<number>/head``), served bare under ``<git root>/<owner>/<repo>.git``."""
 
@@ -332,7 +332,7 @@ def _write(repo: Path, files: dict[str, str]) -> None:
 
 def make_repository(work: Path, git_root: Path, full_name: str, *, base_files: dict[str, str],
                     head_files: dict[str, str], number: int = 2,
-                    tree: Path | None = None) -> TestRepository:
+                    tree: Path | None = None) -> ServedRepository:
     """Commit ``tree``'s files and ``base_files`` on main and ``head_files`` over them on
     feature, then publish both as GitHub does (branches and the pull request's head ref)."""
     repo = work / "source"
@@ -355,7 +355,7 @@ def make_repository(work: Path, git_root: Path, full_name: str, *, base_files: d
     _git(bare, "update-ref", f"refs/pull/{number}/head", head)
     _git(bare, "config", "uploadpack.allowAnySHA1InWant", "true")
     _git(bare, "config", "http.receivepack", "false")
-    return TestRepository(bare=bare, base_sha=base, head_sha=head)
+    return ServedRepository(bare=bare, base_sha=base, head_sha=head)
 
 
 def hunter(token: str, layout: Layout, leaks: Path) -> str:

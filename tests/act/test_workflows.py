@@ -9,6 +9,7 @@ credential (``World.assert_no_leak``: the build and every run hunt for both).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.act.conftest import MakeWorld
 from tests.act.harness import CONFIG, broken_python
@@ -34,7 +35,7 @@ def assert_measured(world: World, delivery: Delivery, *, shards: int) -> str:
     return body
 
 
-def results_documents(delivery: Delivery) -> list[dict[str, object]]:
+def results_documents(delivery: Delivery) -> list[dict[str, Any]]:
     """The results files the measure jobs uploaded."""
     docs = []
     for run in delivery.runs.values():
@@ -58,7 +59,7 @@ def test_bench_runs_by_a_maintainer_with_the_work_folder_outside_the_runner_root
     delivery = world.deliver("issue_comment", world.comment("/bench runs=12", "maria"))
     assert_measured(world, delivery, shards=1)
     (doc,) = results_documents(delivery)
-    assert doc["settings"]["runs"] == 12, doc["settings"]  # type: ignore[index]
+    assert doc["settings"]["runs"] == 12, doc["settings"]
 
 
 def test_bench_by_a_commenter_without_write_access_never_reaches_the_runner(

@@ -25,7 +25,7 @@ from tests.act.harness import (
     Act,
     ActRun,
     Layout,
-    TestRepository,
+    ServedRepository,
     make_repository,
     workload_files,
 )
@@ -95,7 +95,7 @@ class World:
                                user_login="someone")
         self.count = 0
 
-    def _repository(self, flavour: str, snapshot: Path, files: dict[str, str]) -> TestRepository:
+    def _repository(self, flavour: str, snapshot: Path, files: dict[str, str]) -> ServedRepository:
         """``self``: benchbot's own tree (bench.yml's `uses: ./`), its kernels config
         replaced by the test's; ``readme``: just the benchmark (the action is mapped)."""
         base_files = workload_files(self.token, self.layout, self.leaks, seconds=FAST)
