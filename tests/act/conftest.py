@@ -20,6 +20,7 @@ from tests.act.harness import (
     unpack_checkout,
 )
 from tests.act.world import World
+from tests.workflows import PINNED
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -60,7 +61,7 @@ def make_world(tmp_path: Path, act_tools: dict[str, Path]) -> Iterator[MakeWorld
         tools = tmp_path / "tools"
         local = {CHECKOUT: act_tools["checkout"], **artifact_actions(tools)}
         if workflow == "readme":
-            local["OWNER/benchbot@v1"] = act_tools["snapshot"]
+            local[PINNED] = act_tools["snapshot"]
         act = Act(workdir=tmp_path / "runs", local=local, wheelhouse=act_tools["wheelhouse"])
         world = World(tmp_path, act, flavour="self" if workflow == "bench" else "readme",
                       work_inside=work_inside, snapshot=act_tools["snapshot"],

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.workflows import PINNED, adapted_workflow
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ACTIONS_DIR = Path(__file__).resolve().parent / "actions"
 SHARED_ACTIONS = REPO_ROOT.parent / "shared" / "actions"
@@ -121,10 +123,9 @@ def source_snapshot(into: Path) -> Path:
 
 
 def readme_workflow() -> str:
-    """The YAML block under the README's "### The workflow"."""
-    text = (REPO_ROOT / "README.md").read_text()
-    section = text.split("### The workflow", 1)[1]
-    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    """The workflow a user with one benchmark machine gets by following docs/github.md
+    (bench.yml with the action pinned by a full SHA, ``PINNED``, and no shards)."""
+    return adapted_workflow(1, action=PINNED)
 
 
 @dataclass

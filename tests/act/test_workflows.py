@@ -1,5 +1,6 @@
-"""The shipped workflows run as GitHub runs them: bench.yml and the README's example, with
-the real action.yml, every job on this machine through `act`, against the fake GitHub.
+"""The shipped workflows run as GitHub runs them: bench.yml, and what docs/github.md has a
+user make of it (``tests/workflows.py``), with the real action.yml, every job on this
+machine through `act`, against the fake GitHub.
 
 Each scenario asserts what a maintainer would see (the sticky comment, the check) and
 how each job ended, and that no process of any job found the token or the runner's

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.workflows import adapted_workflow
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
@@ -195,20 +197,8 @@ def test_action_inputs_and_outputs() -> None:
 
 
 def _adapted_workflow(tmp_path: Path, machines: int) -> Path:
-    """bench.yml with the changes docs/github.md lists: the action pinned by SHA instead of
-    ``./``, no ``config:`` (the default path), and ``shards:`` the number of machines."""
-    guide = (ROOT / "docs" / "github.md").read_text()
-    assert "uses: OWNER/benchbot@<full commit SHA>" in guide and "drop `shards:`" in guide
-    text = (ROOT / ".github" / "workflows" / "bench.yml").read_text()
-    text = re.sub(r"uses: \./( .*)?$", "uses: OWNER/benchbot@" + "0" * 40 + " # v1", text, flags=re.M)
-    text = re.sub(r"^ *config: kernels/benchbot.yml\n", "", text, flags=re.M)
-    shards = f"shards: {machines}" if machines > 1 else ""
-    text = re.sub(r"^( *)shards: 2( .*)?\n", (lambda m: f"{m.group(1)}{shards}\n") if shards else "",
-                  text, flags=re.M)
-    text = text.replace("max-parallel: 2", f"max-parallel: {machines}")
-    assert "uses: ./" not in text and "kernels/benchbot.yml" not in text
     path = tmp_path / "bench.yml"
-    path.write_text(text)
+    path.write_text(adapted_workflow(machines))
     return path
 
 
