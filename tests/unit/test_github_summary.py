@@ -15,7 +15,7 @@ from benchbot.github.event import Settings, Side
 from benchbot.github.job import Job
 from benchbot.model import Revision
 from tests.golden.scenarios import many
-from tests.unit.test_github_publish import MemoryApi, details_balance, publisher
+from tests.unit.test_github_post import MemoryApi, details_balance, publisher
 
 BASE, HEAD = "b" * 40, "c" * 40
 RUN_URL = "https://github.com/o/r/actions/runs/1"

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from benchbot import engine
 from benchbot.errors import BenchbotError, UsageError
-from benchbot.github import conclude, gate, measure, publish
+from benchbot.github import conclude, gate, measure, post
 from benchbot.github.api import GitHubAPI
 from benchbot.github.common import Log, first_line, publisher
 from benchbot.github.event import Settings, load_event
@@ -87,10 +87,10 @@ def not_measured(exc: BaseException) -> conclude.NotMeasured:
     return conclude.NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
 
 
-def _show_phase(settings: Settings, job: Job, pub: publish.Publisher, phase: str) -> None:
+def _show_phase(settings: Settings, job: Job, pub: post.Publisher, phase: str) -> None:
     body = gate.running_body(settings, job, phase)
     pub.update_check(f"benchbot: measuring {job.head.sha[:12]}",
-                     body.replace(publish.MARKER + "\n", ""))
+                     body.replace(post.MARKER + "\n", ""))
     pub.show(body)
 
 

@@ -12,7 +12,7 @@ from typing import TextIO
 from benchbot import engine, gitops
 from benchbot.config import Config, parse_config_bytes
 from benchbot.errors import ConfigError, OutputError
-from benchbot.github import publish, rescue
+from benchbot.github import post, rescue
 from benchbot.github.event import DEFAULT_ARTIFACT, Settings, Side
 from benchbot.github.fetch import ensure_commits
 from benchbot.github.job import Job
@@ -57,8 +57,8 @@ def append_summary(path: Path | None, text: str, *, artifact: str = DEFAULT_ARTI
     if path is None:
         return
     room = STEP_SUMMARY_LIMIT - _size(path) - 1  # 1: the line end after a pointer
-    tail = publish.too_long_note("a job summary", STEP_SUMMARY_LIMIT, artifact, run_url, "bytes")
-    text = publish.fit(text, room, tail, unit="bytes")
+    tail = post.too_long_note("a job summary", STEP_SUMMARY_LIMIT, artifact, run_url, "bytes")
+    text = post.fit(text, room, tail, unit="bytes")
     _append(path, "GITHUB_STEP_SUMMARY", text if text.endswith("\n") else text + "\n")
 
 
@@ -121,9 +121,9 @@ def load_config(settings: Settings, repo: Path, base_sha: str) -> Config:
     return dataclasses.replace(config, status=status, github=github)
 
 
-def publisher(api: publish.Api, settings: Settings, job: Job) -> publish.Publisher:
+def publisher(api: post.Api, settings: Settings, job: Job) -> post.Publisher:
     """The publisher of one job, continuing where the gate left the check and the comment."""
-    return publish.Publisher(
+    return post.Publisher(
         api, number=job.number, head_sha=job.head.sha, check_name=job.check_name,
         run_url=settings.run_url, comment=job.comment, bot_login=settings.bot_login,
         check=job.check, comment_id=job.comment_id, identity=job.identity,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchbot import files, merging, results
 from benchbot.errors import BenchbotError, GithubError, ResultsError
-from benchbot.github import publish
+from benchbot.github import post
 from benchbot.github.common import Log, append_summary, first_line, write_outputs
 from benchbot.github.event import Settings
 from benchbot.github.job import Job
@@ -133,7 +133,7 @@ def _error_file(path: Path) -> NotMeasured:
     return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
 
 
-def publish_artifact(settings: Settings, job: Job, pub: publish.Publisher, log: Log) -> int:
+def publish_artifact(settings: Settings, job: Job, pub: post.Publisher, log: Log) -> int:
     """The publish step: read what the measure job left and publish it. Reading is inside
     the guard too: an artifact that breaks the reader (it comes from the machine that ran
     the pull request's code) still ends the check, with the reason."""
@@ -146,7 +146,7 @@ def publish_artifact(settings: Settings, job: Job, pub: publish.Publisher, log: 
     return run(settings, job, pub, log, outcome)
 
 
-def run(settings: Settings, job: Job, pub: publish.Publisher, log: Log, outcome: Outcome) -> int:
+def run(settings: Settings, job: Job, pub: post.Publisher, log: Log, outcome: Outcome) -> int:
     """Publish the outcome; complete the check whatever happens; return the exit status."""
     try:
         if isinstance(outcome, Measured):
@@ -159,7 +159,7 @@ def run(settings: Settings, job: Job, pub: publish.Publisher, log: Log, outcome:
     return done(pub, log, written=isinstance(outcome, Measured))
 
 
-def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: Log,
+def _publish_results(settings: Settings, job: Job, pub: post.Publisher, log: Log,
                      doc: Results) -> None:
     doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
     summary = doc.summary
@@ -177,46 +177,46 @@ def _publish_results(settings: Settings, job: Job, pub: publish.Publisher, log: 
               "report": str(settings.results_dir / REPORT)}
     values.update({o: str(summary.count(o)) for o in OUTCOMES})
     write_outputs(settings.output, values)
-    headline = publish.headline(summary) + publish.shards_note(doc)
-    pub.show(publish.final_body(report, artifact=settings.artifact, run_url=settings.run_url))
+    headline = post.headline(summary) + post.shards_note(doc)
+    pub.show(post.final_body(report, artifact=settings.artifact, run_url=settings.run_url))
     pub.finish_check(conclusion, f"benchbot: {headline} ({job.head.sha[:7]})",
                      report, artifact=settings.artifact,
-                     description=publish.status_description(summary, conclusion,
-                                                            publish.shards_note(doc)))
+                     description=post.status_description(summary, conclusion,
+                                                            post.shards_note(doc)))
     if job.trigger is not None:
         pub.react(job.trigger, "rocket")
     log.line(f"published: {headline}, check {conclusion}")
 
 
-def _publish_failure(settings: Settings, job: Job, pub: publish.Publisher,
+def _publish_failure(settings: Settings, job: Job, pub: post.Publisher,
                      outcome: NotMeasured) -> None:
     message = outcome.message
     append_summary(settings.step_summary,
-                   f"### benchbot: could not run\n\n{publish.error_text(message)}\n",
+                   f"### benchbot: could not run\n\n{post.error_text(message)}\n",
                    artifact=settings.artifact, run_url=settings.run_url)
     write_outputs(settings.output, {"conclusion": outcome.conclusion})
     title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
-    pub.show(publish.error_body(message, run_url=settings.run_url, title=title))
+    pub.show(post.error_body(message, run_url=settings.run_url, title=title))
     if not pub.check_started:
         pub.start_check(f"benchbot: {title}", first_line(message))
     pub.finish_check(outcome.conclusion, f"benchbot: {title} ({job.head.sha[:7]})",
-                     publish.error_text(message), artifact=settings.artifact,
+                     post.error_text(message), artifact=settings.artifact,
                      description=f"{title}: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
 
 
-def finish_anyway(settings: Settings, pub: publish.Publisher, reason: str) -> None:
+def finish_anyway(settings: Settings, pub: post.Publisher, reason: str) -> None:
     """The last resort: complete the check and replace "measuring" in the comment."""
     try:
-        pub.show(publish.error_body(reason, run_url=settings.run_url))
-        pub.finish_check("failure", "benchbot: could not run", publish.error_text(reason),
+        pub.show(post.error_body(reason, run_url=settings.run_url))
+        pub.finish_check("failure", "benchbot: could not run", post.error_text(reason),
                          artifact=settings.artifact, description=reason)
     except (BenchbotError, OSError):
         pass
 
 
-def done(pub: publish.Publisher, log: Log, *, written: bool = False) -> int:
+def done(pub: post.Publisher, log: Log, *, written: bool = False) -> int:
     """Exit status 0, or a GithubError naming the first failed call."""
     if not pub.failures:
         return 0

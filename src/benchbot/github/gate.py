@@ -37,7 +37,7 @@ from typing import Protocol
 from benchbot import gitops
 from benchbot.config import Config
 from benchbot.errors import BenchbotError, ConfigError, GithubError, UsageError
-from benchbot.github import publish
+from benchbot.github import post
 from benchbot.github.api import PullInfo
 from benchbot.github.command import BenchCommand, CommandError, is_command, parse
 from benchbot.github.common import (
@@ -65,7 +65,7 @@ from benchbot.settings import Overrides
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
 
 
-class GateApi(publish.Api, Protocol):
+class GateApi(post.Api, Protocol):
     """The calls the gate makes besides publishing (implemented by ``api.GitHubAPI``)."""
 
     def permission(self, login: str) -> str: ...
@@ -80,7 +80,7 @@ class Opened:
     """A job the gate approved, and the publisher that opened its check and comment."""
 
     job: Job
-    publisher: publish.Publisher
+    publisher: post.Publisher
 
 
 def run(settings: Settings, event: Event, api_factory: ApiFactory, log: Log) -> Opened | None:
@@ -224,7 +224,7 @@ def _on_comment(settings: Settings, event: Event, api_factory: ApiFactory,
     comment, number = event.comment, event.number
     assert comment is not None and number is not None
     api = api_factory(settings)
-    replies = publish.Publisher(api, number=number, head_sha="", check_name="benchbot",
+    replies = post.Publisher(api, number=number, head_sha="", check_name="benchbot",
                                 run_url=settings.run_url, bot_login=settings.bot_login)
     accepted = _accept(api, replies, comment, number, log)
     if accepted is None:
@@ -251,7 +251,7 @@ def _on_comment(settings: Settings, event: Event, api_factory: ApiFactory,
     return _open(api, settings, job, log)
 
 
-def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: int,
+def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int,
             log: Log) -> tuple[BenchCommand, PullInfo] | None:
     """The command and the pull request it is for, or None once a reply has said why not:
     no write permission, a command not understood, ``help``, a closed pull request, a
@@ -259,7 +259,7 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
     permission = _permission(api, comment.author)
     if permission not in ALLOWED_PERMISSIONS:
         log.line(f"refused: /bench from {comment.author}, whose permission is {permission}")
-        replies.reply(publish.permission_reply(comment.author, permission))
+        replies.reply(post.permission_reply(comment.author, permission))
         return None
     replies.react(comment.id, "eyes")
     try:
@@ -268,7 +268,7 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
         _refuse(replies, log, comment, list(exc.problems))
         return None
     if command.help:
-        replies.reply(publish.help_reply(comment.author))
+        replies.reply(post.help_reply(comment.author))
         return None
     pull = api.pull(number)
     head = pull.head.sha
@@ -279,12 +279,12 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
     if fork and not command.pins:
         given = "without sha=" if command.sha is None else f"with sha={command.sha}, not all 40 digits"
         log.line(f"refused: /bench on the fork pull request #{number} {given}")
-        replies.reply(publish.fork_needs_sha_reply(comment.author, head, command))
+        replies.reply(post.fork_needs_sha_reply(comment.author, head, command))
         replies.react(comment.id, "confused")
         return None
     if command.sha is not None and not command.matches(head):
         log.line(f"refused: /bench sha={command.sha} but the head is {head[:12]}")
-        replies.reply(publish.sha_mismatch_reply(comment.author, command.sha, head, command))
+        replies.reply(post.sha_mismatch_reply(comment.author, command.sha, head, command))
         replies.react(comment.id, "confused")
         return None
     if fork:
@@ -293,10 +293,10 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
     return command, pull
 
 
-def _refuse(pub: publish.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:
+def _refuse(pub: post.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:
     """A /bench that was not understood: reply with the problems, react confused, run nothing."""
     log.line(f"refused: /bench from {comment.author} was not understood ({len(problems)} problems)")
-    pub.reply(publish.refusal_reply(comment.author, problems))
+    pub.reply(post.refusal_reply(comment.author, problems))
     pub.react(comment.id, "confused")
 
 
@@ -310,13 +310,13 @@ def _permission(api: GateApi, login: str) -> str:
 
 
 def _own_logins(settings: Settings) -> set[str]:
-    logins = {publish.DEFAULT_BOT_LOGIN}
+    logins = {post.DEFAULT_BOT_LOGIN}
     if settings.bot_login:
         logins.add(settings.bot_login.lower())
     return logins
 
 
-def _done(pub: publish.Publisher, log: Log) -> None:
+def _done(pub: post.Publisher, log: Log) -> None:
     """Nothing runs; a failed reply still fails the step, naming the call."""
     if pub.failures:
         for failure in pub.failures:
@@ -349,7 +349,7 @@ def _pin(settings: Settings, config: Config, *, number: int, base: Side, head: S
     )
 
 
-def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
+def _open(api: post.Api, settings: Settings, job: Job, log: Log) -> Opened:
     """Create the check (in progress) and the "measuring…" comment; hand the job on."""
     pub = publisher(api, settings, job)
     short = job.head.sha[:12]
@@ -380,7 +380,7 @@ def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
     return Opened(job=job, publisher=pub)
 
 
-def _require_opened(pub: publish.Publisher, log: Log) -> None:
+def _require_opened(pub: post.Publisher, log: Log) -> None:
     """Measure only where the result can be published: a check (or status) that could
     not be created, or a comment that could not be written, stops the job here, before
     the benchmark runner is asked for (a check never created cannot be completed)."""
@@ -407,20 +407,20 @@ def running_body(settings: Settings, job: Job, phase: str) -> str:
     if job.requested_by:
         command = f"/bench {job.command.describe()}".strip()
         request = f"Requested by @{job.requested_by}: `{command}`"
-    return publish.running_body(
+    return post.running_body(
         base_sha=job.base.sha, head_sha=job.head.sha, base_ref=job.base.ref,
         head_ref=job.head.ref, phase=phase, run_url=settings.run_url, request=request,
     )
 
 
-def _report_refusal_as_failure(api: publish.Api, settings: Settings, job: Job, message: str) -> None:
+def _report_refusal_as_failure(api: post.Api, settings: Settings, job: Job, message: str) -> None:
     """The config at the base could not be read: fail a check and say why in the comment."""
     pub = publisher(api, settings, job)
     pub.start_check("benchbot: could not run", first_line(message))
-    pub.show(publish.error_body(message, run_url=settings.run_url))
-    pub.finish_check("failure", "benchbot: could not run", publish.error_text(message),
+    pub.show(post.error_body(message, run_url=settings.run_url))
+    pub.finish_check("failure", "benchbot: could not run", post.error_text(message),
                      artifact=settings.artifact, description=f"could not run: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
-    append_summary(settings.step_summary, f"### benchbot: could not run\n\n{publish.error_text(message)}\n")
+    append_summary(settings.step_summary, f"### benchbot: could not run\n\n{post.error_text(message)}\n")
     write_outputs(settings.output, {"conclusion": "failure"})

@@ -1,4 +1,4 @@
-"""Publishing on a pull request: the sticky comment, the check run, reactions, replies.
+"""Posting on a pull request: the sticky comment, the check run, reactions, replies.
 
 Plain logic over a small ``Api`` protocol (``api.GitHubAPI`` implements it; the unit
 tests use an in-memory one), so every decision here is tested without HTTP:
