@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.github import conclude, measure
+from benchbot.github import measure, publish
 from benchbot.github.common import STEP_SUMMARY_LIMIT, Log, append_summary
 from benchbot.github.event import Settings, Side
 from benchbot.github.job import Job
@@ -76,15 +76,15 @@ def test_the_measure_step_cuts_the_summary_naming_its_shard_s_artifact(
 
 def test_the_publish_step_cuts_the_summary(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conclude, "render_results", lambda *a, **k: HUGE)
+    monkeypatch.setattr(publish, "render_results", lambda *a, **k: HUGE)
     doc = dataclasses.replace(many(3), base=Revision(ref="main", sha=BASE),
                               head=Revision(ref="feature", sha=HEAD))
     job = Job(number=7, base=Side(ref="main", sha=BASE, repo="o/r"),
               head=Side(ref="feature", sha=HEAD, repo="o/r"),
               config_sha=BASE)
     api = MemoryApi()
-    code = conclude.run(settings(tmp_path, mode="publish", artifact="my-results"), job,
-                        publisher(api), Log(io.StringIO()), conclude.Measured(doc))
+    code = publish.run(settings(tmp_path, mode="publish", artifact="my-results"), job,
+                        publisher(api), Log(io.StringIO()), publish.Measured(doc))
     assert code == 0 and api.checks[1]["status"] == "completed"
     summary = (tmp_path / "summary.md").read_text()
     assert len(summary.encode()) <= STEP_SUMMARY_LIMIT and "was cut here" in summary

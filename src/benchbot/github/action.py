@@ -5,7 +5,7 @@
 - ``measure`` (the benchmark runner, no write token): build and measure the pinned
   commits, leave the results directory for the artifact (``measure.py``).
 - ``publish`` (a GitHub-hosted runner, write token): read the artifact, write the
-  comment, the check, the summary and the outputs (``conclude.py``).
+  comment, the check, the summary and the outputs (``publish.py``).
 - ``all`` (the default): the three in one job, on the benchmark runner. Simpler to set
   up; the cost is that the write token is on the machine that runs the pull request's
   code, kept from it by the clean environment, the sandbox and benchbot's own process
@@ -19,7 +19,7 @@ from typing import TextIO
 
 from benchbot import engine
 from benchbot.errors import BenchbotError, UsageError
-from benchbot.github import conclude, gate, measure, post
+from benchbot.github import gate, measure, post, publish
 from benchbot.github.api import GitHubAPI
 from benchbot.github.common import Log, first_line, publisher
 from benchbot.github.event import Settings, load_event
@@ -46,7 +46,7 @@ def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
     if settings.mode == "publish":
         job = _job(settings)
         pub = publisher(api_factory(settings), settings, job)
-        return conclude.publish_artifact(settings, job, pub, log)
+        return publish.publish_artifact(settings, job, pub, log)
     opened = gate.run(settings, load_event(settings), api_factory, log)
     if opened is None or settings.mode == "gate":
         return 0
@@ -71,20 +71,20 @@ def _measure_and_publish(settings: Settings, opened: gate.Opened, log: Log,
         doc = measure.run(settings, job, log, source_env=env, reporter=progress)
     except BaseException as exc:
         try:
-            conclude.run(settings, job, pub, log, not_measured(exc))
+            publish.run(settings, job, pub, log, not_measured(exc))
         except BenchbotError:
             pass  # the error that stopped measuring is the one to report
         raise
-    return conclude.run(settings, job, pub, log, conclude.Measured(doc))
+    return publish.run(settings, job, pub, log, publish.Measured(doc))
 
 
-def not_measured(exc: BaseException) -> conclude.NotMeasured:
+def not_measured(exc: BaseException) -> publish.NotMeasured:
     """Why measuring stopped, for the check and the comment."""
     if isinstance(exc, KeyboardInterrupt):  # the job was cancelled (SIGTERM) or Ctrl-C
-        return conclude.NotMeasured("cancelled before the comparison finished", "cancelled")
+        return publish.NotMeasured("cancelled before the comparison finished", "cancelled")
     if isinstance(exc, BenchbotError):
-        return conclude.NotMeasured(str(exc))
-    return conclude.NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
+        return publish.NotMeasured(str(exc))
+    return publish.NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
 
 
 def _show_phase(settings: Settings, job: Job, pub: post.Publisher, phase: str) -> None:
