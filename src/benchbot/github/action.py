@@ -22,60 +22,61 @@ from benchbot.errors import BenchbotError, UsageError
 from benchbot.github import gate, measure, post, publish
 from benchbot.github.api import GitHubAPI
 from benchbot.github.common import Log, first_line, publisher
-from benchbot.github.event import Settings, load_event
+from benchbot.github.env import ActionEnv
+from benchbot.github.event import load_event
 from benchbot.github.job import Job
 from benchbot.progress import PHASE_NAMES, TerminalReporter
 
 
-def default_api(settings: Settings) -> gate.GateApi:
+def default_api(action_env: ActionEnv) -> gate.GateApi:
     """The real adapter, configured from the environment."""
-    if settings.token is None:
+    if action_env.token is None:
         raise UsageError("GITHUB_TOKEN is not set: the gate and publish steps need a token")
-    return GitHubAPI(token=settings.token, api_url=settings.api_url,
-                     repository=settings.repository, throttle=settings.throttle)
+    return GitHubAPI(token=action_env.token, api_url=action_env.api_url,
+                     repository=action_env.repository, throttle=action_env.throttle)
 
 
 def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
          api_factory: gate.ApiFactory = default_api) -> int:
     """Do what the mode and the event ask; return the exit status (errors are raised)."""
-    settings = Settings.from_env(env, token=token)
+    action_env = ActionEnv.from_env(env, token=token)
     log = Log(err)
-    if settings.mode == "measure":
-        measure.run(settings, _job(settings), log, source_env=env)
+    if action_env.mode == "measure":
+        measure.run(action_env, _job(action_env), log, source_env=env)
         return 0
-    if settings.mode == "publish":
-        job = _job(settings)
-        pub = publisher(api_factory(settings), settings, job)
-        return publish.publish_artifact(settings, job, pub, log)
-    opened = gate.run(settings, load_event(settings), api_factory, log)
-    if opened is None or settings.mode == "gate":
+    if action_env.mode == "publish":
+        job = _job(action_env)
+        pub = publisher(api_factory(action_env), action_env, job)
+        return publish.publish_artifact(action_env, job, pub, log)
+    opened = gate.run(action_env, load_event(action_env), api_factory, log)
+    if opened is None or action_env.mode == "gate":
         return 0
-    return _measure_and_publish(settings, opened, log, env)
+    return _measure_and_publish(action_env, opened, log, env)
 
 
-def _job(settings: Settings) -> Job:
-    if not settings.job:
+def _job(action_env: ActionEnv) -> Job:
+    if not action_env.job:
         raise UsageError(
-            f"BENCHBOT_JOB (input job) is not set: mode {settings.mode} continues the job "
+            f"BENCHBOT_JOB (input job) is not set: mode {action_env.mode} continues the job "
             "that `mode: gate` wrote as its output `job`"
         )
-    return Job.from_json(settings.job)
+    return Job.from_json(action_env.job)
 
 
-def _measure_and_publish(settings: Settings, opened: gate.Opened, log: Log,
+def _measure_and_publish(action_env: ActionEnv, opened: gate.Opened, log: Log,
                          env: Mapping[str, str]) -> int:
     """The single-job form: measure here, then publish; the check ends whatever happens."""
     job, pub = opened.job, opened.publisher
-    progress = _Progress(log.err, lambda phase: _show_phase(settings, job, pub, phase))
+    progress = _Progress(log.err, lambda phase: _show_phase(action_env, job, pub, phase))
     try:
-        doc = measure.run(settings, job, log, source_env=env, reporter=progress)
+        doc = measure.run(action_env, job, log, source_env=env, reporter=progress)
     except BaseException as exc:
         try:
-            publish.run(settings, job, pub, log, not_measured(exc))
+            publish.run(action_env, job, pub, log, not_measured(exc))
         except BenchbotError:
             pass  # the error that stopped measuring is the one to report
         raise
-    return publish.run(settings, job, pub, log, publish.Measured(doc))
+    return publish.run(action_env, job, pub, log, publish.Measured(doc))
 
 
 def not_measured(exc: BaseException) -> publish.NotMeasured:
@@ -87,8 +88,8 @@ def not_measured(exc: BaseException) -> publish.NotMeasured:
     return publish.NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
 
 
-def _show_phase(settings: Settings, job: Job, pub: post.Publisher, phase: str) -> None:
-    body = gate.running_body(settings, job, phase)
+def _show_phase(action_env: ActionEnv, job: Job, pub: post.Publisher, phase: str) -> None:
+    body = gate.running_body(action_env, job, phase)
     pub.update_check(f"benchbot: measuring {job.head.sha[:12]}",
                      body.replace(post.MARKER + "\n", ""))
     pub.show(body)

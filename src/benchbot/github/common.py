@@ -13,7 +13,8 @@ from benchbot import engine, gitops
 from benchbot.config import Config, parse_config_bytes
 from benchbot.errors import ConfigError, OutputError
 from benchbot.github import post, rescue
-from benchbot.github.event import DEFAULT_ARTIFACT, Settings, Side
+from benchbot.github.env import DEFAULT_ARTIFACT, ActionEnv
+from benchbot.github.event import Side
 from benchbot.github.fetch import ensure_commits
 from benchbot.github.job import Job
 
@@ -94,16 +95,16 @@ def base_refspecs(base: Side) -> list[str]:
     return [f"+refs/heads/{base.ref}:refs/remotes/origin/{base.ref}"] if base.ref else []
 
 
-def fetch(settings: Settings, wants: Mapping[str, list[str]]) -> Path:
+def fetch(action_env: ActionEnv, wants: Mapping[str, list[str]]) -> Path:
     """Bring the commits into the workspace's clone; return the repository's root."""
-    ensure_commits(settings.workspace, wants, token=settings.token, server_url=settings.server_url)
-    return gitops.toplevel(settings.workspace)
+    ensure_commits(action_env.workspace, wants, token=action_env.token, server_url=action_env.server_url)
+    return gitops.toplevel(action_env.workspace)
 
 
-def load_config(settings: Settings, repo: Path, base_sha: str) -> Config:
+def load_config(action_env: ActionEnv, repo: Path, base_sha: str) -> Config:
     """The config at the base revision, with the action's inputs put over it."""
-    if settings.config_path:
-        path = settings.config_path.removeprefix("./")
+    if action_env.config_path:
+        path = action_env.config_path.removeprefix("./")
         data = gitops.show_file(repo, base_sha, path)
         if data is None:
             raise ConfigError(
@@ -115,20 +116,20 @@ def load_config(settings: Settings, repo: Path, base_sha: str) -> Config:
     else:
         request = engine.Request(repo=repo, base=base_sha, head=base_sha)
         config = engine.load_request_config(request, repo, base_sha)
-    status = dataclasses.replace(config.status, name=settings.check_name or config.status.name)
-    comment = settings.comment if settings.comment is not None else config.github.comment
+    status = dataclasses.replace(config.status, name=action_env.check_name or config.status.name)
+    comment = action_env.comment if action_env.comment is not None else config.github.comment
     github = dataclasses.replace(config.github, comment=comment)
     return dataclasses.replace(config, status=status, github=github)
 
 
-def publisher(api: post.Api, settings: Settings, job: Job) -> post.Publisher:
+def publisher(api: post.Api, action_env: ActionEnv, job: Job) -> post.Publisher:
     """The publisher of one job, continuing where the gate left the check and the comment."""
     return post.Publisher(
         api, number=job.number, head_sha=job.head.sha, check_name=job.check_name,
-        run_url=settings.run_url, comment=job.comment, bot_login=settings.bot_login,
+        run_url=action_env.run_url, comment=job.comment, bot_login=action_env.bot_login,
         check=job.check, comment_id=job.comment_id, identity=job.identity,
-        retry_wait_s=2.0 if settings.throttle else 0.05,
-        external_id=rescue.external_id(settings.run_id),
+        retry_wait_s=2.0 if action_env.throttle else 0.05,
+        external_id=rescue.external_id(action_env.run_id),
     )
 
 

@@ -30,7 +30,7 @@ from benchbot.github.common import (
     load_config,
     write_outputs,
 )
-from benchbot.github.event import Settings
+from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
 from benchbot.model import Results, Revision, Shard
 from benchbot.progress import TerminalReporter
@@ -41,35 +41,35 @@ REPORT = "report.md"
 ERROR = "error.json"
 
 
-def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
+def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
         reporter: engine.Reporter | None = None) -> Results:
     """Measure the job; write the results directory; return the results document.
 
     Any failure leaves ``error.json`` (kind and message) before it propagates.
     """
-    shard = shard_of(settings, job)
-    if settings.mode == "measure":
-        write_outputs(settings.output, {"artifact": job.artifact(settings.artifact, shard)})
+    shard = shard_of(action_env, job)
+    if action_env.mode == "measure":
+        write_outputs(action_env.output, {"artifact": job.artifact(action_env.artifact, shard)})
     try:
-        doc = _measure(settings, job, log, shard, source_env=source_env, reporter=reporter)
-        write_results(settings, doc, artifact=job.artifact(settings.artifact, shard))
+        doc = _measure(action_env, job, log, shard, source_env=source_env, reporter=reporter)
+        write_results(action_env, doc, artifact=job.artifact(action_env.artifact, shard))
     except BenchbotError as exc:
-        write_error(settings.results_dir, "error", str(exc))
+        write_error(action_env.results_dir, "error", str(exc))
         raise
     except KeyboardInterrupt:
-        write_error(settings.results_dir, "cancelled", "cancelled before the comparison finished")
+        write_error(action_env.results_dir, "cancelled", "cancelled before the comparison finished")
         raise
     except Exception as exc:
-        write_error(settings.results_dir, "crash", f"{type(exc).__name__}: {exc}",
+        write_error(action_env.results_dir, "crash", f"{type(exc).__name__}: {exc}",
                     detail=traceback.format_exc(limit=8))
         raise
     return doc
 
 
-def shard_of(settings: Settings, job: Job) -> Shard | None:
+def shard_of(action_env: ActionEnv, job: Job) -> Shard | None:
     """The share of the job this step measures (None: all of it, the gate did not split
     it); an input ``shard`` that does not fit the gate's split is a UsageError."""
-    shard, count = settings.shard, job.shards
+    shard, count = action_env.shard, job.shards
     if count == 1:
         if shard is not None and shard.count != 1:
             raise UsageError(f"BENCHBOT_SHARD (input shard): {shard}, but the gate did not split "
@@ -85,22 +85,22 @@ def shard_of(settings: Settings, job: Job) -> Shard | None:
     return shard
 
 
-def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
+def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
              source_env: Mapping[str, str], reporter: engine.Reporter | None) -> Results:
-    repo = fetch(settings, {
+    repo = fetch(action_env, {
         job.config_sha: base_refspecs(job.base),
         job.base.sha: [],
         job.head.sha: [f"+refs/pull/{job.number}/head"],
     })
     if job.config_path:
-        settings = dataclasses.replace(settings, config_path=job.config_path)
-    config = load_config(settings, repo, job.config_sha)
+        action_env = dataclasses.replace(action_env, config_path=job.config_path)
+    config = load_config(action_env, repo, job.config_sha)
     part = f", shard {shard}" if shard else ""
     log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
         engine.Request(
             repo=repo, base=job.base.sha, head=job.head.sha, config=config,
-            overrides=job.overrides, repository=settings.repository, resolve_merge_base=False,
+            overrides=job.overrides, repository=action_env.repository, resolve_merge_base=False,
             shard=shard, require_sandbox=True,
         ),
         reporter=reporter or TerminalReporter(log.err, tty=False),
@@ -112,16 +112,16 @@ def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
     )
 
 
-def write_results(settings: Settings, doc: Results, *, artifact: str | None = None) -> str:
+def write_results(action_env: ActionEnv, doc: Results, *, artifact: str | None = None) -> str:
     """The results file and the report, in the results directory and the job summary
     (cut there where it is too long, with a pointer to ``artifact``, the name the results
     directory is uploaded under)."""
-    out = settings.results_dir
+    out = action_env.results_dir
     files.write_text(out / RESULTS, results.dumps(doc))
-    report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
+    report = render_results(doc, "markdown", run_url=action_env.run_url, command_style="bench")
     files.write_text(out / REPORT, report)
-    append_summary(settings.step_summary, report, artifact=artifact or settings.artifact,
-                   run_url=settings.run_url)
+    append_summary(action_env.step_summary, report, artifact=artifact or action_env.artifact,
+                   run_url=action_env.run_url)
     return report
 
 

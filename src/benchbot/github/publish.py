@@ -26,7 +26,7 @@ from benchbot import files, merging, results
 from benchbot.errors import BenchbotError, GithubError, ResultsError
 from benchbot.github import post
 from benchbot.github.common import Log, append_summary, first_line, write_outputs
-from benchbot.github.event import Settings
+from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
 from benchbot.github.measure import ERROR, REPORT, RESULTS
 from benchbot.model import OUTCOMES, FailedShard, Results, Shard
@@ -59,18 +59,18 @@ _MEASURE_RESULT_WORDS = {
 }
 
 
-def read_outcome(settings: Settings, job: Job) -> Outcome:
+def read_outcome(action_env: ActionEnv, job: Job) -> Outcome:
     """What the measure job (or each shard's measure job) left in its artifact."""
     if job.shards > 1:
-        return _read_shards(settings, job)
-    directory = settings.results_dir
-    nested = directory / settings.artifact  # downloaded by pattern: one folder per artifact
+        return _read_shards(action_env, job)
+    directory = action_env.results_dir
+    nested = directory / action_env.artifact  # downloaded by pattern: one folder per artifact
     if not (directory / RESULTS).is_file() and not (directory / ERROR).is_file() and nested.is_dir():
         directory = nested
     outcome = _read_artifact(directory, job, None)
     if outcome is not None:
         return outcome
-    word = settings.measure_result or "failure"
+    word = action_env.measure_result or "failure"
     return NotMeasured(_MEASURE_RESULT_WORDS.get(word, _MEASURE_RESULT_WORDS["failure"]),
                        "cancelled" if word == "cancelled" else "failure")
 
@@ -100,12 +100,12 @@ def _read_artifact(directory: Path, job: Job, shard: Shard | None) -> Outcome | 
     return None
 
 
-def _read_shards(settings: Settings, job: Job) -> Outcome:
+def _read_shards(action_env: ActionEnv, job: Job) -> Outcome:
     """Every shard's artifact, merged into one document of the shards that reported."""
     found: list[merging.ShardFile] = []
     failed: list[FailedShard] = []
     for shard in job.shard_list:
-        directory = settings.results_dir / job.artifact(settings.artifact, shard)
+        directory = action_env.results_dir / job.artifact(action_env.artifact, shard)
         outcome = _read_artifact(directory, job, shard)
         if isinstance(outcome, Measured):
             found.append(merging.ShardFile(f"shard {shard}", outcome.doc))
@@ -114,7 +114,7 @@ def _read_shards(settings: Settings, job: Job) -> Outcome:
     if not found:
         said = {f.index: f"failed: {f.reason}" for f in failed}
         lines = [f"shard {s}: {said.get(s.index, 'did not report')}" for s in job.shard_list]
-        word = settings.measure_result or "failure"
+        word = action_env.measure_result or "failure"
         return NotMeasured(f"no shard of the {job.shards} reported results\n" + "\n".join(lines),
                            "cancelled" if word == "cancelled" and not failed else "failure")
     try:
@@ -133,54 +133,54 @@ def _error_file(path: Path) -> NotMeasured:
     return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
 
 
-def publish_artifact(settings: Settings, job: Job, pub: post.Publisher, log: Log) -> int:
+def publish_artifact(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log) -> int:
     """The publish step: read what the measure job left and publish it. Reading is inside
     the guard too: an artifact that breaks the reader (it comes from the machine that ran
     the pull request's code) still ends the check, with the reason."""
     try:
-        outcome = read_outcome(settings, job)
+        outcome = read_outcome(action_env, job)
     except BaseException as exc:
-        finish_anyway(settings, pub, "reading the measure job's results failed: "
+        finish_anyway(action_env, pub, "reading the measure job's results failed: "
                       f"{first_line(str(exc) or type(exc).__name__)}")
         raise
-    return run(settings, job, pub, log, outcome)
+    return run(action_env, job, pub, log, outcome)
 
 
-def run(settings: Settings, job: Job, pub: post.Publisher, log: Log, outcome: Outcome) -> int:
+def run(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log, outcome: Outcome) -> int:
     """Publish the outcome; complete the check whatever happens; return the exit status."""
     try:
         if isinstance(outcome, Measured):
-            _publish_results(settings, job, pub, log, outcome.doc)
+            _publish_results(action_env, job, pub, log, outcome.doc)
         else:
-            _publish_failure(settings, job, pub, outcome)
+            _publish_failure(action_env, job, pub, outcome)
     except BaseException as exc:
-        finish_anyway(settings, pub, f"publishing failed: {first_line(str(exc) or type(exc).__name__)}")
+        finish_anyway(action_env, pub, f"publishing failed: {first_line(str(exc) or type(exc).__name__)}")
         raise
     return done(pub, log, written=isinstance(outcome, Measured))
 
 
-def _publish_results(settings: Settings, job: Job, pub: post.Publisher, log: Log,
+def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log,
                      doc: Results) -> None:
     doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
     summary = doc.summary
-    report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
-    if settings.mode == "publish":
+    report = render_results(doc, "markdown", run_url=action_env.run_url, command_style="bench")
+    if action_env.mode == "publish":
         # The checked (or merged) document and the report made here from it, at the top
         # of the results directory: the artifact itself lies in a folder of its name.
-        files.write_text(settings.results_dir / RESULTS, results.dumps(doc))
-        files.write_text(settings.results_dir / REPORT, report)
-    if settings.mode == "publish":
-        append_summary(settings.step_summary, report, artifact=settings.artifact,
-                       run_url=settings.run_url)
+        files.write_text(action_env.results_dir / RESULTS, results.dumps(doc))
+        files.write_text(action_env.results_dir / REPORT, report)
+    if action_env.mode == "publish":
+        append_summary(action_env.step_summary, report, artifact=action_env.artifact,
+                       run_url=action_env.run_url)
     conclusion = summary.conclusion
-    values = {"conclusion": conclusion, "results": str(settings.results_dir / RESULTS),
-              "report": str(settings.results_dir / REPORT)}
+    values = {"conclusion": conclusion, "results": str(action_env.results_dir / RESULTS),
+              "report": str(action_env.results_dir / REPORT)}
     values.update({o: str(summary.count(o)) for o in OUTCOMES})
-    write_outputs(settings.output, values)
+    write_outputs(action_env.output, values)
     headline = post.headline(summary) + post.shards_note(doc)
-    pub.show(post.final_body(report, artifact=settings.artifact, run_url=settings.run_url))
+    pub.show(post.final_body(report, artifact=action_env.artifact, run_url=action_env.run_url))
     pub.finish_check(conclusion, f"benchbot: {headline} ({job.head.sha[:7]})",
-                     report, artifact=settings.artifact,
+                     report, artifact=action_env.artifact,
                      description=post.status_description(summary, conclusion,
                                                             post.shards_note(doc)))
     if job.trigger is not None:
@@ -188,30 +188,30 @@ def _publish_results(settings: Settings, job: Job, pub: post.Publisher, log: Log
     log.line(f"published: {headline}, check {conclusion}")
 
 
-def _publish_failure(settings: Settings, job: Job, pub: post.Publisher,
+def _publish_failure(action_env: ActionEnv, job: Job, pub: post.Publisher,
                      outcome: NotMeasured) -> None:
     message = outcome.message
-    append_summary(settings.step_summary,
+    append_summary(action_env.step_summary,
                    f"### benchbot: could not run\n\n{post.error_text(message)}\n",
-                   artifact=settings.artifact, run_url=settings.run_url)
-    write_outputs(settings.output, {"conclusion": outcome.conclusion})
+                   artifact=action_env.artifact, run_url=action_env.run_url)
+    write_outputs(action_env.output, {"conclusion": outcome.conclusion})
     title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
-    pub.show(post.error_body(message, run_url=settings.run_url, title=title))
+    pub.show(post.error_body(message, run_url=action_env.run_url, title=title))
     if not pub.check_started:
         pub.start_check(f"benchbot: {title}", first_line(message))
     pub.finish_check(outcome.conclusion, f"benchbot: {title} ({job.head.sha[:7]})",
-                     post.error_text(message), artifact=settings.artifact,
+                     post.error_text(message), artifact=action_env.artifact,
                      description=f"{title}: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
 
 
-def finish_anyway(settings: Settings, pub: post.Publisher, reason: str) -> None:
+def finish_anyway(action_env: ActionEnv, pub: post.Publisher, reason: str) -> None:
     """The last resort: complete the check and replace "measuring" in the comment."""
     try:
-        pub.show(post.error_body(reason, run_url=settings.run_url))
+        pub.show(post.error_body(reason, run_url=action_env.run_url))
         pub.finish_check("failure", "benchbot: could not run", post.error_text(reason),
-                         artifact=settings.artifact, description=reason)
+                         artifact=action_env.artifact, description=reason)
     except (BenchbotError, OSError):
         pass
 
