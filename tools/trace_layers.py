@@ -13,8 +13,8 @@ records every call from one benchbot module into another. Each module has a laye
 - config reads: how often a config file is parsed (``config.parse_config``).
 
 Modules of plain data (``model``, ``errors``, ``codec``) belong to no layer, and a call
-into a dataclass's own methods (its generated ``__init__``, a property of a ``Config``
-or a ``Job``) is reading data, not a step in the flow: neither is counted. Threads (the engine's look-ahead imports) are not followed.
+into a dataclass's own methods (its generated ``__init__``, a property, any method of a
+``Config`` or a ``Job``) is reading data, not a step in the flow: neither is counted. Threads (the engine's look-ahead imports) are not followed.
 
     python tools/trace_layers.py            # the table
     python tools/trace_layers.py --edges    # and each climbing pair
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import inspect
 import io
 import sys
 import tempfile
@@ -52,9 +53,9 @@ LAYERS = {
     "benchbot.github.env": EVENT, "benchbot.github.event": EVENT,
     "benchbot.github.command": EVENT, "benchbot.github.job": EVENT,
     "benchbot.settings": SETTINGS,
-    "benchbot.config": CONFIG, "benchbot.configfile": CONFIG, "benchbot.github.fetch": CONFIG,
+    "benchbot.config": CONFIG, "benchbot.findconfig": CONFIG, "benchbot.github.fetch": CONFIG,
     "benchbot.engine": WORK, "benchbot.github.post": WORK, "benchbot.github.api": WORK,
-    "benchbot.github.output": OUTPUT, "benchbot.github.text": OUTPUT,
+    "benchbot.github.output": OUTPUT, "benchbot.github.limits": OUTPUT,
     "benchbot.github.common": OUTPUT,  # before: Log, outputs, summary (and more, see above)
     "benchbot.github.rescue": OUTPUT, "benchbot.files": OUTPUT, "benchbot.results": OUTPUT,
     "benchbot.progress": OUTPUT, "benchbot.logsafe": OUTPUT,
@@ -124,7 +125,8 @@ def _is_step(frame: FrameType) -> bool:
     if not dataclasses.is_dataclass(first):
         return True
     owner = first if isinstance(first, type) else type(first)
-    return not (code.co_name.startswith("__") or owner.__module__ in DATA_HOLDERS)
+    is_property = isinstance(inspect.getattr_static(owner, code.co_name, None), property)
+    return not (is_property or code.co_name.startswith("__") or owner.__module__ in DATA_HOLDERS)
 
 
 @contextmanager

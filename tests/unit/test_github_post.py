@@ -8,6 +8,7 @@ import pytest
 
 from benchbot.errors import GithubError
 from benchbot.github.api import CheckRunInfo, CommentInfo
+from benchbot.github.limits import fit
 from benchbot.github.post import (
     BENCH_HINT,
     COMMENT_LIMIT,
@@ -16,7 +17,6 @@ from benchbot.github.post import (
     Publisher,
     final_body,
     find_sticky,
-    fit,
     headline,
     status_description,
 )

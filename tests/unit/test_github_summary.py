@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from benchbot.github import measure, publish
-from benchbot.github.common import STEP_SUMMARY_LIMIT, Log, append_summary
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import Side
 from benchbot.github.job import Job
+from benchbot.github.output import STEP_SUMMARY_LIMIT, Log, append_summary
 from benchbot.model import Revision
 from tests.golden.scenarios import many
 from tests.unit.test_github_post import MemoryApi, details_balance, publisher

@@ -9,14 +9,18 @@ Nothing here calls the API or git.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchbot.errors import UsageError
 from benchbot.model import Shard
 from benchbot.settings import Overrides, SettingError, check_design, read
+
+if TYPE_CHECKING:
+    from benchbot.config import Config
 
 Mode = Literal["all", "gate", "measure", "publish"]
 MODES: tuple[Mode, ...] = ("all", "gate", "measure", "publish")
@@ -62,6 +66,13 @@ class ActionEnv:
         if not self.run_id:
             return None
         return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
+
+    def with_inputs(self, config: Config) -> Config:
+        """The config with the inputs check-name and comment put over it."""
+        status = dataclasses.replace(config.status, name=self.check_name or config.status.name)
+        comment = self.comment if self.comment is not None else config.github.comment
+        github = dataclasses.replace(config.github, comment=comment)
+        return dataclasses.replace(config, status=status, github=github)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, token: str | None = None) -> ActionEnv:

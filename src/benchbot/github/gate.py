@@ -37,19 +37,10 @@ from typing import Protocol
 from benchbot import gitops
 from benchbot.config import Config
 from benchbot.errors import BenchbotError, ConfigError, GithubError, UsageError
+from benchbot.findconfig import read_config
 from benchbot.github import post
 from benchbot.github.api import PullInfo
 from benchbot.github.command import BenchCommand, CommandError, is_command, parse
-from benchbot.github.common import (
-    Log,
-    append_summary,
-    base_refspecs,
-    fetch,
-    first_line,
-    load_config,
-    publisher,
-    write_outputs,
-)
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import (
     PULL_REQUEST_ACTIONS,
@@ -59,7 +50,9 @@ from benchbot.github.event import (
     Side,
     is_fork,
 )
+from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
+from benchbot.github.output import Log, append_summary, first_line, write_outputs
 from benchbot.settings import Overrides
 
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
@@ -77,9 +70,11 @@ ApiFactory = Callable[[ActionEnv], GateApi]
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Opened:
-    """A job the gate approved, and the publisher that opened its check and comment."""
+    """A job the gate approved, the config it read for it (overridden), and the publisher
+    that opened its check and comment."""
 
     job: Job
+    config: Config
     publisher: post.Publisher
 
 
@@ -123,9 +118,10 @@ def _on_pull_request(action_env: ActionEnv, event: Event, api_factory: ApiFactor
         if why is not None:
             _skip_fork(action_env, event, why, log)
             return None
-    job = _pin(action_env, action_env.overrides.apply(config), number=number, base=base, head=head,
+    config = action_env.overrides.apply(config)
+    job = _pin(action_env, config, number=number, base=base, head=head,
                overrides=action_env.overrides, command=BenchCommand())
-    return _open(api_factory(action_env), action_env, job, log)
+    return _open(api_factory(action_env), action_env, job, config, log)
 
 
 def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
@@ -248,7 +244,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
     job = _pin(action_env, config, number=number, base=pull.base, head=pull.head,
                overrides=overrides, command=command, trigger=comment.id,
                requested_by=comment.author)
-    return _open(api, action_env, job, log)
+    return _open(api, action_env, job, config, log)
 
 
 def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int,
@@ -329,8 +325,9 @@ def _done(pub: post.Publisher, log: Log) -> None:
 
 def _config(action_env: ActionEnv, number: int, base: Side, head: Side) -> Config:
     """Fetch both commits (the merge-base needs the head) and read the config at the base."""
-    repo = fetch(action_env, {base.sha: base_refspecs(base), head.sha: [f"+refs/pull/{number}/head"]})
-    return load_config(action_env, repo, base.sha)
+    repo = fetch_commits(action_env, {base.sha: base_refspecs(base),
+                                      head.sha: [f"+refs/pull/{number}/head"]})
+    return action_env.with_inputs(read_config(repo, base.sha, action_env.config_path))
 
 
 def _pin(action_env: ActionEnv, config: Config, *, number: int, base: Side, head: Side,
@@ -349,9 +346,9 @@ def _pin(action_env: ActionEnv, config: Config, *, number: int, base: Side, head
     )
 
 
-def _open(api: post.Api, action_env: ActionEnv, job: Job, log: Log) -> Opened:
+def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: Log) -> Opened:
     """Create the check (in progress) and the "measuring…" comment; hand the job on."""
-    pub = publisher(api, action_env, job)
+    pub = post.publisher_for(api, action_env, job)
     short = job.head.sha[:12]
     log.line(f"approved: #{job.number}, base {job.base.sha[:12]}, head {short}")
     try:
@@ -361,7 +358,7 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, log: Log) -> Opened:
         if action_env.mode == "gate":
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
                      f"waiting for {job.shards} benchmark runners ({job.shards} shards)")
-        pub.show(running_body(action_env, job, phase))
+        pub.show(post.job_running_body(job, phase, action_env.run_url))
         _require_opened(pub, log)
         check, comment_id, identity = pub.state()
         job = dataclasses.replace(job, check=check, comment_id=comment_id, identity=identity)
@@ -377,7 +374,7 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, log: Log) -> Opened:
                              f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
                              artifact=action_env.artifact, description="could not start")
         raise
-    return Opened(job=job, publisher=pub)
+    return Opened(job=job, config=config, publisher=pub)
 
 
 def _require_opened(pub: post.Publisher, log: Log) -> None:
@@ -401,21 +398,9 @@ def _not_started(action_env: ActionEnv) -> None:
         pass
 
 
-def running_body(action_env: ActionEnv, job: Job, phase: str) -> str:
-    """The sticky comment while the job waits or measures."""
-    request = None
-    if job.requested_by:
-        command = f"/bench {job.command.describe()}".strip()
-        request = f"Requested by @{job.requested_by}: `{command}`"
-    return post.running_body(
-        base_sha=job.base.sha, head_sha=job.head.sha, base_ref=job.base.ref,
-        head_ref=job.head.ref, phase=phase, run_url=action_env.run_url, request=request,
-    )
-
-
 def _report_refusal_as_failure(api: post.Api, action_env: ActionEnv, job: Job, message: str) -> None:
     """The config at the base could not be read: fail a check and say why in the comment."""
-    pub = publisher(api, action_env, job)
+    pub = post.publisher_for(api, action_env, job)
     pub.start_check("benchbot: could not run", first_line(message))
     pub.show(post.error_body(message, run_url=action_env.run_url))
     pub.finish_check("failure", "benchbot: could not run", post.error_text(message),

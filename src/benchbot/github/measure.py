@@ -21,37 +21,32 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchbot import engine, files, results
+from benchbot.config import Config
 from benchbot.errors import BenchbotError, UsageError
-from benchbot.github.common import (
-    Log,
-    append_summary,
-    base_refspecs,
-    fetch,
-    load_config,
-    write_outputs,
-)
+from benchbot.findconfig import read_config
 from benchbot.github.env import ActionEnv
+from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
+from benchbot.github.output import ERROR, REPORT, RESULTS, Log, append_summary, write_outputs
 from benchbot.model import Results, Revision, Shard
 from benchbot.progress import TerminalReporter
 from benchbot.report import render_results
 
-RESULTS = "results.json"
-REPORT = "report.md"
-ERROR = "error.json"
-
 
 def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
-        reporter: engine.Reporter | None = None) -> Results:
+        reporter: engine.Reporter | None = None, config: Config | None = None) -> Results:
     """Measure the job; write the results directory; return the results document.
 
-    Any failure leaves ``error.json`` (kind and message) before it propagates.
+    ``config`` is the one the gate read and overrode (the single-job form); else it is
+    read here, at the commit the gate named. Any failure leaves ``error.json`` (kind and
+    message) before it propagates.
     """
     shard = shard_of(action_env, job)
     if action_env.mode == "measure":
         write_outputs(action_env.output, {"artifact": job.artifact(action_env.artifact, shard)})
     try:
-        doc = _measure(action_env, job, log, shard, source_env=source_env, reporter=reporter)
+        doc = _measure(action_env, job, log, shard, source_env=source_env, reporter=reporter,
+                       config=config)
         write_results(action_env, doc, artifact=job.artifact(action_env.artifact, shard))
     except BenchbotError as exc:
         write_error(action_env.results_dir, "error", str(exc))
@@ -86,21 +81,22 @@ def shard_of(action_env: ActionEnv, job: Job) -> Shard | None:
 
 
 def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
-             source_env: Mapping[str, str], reporter: engine.Reporter | None) -> Results:
-    repo = fetch(action_env, {
+             source_env: Mapping[str, str], reporter: engine.Reporter | None,
+             config: Config | None) -> Results:
+    repo = fetch_commits(action_env, {
         job.config_sha: base_refspecs(job.base),
         job.base.sha: [],
         job.head.sha: [f"+refs/pull/{job.number}/head"],
     })
-    if job.config_path:
-        action_env = dataclasses.replace(action_env, config_path=job.config_path)
-    config = load_config(action_env, repo, job.config_sha)
+    if config is None:
+        read = read_config(repo, job.config_sha, job.config_path or action_env.config_path)
+        config = job.overrides.apply(action_env.with_inputs(read))
     part = f", shard {shard}" if shard else ""
     log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
         engine.Request(
             repo=repo, base=job.base.sha, head=job.head.sha, config=config,
-            overrides=job.overrides, repository=action_env.repository, resolve_merge_base=False,
+            repository=action_env.repository, resolve_merge_base=False,
             shard=shard, require_sandbox=True,
         ),
         reporter=reporter or TerminalReporter(log.err, tty=False),

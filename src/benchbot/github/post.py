@@ -23,19 +23,24 @@ tests use an in-memory one), so every decision here is tested without HTTP:
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
+from benchbot import engine
 from benchbot.errors import GithubError
 from benchbot.github import rescue
 from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.command import HELP, BenchCommand
-from benchbot.github.job import CheckRef
+from benchbot.github.job import CheckRef, Job
+from benchbot.github.limits import artifact_link, fit, too_long_note
 from benchbot.model import OUTCOMES, Results, Summary
+from benchbot.progress import PHASE_NAMES, TerminalReporter
 from benchbot.report.escape import md_code_block, md_inline
+
+if TYPE_CHECKING:
+    from benchbot.github.env import ActionEnv
 
 MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
@@ -51,7 +56,6 @@ BENCH_HINT = (
     "parity=0.01 confirm=off aa=off`; `/bench help`).</sub>"
 )
 T = TypeVar("T")
-Unit = Literal["characters", "bytes"]
 STATUS_STATES = {"success": "success", "failure": "failure", "neutral": "success",
                  "cancelled": "error"}
 
@@ -88,102 +92,14 @@ def app_login(slug: str) -> str:
     return f"{slug}[bot]"
 
 
-def fit(text: str, limit: int, tail: str, *, unit: Unit = "characters") -> str:
-    """``text`` if it fits in ``limit`` characters (or UTF-8 bytes), else its first lines
-    and then ``tail``.
-
-    The cut falls at a line end (in bytes, never inside a character), and what it leaves
-    open is closed, so the shortened markdown still renders: a code fence, and the
-    ``<details>`` blocks benchbot itself opened (see ``_closers``).
-    """
-    if length(text, unit) <= limit:
-        return text
-    room = max(0, limit - length(tail, unit) - 2)
-    kept = _cut(text, room, unit)
-    closers = _closers(kept)
-    while length(kept, unit) + length(closers, unit) > room:  # ends: closers grow each time
-        kept = _cut(text, room - length(closers, unit), unit)
-        closers = _closers(kept)
-    return _head(f"{kept}{closers}\n\n{tail}", limit, unit)
-
-
-def length(text: str, unit: Unit = "characters") -> int:
-    """The length of ``text`` in characters, or in bytes of UTF-8."""
-    return len(text.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(text)
-
-
-def _head(text: str, room: int, unit: Unit) -> str:
-    """The longest start of ``text`` within ``room`` units, in whole characters."""
-    room = max(0, room)
-    if unit == "characters":
-        return text[:room]
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= room:
-        return text
-    while room > 0 and data[room] & 0xC0 == 0x80:  # a continuation byte: not a boundary
-        room -= 1
-    return data[:room].decode("utf-8", "surrogatepass")
-
-
-def _cut(text: str, room: int, unit: Unit) -> str:
-    """The longest run of whole lines of ``text`` within ``room`` units."""
-    kept = _head(text, room, unit)
-    return kept[: kept.rindex("\n")] if "\n" in kept else kept
-
-
-# The <details> tags benchbot writes, each at the start of a line of its own markup
-# (report.md.j2, refusal_reply). Text from the code under test never starts a line there
-# (md_inline escapes "<" and joins lines), or is inside a code block (md_code_block), so
-# "\<details" or a log line "<details>" does not count.
-_DETAILS_OPEN = re.compile(r"<details[\s>]")
-_DETAILS_CLOSE = "</details>"
-# A code fence (CommonMark): up to three spaces, then three or more ` or ~.
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
-def _closers(text: str) -> str:
-    """What closes the code block and the ``<details>`` blocks ``text`` leaves open."""
-    fence = ""
-    depth = 0
-    for line in text.split("\n"):
-        if fence:
-            bare = line.strip()
-            if (len(bare) >= len(fence) and bare == fence[0] * len(bare)
-                    and len(line) - len(line.lstrip(" ")) <= 3):
-                fence = ""
-        elif (found := _FENCE.match(line)) and not (
-                found.group(1)[0] == "`" and "`" in line[found.end():]):
-            fence = found.group(1)
-        elif _DETAILS_OPEN.match(line):
-            depth += 1
-        elif line.startswith(_DETAILS_CLOSE):
-            depth = max(0, depth - 1)
-    return (f"\n{fence}" if fence else "") + "\n</details>\n" * depth
-
-
-def too_long_note(what: str, limit: int, artifact: str, run_url: str | None,
-                  unit: Unit = "characters") -> str:
-    """The pointer that replaces the end of a report that does not fit."""
-    return (
-        f"> [!NOTE]\n> The report is longer than {what} allows ({limit:,} {unit}) and "
-        f"was cut here; the whole report (`report.md`) and the results file are in "
-        f"{_artifact(artifact, run_url)}."
-    )
-
-
 def refused_note(reason: str, artifact: str, run_url: str | None, *, comment: bool) -> str:
     """The check's summary when GitHub refused the report there: where to read it instead."""
     where = "the pull request's benchbot comment, " if comment else ""
     return (
         f"> [!NOTE]\n> GitHub refused the report as this check's summary "
         f"({md_inline(reason[:REASON_LIMIT])}), so it is not shown here. It is in {where}the "
-        f"job summary, and with the results file in {_artifact(artifact, run_url)}."
+        f"job summary, and with the results file in {artifact_link(artifact, run_url)}."
     )
-
-
-def _artifact(artifact: str, run_url: str | None) -> str:
-    where = f"the workflow run's artifact `{artifact}`"
-    return where + f" ([workflow run]({run_url}))" if run_url else where
 
 
 def final_body(report: str, *, artifact: str, run_url: str | None) -> str:
@@ -502,3 +418,58 @@ class Publisher:
         except GithubError as exc:
             self.failures.append(str(exc))
             return None
+
+
+def publisher_for(api: Api, action_env: ActionEnv, job: Job) -> Publisher:
+    """The publisher of one job, continuing where the gate left the check and the comment."""
+    return Publisher(
+        api, number=job.number, head_sha=job.head.sha, check_name=job.check_name,
+        run_url=action_env.run_url, comment=job.comment, bot_login=action_env.bot_login,
+        check=job.check, comment_id=job.comment_id, identity=job.identity,
+        retry_wait_s=2.0 if action_env.throttle else 0.05,
+        external_id=rescue.external_id(action_env.run_id),
+    )
+
+
+def job_running_body(job: Job, phase: str, run_url: str | None) -> str:
+    """The sticky comment while the job waits or measures."""
+    request = None
+    if job.requested_by:
+        command = f"/bench {job.command.describe()}".strip()
+        request = f"Requested by @{job.requested_by}: `{command}`"
+    return running_body(
+        base_sha=job.base.sha, head_sha=job.head.sha, base_ref=job.base.ref,
+        head_ref=job.head.ref, phase=phase, run_url=run_url, request=request,
+    )
+
+
+class PhasePoster(engine.Reporter):
+    """Progress for the single-job form: every line to the log, and each new phase to the
+    sticky comment and the check's title."""
+
+    def __init__(self, log: TextIO, pub: Publisher, job: Job, run_url: str | None) -> None:
+        self._terminal = TerminalReporter(log, tty=False)
+        self._pub, self._job, self._run_url = pub, job, run_url
+        self._built = False
+
+    def phase(self, name: str, workloads: int, runs: int) -> None:
+        self._terminal.phase(name, workloads, runs)
+        self._show(f"phase: {PHASE_NAMES.get(name, name)}, {workloads} workloads, {runs} runs")
+
+    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
+        self._terminal.progress(phase, workload, done, planned)
+
+    def note(self, message: str) -> None:
+        self._terminal.note(message)
+
+    def building(self, side: str, sha: str) -> None:
+        self._terminal.building(side, sha)
+        if not self._built:
+            self._built = True
+            self._show("phase: building base and head")
+
+    def _show(self, phase: str) -> None:
+        body = job_running_body(self._job, phase, self._run_url)
+        self._pub.update_check(f"benchbot: measuring {self._job.head.sha[:12]}",
+                               body.replace(MARKER + "\n", ""))
+        self._pub.show(body)

@@ -25,10 +25,17 @@ from pathlib import Path
 from benchbot import files, merging, results
 from benchbot.errors import BenchbotError, GithubError, ResultsError
 from benchbot.github import post
-from benchbot.github.common import Log, append_summary, first_line, write_outputs
 from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
-from benchbot.github.measure import ERROR, REPORT, RESULTS
+from benchbot.github.output import (
+    ERROR,
+    REPORT,
+    RESULTS,
+    Log,
+    append_summary,
+    first_line,
+    write_outputs,
+)
 from benchbot.model import OUTCOMES, FailedShard, Results, Shard
 from benchbot.report import render_results
 
@@ -49,6 +56,15 @@ class NotMeasured:
 
 
 Outcome = Measured | NotMeasured
+
+
+def not_measured(exc: BaseException) -> NotMeasured:
+    """Why measuring stopped, for the check and the comment."""
+    if isinstance(exc, KeyboardInterrupt):  # the job was cancelled (SIGTERM) or Ctrl-C
+        return NotMeasured("cancelled before the comparison finished", "cancelled")
+    if isinstance(exc, BenchbotError):
+        return NotMeasured(str(exc))
+    return NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
 
 _MEASURE_RESULT_WORDS = {
     "cancelled": ("measuring was cancelled before it finished: someone cancelled the run, or "
