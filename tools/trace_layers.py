@@ -138,11 +138,12 @@ def profiled(trace: Trace) -> Iterator[None]:
         sys.setprofile(None)
 
 
-def run_modes(publish_is_step: bool) -> dict[str, Trace]:
-    """Each mode once, traced: gate, measure and publish in turn, then all."""
+def run_modes(publish_is_step: bool, config: str | None = None) -> dict[str, Trace]:
+    """Each mode once, traced: gate, measure and publish in turn, then all (``config``:
+    the repository's benchbot.yml, else tests/ghenv.py's)."""
     from benchbot.github import action
     from tests.fakegithub import FakeGitHub
-    from tests.ghenv import OWNER, REPO, Env, make_workspace
+    from tests.ghenv import CONFIG, OWNER, REPO, Env, make_workspace
 
     traces: dict[str, Trace] = {}
 
@@ -159,7 +160,7 @@ def run_modes(publish_is_step: bool) -> dict[str, Trace]:
 
     with tempfile.TemporaryDirectory() as tmp, FakeGitHub(
             owner=OWNER, repo=REPO, owner_type="User", default_branch="main") as fake:
-        env = Env(Path(tmp), fake, make_workspace(Path(tmp)))
+        env = Env(Path(tmp), fake, make_workspace(Path(tmp), config=config or CONFIG))
         payload = env.pull_request_event()
         gated = run("gate", env, payload)
         job = _outputs(Path(gated["GITHUB_OUTPUT"]))["job"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchbot.errors import UsageError
+from benchbot.github.output import DEFAULT_ARTIFACT
 from benchbot.model import Shard
 from benchbot.settings import Overrides, SettingError, check_design, read
 
@@ -27,7 +28,6 @@ MODES: tuple[Mode, ...] = ("all", "gate", "measure", "publish")
 MEASURE_RESULTS = ("success", "failure", "cancelled", "skipped")
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
-DEFAULT_ARTIFACT = "benchbot-results"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

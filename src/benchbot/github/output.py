@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TextIO
 
 from benchbot.errors import OutputError
-from benchbot.github.env import DEFAULT_ARTIFACT
 from benchbot.github.limits import fit, too_long_note
 
 # What benchbot appends to one step's job summary, in bytes: GitHub refuses a step's whole
 # summary over 1024 KiB ("$GITHUB_STEP_SUMMARY upload aborted, supports content up to a
 # size of 1024k"), so this keeps well clear of that, whatever else the step wrote.
 STEP_SUMMARY_LIMIT = 1_000_000
+DEFAULT_ARTIFACT = "benchbot-results"  # the results directory's name as an artifact
 # The results directory, uploaded as the measure job's artifact and read by the publish step.
 RESULTS = "results.json"
 REPORT = "report.md"
