@@ -10,6 +10,10 @@
   up; the cost is that the write token is on the machine that runs the pull request's
   code, kept from it by the clean environment, the sandbox and benchbot's own process
   being unreadable to other processes (README, "Security model").
+
+Each mode goes straight down the same layers (docs/architecture.md): the environment and
+the event, the settings, the config read once at the base revision, the engine or the
+publisher, the output.
 """
 
 from __future__ import annotations
