@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchbot.github import action
-from benchbot.github.publish import MARKER
+from benchbot.github.post import MARKER
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub, load_payload
 

@@ -19,13 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchbot import gitops, machine, procs, sandbox, shards
-from benchbot.config import (
-    DEFAULT_PATHS,
-    Config,
-    load_config,
-    parse_config_bytes,
-)
+from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError
+from benchbot.findconfig import read_config
 from benchbot.model import AASummary, Results, Revision, SandboxInfo, Shard
 from benchbot.runner import ProcessSpawner, Spawner, target
 from benchbot.settings import Overrides
@@ -46,10 +42,10 @@ class Request:
     base: str
     head: str  # a revision, or WORKTREE (the uncommitted working tree)
     config_path: Path | None = None
-    overrides: Overrides = field(default_factory=Overrides)
+    overrides: Overrides = field(default_factory=Overrides)  # over the config read (not ``config``)
     repository: str | None = None
     resolve_merge_base: bool = True  # False: take `base` as given (the caller resolved it)
-    config: Config | None = None  # already read (benchbot github reads it at the base revision)
+    config: Config | None = None  # read and overridden already (benchbot github: at the base)
     shard: Shard | None = None  # measure only this share of the workloads (shards.py)
     shard_costs: Mapping[str, float] | None = None  # seconds each took before, to split by
     require_sandbox: bool = False  # sandbox: auto refuses to run unconfined (benchbot github)
@@ -72,20 +68,14 @@ class Reporter:
         self.note(f"building {side} ({sha[:12]})")
 
 
-def load_request_config(request: Request, repo: Path, base_sha: str) -> Config:
-    """Read the config: --config if given, else from the base revision (never the head)."""
+def _read_config(request: Request, repo: Path, base_sha: str) -> Config:
+    """The config with the request's overrides over it: as given, else --config's file,
+    else the one at the base revision (never the head's)."""
     if request.config is not None:
         return request.config
     if request.config_path is not None:
-        return load_config(request.config_path)
-    for path, data in zip(DEFAULT_PATHS, gitops.show_files(repo, base_sha, DEFAULT_PATHS),
-                          strict=True):
-        if data is not None:
-            return parse_config_bytes(data, path=path)
-    raise ConfigError(
-        f"no {' or '.join(DEFAULT_PATHS)} at the base revision {base_sha[:12]}: "
-        "commit one there, or pass --config FILE"
-    )
+        return request.overrides.apply(load_config(request.config_path))
+    return request.overrides.apply(read_config(repo, base_sha))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +103,7 @@ def _resolve(request: Request) -> _Plan:
         base_sha, head_sha = gitops.resolve(repo, request.base), gitops.snapshot(repo)
     else:
         base_sha, head_sha = gitops.resolve_all(repo, [request.base, request.head])
-    whole = request.overrides.apply(load_request_config(request, repo, base_sha))
+    whole = _read_config(request, repo, base_sha)
     part = shards.plan(whole, request.shard, request.shard_costs)
     check_pins(part.config)
     if request.resolve_merge_base and part.config.base == "merge-base":

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchbot import results
-from benchbot.github.publish import COMMENT_LIMIT, final_body
+from benchbot.github.post import COMMENT_LIMIT, final_body
 from benchbot.model import Results
 from benchbot.report import render_results
 from tests.golden.scenarios import SCENARIOS

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from benchbot.github.publish import MARKER
+from benchbot.github.post import MARKER
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky

@@ -181,9 +181,9 @@ def test_action_inputs_and_outputs() -> None:
     assert doc["runs"]["using"] == "composite"
     # every input the action passes to benchbot is one it reads
     env = next(s for s in doc["runs"]["steps"] if s.get("id") == "benchbot")["env"]
-    event_py = (ROOT / "src" / "benchbot" / "github" / "event.py").read_text()
+    env_py = (ROOT / "src" / "benchbot" / "github" / "env.py").read_text()
     for name in env:
-        assert name == "GITHUB_TOKEN" or f'"{name}"' in event_py, name
+        assert name == "GITHUB_TOKEN" or f'"{name}"' in env_py, name
     assert doc["inputs"]["mode"]["default"] == "all"
     run = next(s for s in doc["runs"]["steps"] if s.get("id") == "benchbot")["run"]
     assert run.startswith("exec ")  # no shell holding the token waits above benchbot

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchbot import cli
-from benchbot.github.publish import COMMENT_LIMIT, refusal_reply
+from benchbot.github.post import COMMENT_LIMIT, refusal_reply
 from tests.conftest import MakeRepo, git
 from tests.ghenv import BOT, Env
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchbot.errors import UsageError
-from benchbot.github.event import Settings, load_event, parse_event
+from benchbot.github.env import ActionEnv
+from benchbot.github.event import load_event, parse_event
 from benchbot.model import Shard
 from tests.fakegithub import load_payload, payload_path
 
@@ -67,21 +68,21 @@ def test_other_events_and_odd_payloads_do_not_crash() -> None:
 
 
 def test_settings_from_the_environment(tmp_path: Path) -> None:
-    settings = Settings.from_env({
+    action_env = ActionEnv.from_env({
         **ENV, "GITHUB_API_URL": "http://127.0.0.1:9/", "GITHUB_RUN_ID": "42",
         "GITHUB_WORKSPACE": str(tmp_path), "BENCHBOT_WORKING_DIRECTORY": "sub",
         "BENCHBOT_RUNS": "50", "BENCHBOT_FAIL_ON": "inconclusive, slower", "BENCHBOT_COMMENT": "off",
         "BENCHBOT_CHECK_NAME": "perf", "BENCHBOT_CONFIG": "", "RUNNER_TEMP": str(tmp_path / "t"),
     })
-    assert settings.api_url == "http://127.0.0.1:9" and settings.server_url == "https://github.com"
-    assert settings.run_url == "https://github.com/Codertocat/Hello-World/actions/runs/42"
-    assert settings.workspace == tmp_path / "sub" and settings.overrides.runs == 50
-    assert settings.overrides.fail_on == ("slower", "inconclusive") and settings.comment is False
-    assert settings.check_name == "perf" and settings.config_path is None  # empty input: unset
-    assert settings.results_dir == tmp_path / "t" / "benchbot-results"
-    assert settings.throttle
-    assert settings.shards is None and settings.shard is None
-    sharded = Settings.from_env({**ENV, "BENCHBOT_MODE": "measure", "BENCHBOT_SHARD": " 2/3 ",
+    assert action_env.api_url == "http://127.0.0.1:9" and action_env.server_url == "https://github.com"
+    assert action_env.run_url == "https://github.com/Codertocat/Hello-World/actions/runs/42"
+    assert action_env.workspace == tmp_path / "sub" and action_env.overrides.runs == 50
+    assert action_env.overrides.fail_on == ("slower", "inconclusive") and action_env.comment is False
+    assert action_env.check_name == "perf" and action_env.config_path is None  # empty input: unset
+    assert action_env.results_dir == tmp_path / "t" / "benchbot-results"
+    assert action_env.throttle
+    assert action_env.shards is None and action_env.shard is None
+    sharded = ActionEnv.from_env({**ENV, "BENCHBOT_MODE": "measure", "BENCHBOT_SHARD": " 2/3 ",
                                  "BENCHBOT_SHARDS": "3"})
     assert (sharded.shard, sharded.shards) == (Shard(index=2, count=3), 3)
 
@@ -99,16 +100,16 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
 ])
 def test_bad_settings_name_the_variable(change: dict[str, str], message: str) -> None:
     with pytest.raises(UsageError) as exc:
-        Settings.from_env({**ENV, **change})
+        ActionEnv.from_env({**ENV, **change})
     assert message in str(exc.value)
 
 
 def test_load_event_reads_the_file(tmp_path: Path) -> None:
-    event = load_event(Settings.from_env(ENV))
+    event = load_event(ActionEnv.from_env(ENV))
     assert event.number == 2
     bad = tmp_path / "event.json"
     bad.write_text("{not json")
     with pytest.raises(UsageError, match="not JSON"):
-        load_event(Settings.from_env({**ENV, "GITHUB_EVENT_PATH": str(bad)}))
+        load_event(ActionEnv.from_env({**ENV, "GITHUB_EVENT_PATH": str(bad)}))
     with pytest.raises(UsageError, match="cannot read"):
-        load_event(Settings.from_env({**ENV, "GITHUB_EVENT_PATH": str(tmp_path / "missing")}))
+        load_event(ActionEnv.from_env({**ENV, "GITHUB_EVENT_PATH": str(tmp_path / "missing")}))

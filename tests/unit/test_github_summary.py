@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.github import conclude, measure
-from benchbot.github.common import STEP_SUMMARY_LIMIT, Log, append_summary
-from benchbot.github.event import Settings, Side
+from benchbot.github import measure, publish
+from benchbot.github.env import ActionEnv
+from benchbot.github.event import Side
 from benchbot.github.job import Job
+from benchbot.github.output import STEP_SUMMARY_LIMIT, Log, append_summary
 from benchbot.model import Revision
 from tests.golden.scenarios import many
-from tests.unit.test_github_publish import MemoryApi, details_balance, publisher
+from tests.unit.test_github_post import MemoryApi, details_balance, publisher
 
 BASE, HEAD = "b" * 40, "c" * 40
 RUN_URL = "https://github.com/o/r/actions/runs/1"
@@ -52,7 +53,7 @@ def test_a_report_that_fits_is_appended_whole(tmp_path: Path) -> None:
     assert path.read_text() == "### one\n### two\n"
 
 
-def settings(tmp_path: Path, **over: object) -> Settings:
+def action_env(tmp_path: Path, **over: object) -> ActionEnv:
     options: dict[str, object] = {
         "event_name": "issue_comment", "event_path": tmp_path / "event.json",
         "repository": "o/r", "token": None, "run_id": "1", "server_url": "https://github.com",
@@ -60,13 +61,13 @@ def settings(tmp_path: Path, **over: object) -> Settings:
     }
     options.update(over)
     (tmp_path / "results").mkdir(exist_ok=True)
-    return Settings(**options)  # type: ignore[arg-type]
+    return ActionEnv(**options)  # type: ignore[arg-type]
 
 
 def test_the_measure_step_cuts_the_summary_naming_its_shard_s_artifact(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(measure, "render_results", lambda *a, **k: HUGE)
-    measure.write_results(settings(tmp_path, mode="measure"), many(3),
+    measure.write_results(action_env(tmp_path, mode="measure"), many(3),
                           artifact="benchbot-results-shard-2-of-2")
     summary = (tmp_path / "summary.md").read_text()
     assert len(summary.encode()) <= STEP_SUMMARY_LIMIT and "was cut here" in summary
@@ -76,15 +77,15 @@ def test_the_measure_step_cuts_the_summary_naming_its_shard_s_artifact(
 
 def test_the_publish_step_cuts_the_summary(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(conclude, "render_results", lambda *a, **k: HUGE)
+    monkeypatch.setattr(publish, "render_results", lambda *a, **k: HUGE)
     doc = dataclasses.replace(many(3), base=Revision(ref="main", sha=BASE),
                               head=Revision(ref="feature", sha=HEAD))
     job = Job(number=7, base=Side(ref="main", sha=BASE, repo="o/r"),
               head=Side(ref="feature", sha=HEAD, repo="o/r"),
               config_sha=BASE)
     api = MemoryApi()
-    code = conclude.run(settings(tmp_path, mode="publish", artifact="my-results"), job,
-                        publisher(api), Log(io.StringIO()), conclude.Measured(doc))
+    code = publish.run(action_env(tmp_path, mode="publish", artifact="my-results"), job,
+                        publisher(api), Log(io.StringIO()), publish.Measured(doc))
     assert code == 0 and api.checks[1]["status"] == "completed"
     summary = (tmp_path / "summary.md").read_text()
     assert len(summary.encode()) <= STEP_SUMMARY_LIMIT and "was cut here" in summary

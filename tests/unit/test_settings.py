@@ -13,7 +13,7 @@ from benchbot import cli
 from benchbot.config import AAConfig, Config, parse_config
 from benchbot.errors import ConfigError, UsageError
 from benchbot.github.command import CommandError, parse
-from benchbot.github.event import Settings
+from benchbot.github.env import ActionEnv
 from benchbot.settings import Overrides, SettingError, argparse_type, read
 
 CONFIG = """version: 1
@@ -97,7 +97,7 @@ def test_one_message_wherever_a_value_comes_from(name: str, text: str) -> None:
         env = {"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x", "GITHUB_REPOSITORY": "o/r",
                "GITHUB_TOKEN": "t", variable: text}
         with pytest.raises(UsageError, match=variable):
-            Settings.from_env(env)
+            ActionEnv.from_env(env)
 
 
 def test_runs_and_a_budget_from_one_source_are_refused() -> None:
@@ -120,7 +120,7 @@ def test_runs_and_a_budget_from_one_source_are_refused() -> None:
     env = {"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x", "GITHUB_REPOSITORY": "o/r",
            "GITHUB_TOKEN": "t", "BENCHBOT_RUNS": "30", "BENCHBOT_BUDGET": "20m"}
     with pytest.raises(UsageError, match=r"BENCHBOT_RUNS \(input runs\) and BENCHBOT_BUDGET"):
-        Settings.from_env(env)
+        ActionEnv.from_env(env)
 
 
 def test_the_later_source_s_design_wins(two: Config) -> None:

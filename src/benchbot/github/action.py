@@ -5,115 +5,70 @@
 - ``measure`` (the benchmark runner, no write token): build and measure the pinned
   commits, leave the results directory for the artifact (``measure.py``).
 - ``publish`` (a GitHub-hosted runner, write token): read the artifact, write the
-  comment, the check, the summary and the outputs (``conclude.py``).
+  comment, the check, the summary and the outputs (``publish.py``).
 - ``all`` (the default): the three in one job, on the benchmark runner. Simpler to set
   up; the cost is that the write token is on the machine that runs the pull request's
   code, kept from it by the clean environment, the sandbox and benchbot's own process
   being unreadable to other processes (README, "Security model").
+
+Each mode goes straight down the same layers (docs/architecture.md): the environment and
+the event, the settings, the config read once at the base revision, the engine or the
+publisher, the output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TextIO
 
-from benchbot import engine
 from benchbot.errors import BenchbotError, UsageError
-from benchbot.github import conclude, gate, measure, publish
-from benchbot.github.api import GitHubAPI
-from benchbot.github.common import Log, first_line, publisher
-from benchbot.github.event import Settings, load_event
+from benchbot.github import api, gate, measure, post, publish
+from benchbot.github.env import ActionEnv
+from benchbot.github.event import load_event
 from benchbot.github.job import Job
-from benchbot.progress import PHASE_NAMES, TerminalReporter
-
-
-def default_api(settings: Settings) -> gate.GateApi:
-    """The real adapter, configured from the environment."""
-    if settings.token is None:
-        raise UsageError("GITHUB_TOKEN is not set: the gate and publish steps need a token")
-    return GitHubAPI(token=settings.token, api_url=settings.api_url,
-                     repository=settings.repository, throttle=settings.throttle)
+from benchbot.github.output import Log
 
 
 def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
-         api_factory: gate.ApiFactory = default_api) -> int:
+         api_factory: gate.ApiFactory = api.connect) -> int:
     """Do what the mode and the event ask; return the exit status (errors are raised)."""
-    settings = Settings.from_env(env, token=token)
+    action_env = ActionEnv.from_env(env, token=token)
     log = Log(err)
-    if settings.mode == "measure":
-        measure.run(settings, _job(settings), log, source_env=env)
+    if action_env.mode == "measure":
+        measure.run(action_env, _job(action_env), log, source_env=env)
         return 0
-    if settings.mode == "publish":
-        job = _job(settings)
-        pub = publisher(api_factory(settings), settings, job)
-        return conclude.publish_artifact(settings, job, pub, log)
-    opened = gate.run(settings, load_event(settings), api_factory, log)
-    if opened is None or settings.mode == "gate":
+    if action_env.mode == "publish":
+        job = _job(action_env)
+        pub = post.publisher_for(api_factory(action_env), action_env, job)
+        return publish.publish_artifact(action_env, job, pub, log)
+    opened = gate.run(action_env, load_event(action_env), api_factory, log)
+    if opened is None or action_env.mode == "gate":
         return 0
-    return _measure_and_publish(settings, opened, log, env)
+    return _measure_and_publish(action_env, opened, log, env)
 
 
-def _job(settings: Settings) -> Job:
-    if not settings.job:
+def _job(action_env: ActionEnv) -> Job:
+    if not action_env.job:
         raise UsageError(
-            f"BENCHBOT_JOB (input job) is not set: mode {settings.mode} continues the job "
+            f"BENCHBOT_JOB (input job) is not set: mode {action_env.mode} continues the job "
             "that `mode: gate` wrote as its output `job`"
         )
-    return Job.from_json(settings.job)
+    return Job.from_json(action_env.job)
 
 
-def _measure_and_publish(settings: Settings, opened: gate.Opened, log: Log,
+def _measure_and_publish(action_env: ActionEnv, opened: gate.Opened, log: Log,
                          env: Mapping[str, str]) -> int:
-    """The single-job form: measure here, then publish; the check ends whatever happens."""
+    """The single-job form: measure here, with the config the gate read, then publish; the
+    check ends whatever happens."""
     job, pub = opened.job, opened.publisher
-    progress = _Progress(log.err, lambda phase: _show_phase(settings, job, pub, phase))
+    progress = post.PhasePoster(log.err, pub, job, action_env.run_url)
     try:
-        doc = measure.run(settings, job, log, source_env=env, reporter=progress)
+        doc = measure.run(action_env, job, log, source_env=env, reporter=progress,
+                          config=opened.config)
     except BaseException as exc:
         try:
-            conclude.run(settings, job, pub, log, not_measured(exc))
+            publish.run(action_env, job, pub, log, publish.not_measured(exc))
         except BenchbotError:
             pass  # the error that stopped measuring is the one to report
         raise
-    return conclude.run(settings, job, pub, log, conclude.Measured(doc))
-
-
-def not_measured(exc: BaseException) -> conclude.NotMeasured:
-    """Why measuring stopped, for the check and the comment."""
-    if isinstance(exc, KeyboardInterrupt):  # the job was cancelled (SIGTERM) or Ctrl-C
-        return conclude.NotMeasured("cancelled before the comparison finished", "cancelled")
-    if isinstance(exc, BenchbotError):
-        return conclude.NotMeasured(str(exc))
-    return conclude.NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
-
-
-def _show_phase(settings: Settings, job: Job, pub: publish.Publisher, phase: str) -> None:
-    body = gate.running_body(settings, job, phase)
-    pub.update_check(f"benchbot: measuring {job.head.sha[:12]}",
-                     body.replace(publish.MARKER + "\n", ""))
-    pub.show(body)
-
-
-class _Progress(engine.Reporter):
-    """Forwards progress to the log, and each new phase to the comment and the check."""
-
-    def __init__(self, log: TextIO, show: Callable[[str], None]) -> None:
-        self._terminal = TerminalReporter(log, tty=False)
-        self._show = show
-        self._built = False
-
-    def phase(self, name: str, workloads: int, runs: int) -> None:
-        self._terminal.phase(name, workloads, runs)
-        self._show(f"phase: {PHASE_NAMES.get(name, name)}, {workloads} workloads, {runs} runs")
-
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
-        self._terminal.progress(phase, workload, done, planned)
-
-    def note(self, message: str) -> None:
-        self._terminal.note(message)
-
-    def building(self, side: str, sha: str) -> None:
-        self._terminal.building(side, sha)
-        if not self._built:
-            self._built = True
-            self._show("phase: building base and head")
+    return publish.run(action_env, job, pub, log, publish.Measured(doc))

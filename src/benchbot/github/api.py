@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import requests
@@ -35,8 +35,11 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError, ResponseError
 from urllib3.response import BaseHTTPResponse
 
-from benchbot.errors import GithubError
+from benchbot.errors import GithubError, UsageError
 from benchbot.github.event import Side
+
+if TYPE_CHECKING:
+    from benchbot.github.env import ActionEnv
 
 TIMEOUT_S = 30
 RETRIES = 5
@@ -118,6 +121,14 @@ def make_retry(*, total: int = RETRIES, backoff_factor: float = BACKOFF_FACTOR_S
         allowed_methods=Retry.DEFAULT_ALLOWED_METHODS | {"GET", "POST", "PATCH"},
         raise_on_status=False,  # the last answer reaches PyGithub, which raises with its status
     )
+
+
+def connect(action_env: ActionEnv) -> GitHubAPI:
+    """The adapter, configured from the Action's environment."""
+    if action_env.token is None:
+        raise UsageError("GITHUB_TOKEN is not set: the gate and publish steps need a token")
+    return GitHubAPI(token=action_env.token, api_url=action_env.api_url,
+                     repository=action_env.repository, throttle=action_env.throttle)
 
 
 class GitHubAPI:

@@ -19,8 +19,26 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from benchbot import gitops
 from benchbot.errors import GitError
+
+if TYPE_CHECKING:
+    from benchbot.github.env import ActionEnv
+    from benchbot.github.event import Side
+
+
+def fetch_commits(action_env: ActionEnv, wants: Mapping[str, Sequence[str]]) -> Path:
+    """Bring the commits into the workspace's clone; return the repository's root."""
+    ensure_commits(action_env.workspace, wants, token=action_env.token,
+                   server_url=action_env.server_url)
+    return gitops.toplevel(action_env.workspace)
+
+
+def base_refspecs(base: Side) -> list[str]:
+    """Where the base branch's tip can be fetched from."""
+    return [f"+refs/heads/{base.ref}:refs/remotes/origin/{base.ref}"] if base.ref else []
 
 
 def has_commit(repo: Path, sha: str) -> bool:

@@ -37,103 +37,99 @@ from typing import Protocol
 from benchbot import gitops
 from benchbot.config import Config
 from benchbot.errors import BenchbotError, ConfigError, GithubError, UsageError
-from benchbot.github import publish
+from benchbot.findconfig import read_config
+from benchbot.github import post
 from benchbot.github.api import PullInfo
 from benchbot.github.command import BenchCommand, CommandError, is_command, parse
-from benchbot.github.common import (
-    Log,
-    append_summary,
-    base_refspecs,
-    fetch,
-    first_line,
-    load_config,
-    publisher,
-    write_outputs,
-)
+from benchbot.github.env import ActionEnv
 from benchbot.github.event import (
     PULL_REQUEST_ACTIONS,
     PULL_REQUEST_EVENTS,
     Comment,
     Event,
-    Settings,
     Side,
     is_fork,
 )
+from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
+from benchbot.github.output import Log, append_summary, first_line, write_outputs
 from benchbot.settings import Overrides
 
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
 
 
-class GateApi(publish.Api, Protocol):
+class GateApi(post.Api, Protocol):
     """The calls the gate makes besides publishing (implemented by ``api.GitHubAPI``)."""
 
     def permission(self, login: str) -> str: ...
     def pull(self, number: int) -> PullInfo: ...
 
 
-ApiFactory = Callable[[Settings], GateApi]
+ApiFactory = Callable[[ActionEnv], GateApi]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Opened:
-    """A job the gate approved, and the publisher that opened its check and comment."""
+    """A job the gate approved, the config it read for it (overridden), and the publisher
+    that opened its check and comment."""
 
     job: Job
-    publisher: publish.Publisher
+    config: Config
+    publisher: post.Publisher
 
 
-def run(settings: Settings, event: Event, api_factory: ApiFactory, log: Log) -> Opened | None:
+def run(action_env: ActionEnv, event: Event, api_factory: ApiFactory, log: Log) -> Opened | None:
     """Decide on the event; return the opened job, or None when nothing is to run."""
     opened: Opened | None = None
     if event.name in PULL_REQUEST_EVENTS:
-        opened = _on_pull_request(settings, event, api_factory, log)
+        opened = _on_pull_request(action_env, event, api_factory, log)
     elif event.name == "issue_comment":
-        opened = _on_comment(settings, event, api_factory, log)
+        opened = _on_comment(action_env, event, api_factory, log)
     else:
         log.line("ignored: benchbot acts on pull_request, pull_request_target and "
                  f"issue_comment, not {event.name}")
     if opened is None:
-        write_outputs(settings.output, {"run": "false"})
+        write_outputs(action_env.output, {"run": "false"})
     return opened
 
 
 # --- pull_request -----------------------------------------------------------------------
 
 
-def _on_pull_request(settings: Settings, event: Event, api_factory: ApiFactory,
+def _on_pull_request(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
                      log: Log) -> Opened | None:
     if event.action not in PULL_REQUEST_ACTIONS:
         log.line(f"ignored: pull_request {event.action} (runs on {', '.join(PULL_REQUEST_ACTIONS)})")
         return None
     if event.number is None or event.base is None or event.head is None:
-        raise UsageError(f"GITHUB_EVENT_PATH {settings.event_path}: no pull_request in the payload")
-    if not _serves(settings, event, log):
+        raise UsageError(f"GITHUB_EVENT_PATH {action_env.event_path}: no pull_request in the payload")
+    if not _serves(action_env, event, log):
         return None
     number, base, head = event.number, event.base, event.head
     try:
-        config = _config(settings, number, base, head)
+        config = _config(action_env, number, base, head)
     except BenchbotError as exc:
         if not event.is_fork:  # say so on the pull request; a fork's token may not write
             job = Job(number=number, base=base, head=head, config_sha=base.sha)
-            _report_refusal_as_failure(api_factory(settings), settings, job, str(exc))
+            _report_refusal_as_failure(api_factory(action_env), action_env, job, str(exc))
         raise
     if event.is_fork:
-        why = fork_refusal(config, event) or _approver_refusal(config, event, api_factory(settings))
+        why = fork_refusal(config, event) or _approver_refusal(config, event, api_factory(action_env))
         if why is not None:
-            _skip_fork(settings, event, why, log)
+            _skip_fork(action_env, event, why, log)
             return None
-    job = _pin(settings, settings.overrides.apply(config), number=number, base=base, head=head,
-               overrides=settings.overrides, command=BenchCommand())
-    return _open(api_factory(settings), settings, job, log)
+    config = action_env.overrides.apply(config)
+    job = _pin(action_env, config, number=number, base=base, head=head,
+               overrides=action_env.overrides, command=BenchCommand())
+    return _open(api_factory(action_env), action_env, job, config, log)
 
 
-def _serves(settings: Settings, event: Event, log: Log) -> bool:
+def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
     """Whether this trigger is the one that serves this pull request (see the module's
     docstring); a log line (and for a fork's ``pull_request``, a notice) says why not."""
     target = event.name == "pull_request_target"
     if event.is_fork and not target:
-        _skip_fork(settings, event, (
+        _skip_fork(action_env, event, (
             "its `pull_request` run holds a read-only token and the fork's own workflow "
             "file, so benchbot leaves it alone. A maintainer who has read the change can "
             "start it with `/bench sha=<the head's 40 digits>`, or with the config's "
@@ -146,21 +142,21 @@ def _serves(settings: Settings, event: Event, log: Log) -> bool:
     if event.action == "labeled" and not event.is_fork:
         log.line("ignored: a label on a pull request from this repository's own branch")
         return False
-    if target and settings.mode == "all":
+    if target and action_env.mode == "all":
         raise UsageError(
             "pull_request_target needs the three-job workflow (mode: gate, measure, publish): "
             "mode all would build a fork's code in the job that holds the write token")
     return True
 
 
-def _skip_fork(settings: Settings, event: Event, why: str, log: Log) -> None:
+def _skip_fork(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
     """A fork's event that does not run: say so in the log, a notice and the summary."""
     repo = event.head.repo if event.head else None
     text = f"pull request #{event.number} comes from a fork ({repo or 'deleted'}): {why}"
     log.line(f"skipped: {text}")
     log.notice(text)
-    append_summary(settings.step_summary, f"### benchbot: skipped\n\n{text}\n")
-    write_outputs(settings.output, {"conclusion": "skipped"})
+    append_summary(action_env.step_summary, f"### benchbot: skipped\n\n{text}\n")
+    write_outputs(action_env.output, {"conclusion": "skipped"})
 
 
 def _approver_refusal(config: Config, event: Event, api: GateApi) -> str | None:
@@ -201,7 +197,7 @@ def fork_refusal(config: Config, event: Event) -> str | None:
 # --- issue_comment ----------------------------------------------------------------------
 
 
-def ignored_comment(event: Event, settings: Settings) -> str | None:
+def ignored_comment(event: Event, action_env: ActionEnv) -> str | None:
     """Why an issue_comment event is none of benchbot's business, or None when it is."""
     comment = event.comment
     if event.action != "created" or comment is None or event.number is None:
@@ -210,48 +206,48 @@ def ignored_comment(event: Event, settings: Settings) -> str | None:
         return f"#{event.number} is an issue, not a pull request"
     if not is_command(comment.body):
         return "the comment does not start with /bench"
-    if comment.author_type == "Bot" or comment.author.lower() in _own_logins(settings):
+    if comment.author_type == "Bot" or comment.author.lower() in _own_logins(action_env):
         return f"a comment by the bot {comment.author}"
     return None
 
 
-def _on_comment(settings: Settings, event: Event, api_factory: ApiFactory,
+def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
                 log: Log) -> Opened | None:
-    reason = ignored_comment(event, settings)
+    reason = ignored_comment(event, action_env)
     if reason is not None:
         log.line(f"ignored: {reason}")
         return None
     comment, number = event.comment, event.number
     assert comment is not None and number is not None
-    api = api_factory(settings)
-    replies = publish.Publisher(api, number=number, head_sha="", check_name="benchbot",
-                                run_url=settings.run_url, bot_login=settings.bot_login)
+    api = api_factory(action_env)
+    replies = post.Publisher(api, number=number, head_sha="", check_name="benchbot",
+                                run_url=action_env.run_url, bot_login=action_env.bot_login)
     accepted = _accept(api, replies, comment, number, log)
     if accepted is None:
         _done(replies, log)
         return None
     command, pull = accepted
     try:
-        config = _config(settings, number, pull.base, pull.head)
+        config = _config(action_env, number, pull.base, pull.head)
     except BenchbotError as exc:
         job = Job(number=number, base=pull.base, head=pull.head, config_sha=pull.base.sha,
                   trigger=comment.id)
-        _report_refusal_as_failure(api, settings, job, str(exc))
+        _report_refusal_as_failure(api, action_env, job, str(exc))
         raise
-    overrides = settings.overrides.over(command.overrides)
+    overrides = action_env.overrides.over(command.overrides)
     try:
         config = overrides.apply(config)  # e.g. only= names a workload the config lacks
     except ConfigError as exc:
         _refuse(replies, log, comment, [str(exc)])
         _done(replies, log)
         return None
-    job = _pin(settings, config, number=number, base=pull.base, head=pull.head,
+    job = _pin(action_env, config, number=number, base=pull.base, head=pull.head,
                overrides=overrides, command=command, trigger=comment.id,
                requested_by=comment.author)
-    return _open(api, settings, job, log)
+    return _open(api, action_env, job, config, log)
 
 
-def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: int,
+def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int,
             log: Log) -> tuple[BenchCommand, PullInfo] | None:
     """The command and the pull request it is for, or None once a reply has said why not:
     no write permission, a command not understood, ``help``, a closed pull request, a
@@ -259,7 +255,7 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
     permission = _permission(api, comment.author)
     if permission not in ALLOWED_PERMISSIONS:
         log.line(f"refused: /bench from {comment.author}, whose permission is {permission}")
-        replies.reply(publish.permission_reply(comment.author, permission))
+        replies.reply(post.permission_reply(comment.author, permission))
         return None
     replies.react(comment.id, "eyes")
     try:
@@ -268,7 +264,7 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
         _refuse(replies, log, comment, list(exc.problems))
         return None
     if command.help:
-        replies.reply(publish.help_reply(comment.author))
+        replies.reply(post.help_reply(comment.author))
         return None
     pull = api.pull(number)
     head = pull.head.sha
@@ -279,12 +275,12 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
     if fork and not command.pins:
         given = "without sha=" if command.sha is None else f"with sha={command.sha}, not all 40 digits"
         log.line(f"refused: /bench on the fork pull request #{number} {given}")
-        replies.reply(publish.fork_needs_sha_reply(comment.author, head, command))
+        replies.reply(post.fork_needs_sha_reply(comment.author, head, command))
         replies.react(comment.id, "confused")
         return None
     if command.sha is not None and not command.matches(head):
         log.line(f"refused: /bench sha={command.sha} but the head is {head[:12]}")
-        replies.reply(publish.sha_mismatch_reply(comment.author, command.sha, head, command))
+        replies.reply(post.sha_mismatch_reply(comment.author, command.sha, head, command))
         replies.react(comment.id, "confused")
         return None
     if fork:
@@ -293,10 +289,10 @@ def _accept(api: GateApi, replies: publish.Publisher, comment: Comment, number: 
     return command, pull
 
 
-def _refuse(pub: publish.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:
+def _refuse(pub: post.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:
     """A /bench that was not understood: reply with the problems, react confused, run nothing."""
     log.line(f"refused: /bench from {comment.author} was not understood ({len(problems)} problems)")
-    pub.reply(publish.refusal_reply(comment.author, problems))
+    pub.reply(post.refusal_reply(comment.author, problems))
     pub.react(comment.id, "confused")
 
 
@@ -309,14 +305,14 @@ def _permission(api: GateApi, login: str) -> str:
         return "none"
 
 
-def _own_logins(settings: Settings) -> set[str]:
-    logins = {publish.DEFAULT_BOT_LOGIN}
-    if settings.bot_login:
-        logins.add(settings.bot_login.lower())
+def _own_logins(action_env: ActionEnv) -> set[str]:
+    logins = {post.DEFAULT_BOT_LOGIN}
+    if action_env.bot_login:
+        logins.add(action_env.bot_login.lower())
     return logins
 
 
-def _done(pub: publish.Publisher, log: Log) -> None:
+def _done(pub: post.Publisher, log: Log) -> None:
     """Nothing runs; a failed reply still fails the step, naming the call."""
     if pub.failures:
         for failure in pub.failures:
@@ -327,60 +323,61 @@ def _done(pub: publish.Publisher, log: Log) -> None:
 # --- pinning and opening ----------------------------------------------------------------
 
 
-def _config(settings: Settings, number: int, base: Side, head: Side) -> Config:
+def _config(action_env: ActionEnv, number: int, base: Side, head: Side) -> Config:
     """Fetch both commits (the merge-base needs the head) and read the config at the base."""
-    repo = fetch(settings, {base.sha: base_refspecs(base), head.sha: [f"+refs/pull/{number}/head"]})
-    return load_config(settings, repo, base.sha)
+    repo = fetch_commits(action_env, {base.sha: base_refspecs(base),
+                                      head.sha: [f"+refs/pull/{number}/head"]})
+    return action_env.with_inputs(read_config(repo, base.sha, action_env.config_path))
 
 
-def _pin(settings: Settings, config: Config, *, number: int, base: Side, head: Side,
+def _pin(action_env: ActionEnv, config: Config, *, number: int, base: Side, head: Side,
          overrides: Overrides, command: BenchCommand, trigger: int | None = None,
          requested_by: str | None = None) -> Job:
     """The job with its commits fixed: the merge-base (or the base tip) and the head."""
     base_sha = base.sha
     if config.base == "merge-base":
-        base_sha = gitops.merge_base(gitops.toplevel(settings.workspace), base.sha, head.sha)
+        base_sha = gitops.merge_base(gitops.toplevel(action_env.workspace), base.sha, head.sha)
     return Job(
         number=number, base=dataclasses.replace(base, sha=base_sha), head=head,
-        config_sha=base.sha, config_path=settings.config_path, overrides=overrides,
+        config_sha=base.sha, config_path=action_env.config_path, overrides=overrides,
         command=command, trigger=trigger, requested_by=requested_by,
         check_name=config.status.name, fail_on=config.status.fail_on,
-        comment=config.github.comment, shards=settings.shards or 1,
+        comment=config.github.comment, shards=action_env.shards or 1,
     )
 
 
-def _open(api: publish.Api, settings: Settings, job: Job, log: Log) -> Opened:
+def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: Log) -> Opened:
     """Create the check (in progress) and the "measuring…" comment; hand the job on."""
-    pub = publisher(api, settings, job)
+    pub = post.publisher_for(api, action_env, job)
     short = job.head.sha[:12]
     log.line(f"approved: #{job.number}, base {job.base.sha[:12]}, head {short}")
     try:
         pub.start_check(f"benchbot: measuring {short}",
                         f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
         phase = "starting"
-        if settings.mode == "gate":
+        if action_env.mode == "gate":
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
                      f"waiting for {job.shards} benchmark runners ({job.shards} shards)")
-        pub.show(running_body(settings, job, phase))
+        pub.show(post.job_running_body(job, phase, action_env.run_url))
         _require_opened(pub, log)
         check, comment_id, identity = pub.state()
         job = dataclasses.replace(job, check=check, comment_id=comment_id, identity=identity)
-        write_outputs(settings.output, {
+        write_outputs(action_env.output, {
             "run": "true", "job": job.to_json(), "base-sha": job.base.sha,
             "head-sha": job.head.sha, "number": str(job.number),
             "shards": json.dumps([str(s) for s in job.shard_list]),  # the measure matrix
         })
     except BaseException as exc:
-        _not_started(settings)
+        _not_started(action_env)
         if pub.check_started:
             pub.finish_check("failure", "benchbot: could not start",
                              f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
-                             artifact=settings.artifact, description="could not start")
+                             artifact=action_env.artifact, description="could not start")
         raise
-    return Opened(job=job, publisher=pub)
+    return Opened(job=job, config=config, publisher=pub)
 
 
-def _require_opened(pub: publish.Publisher, log: Log) -> None:
+def _require_opened(pub: post.Publisher, log: Log) -> None:
     """Measure only where the result can be published: a check (or status) that could
     not be created, or a comment that could not be written, stops the job here, before
     the benchmark runner is asked for (a check never created cannot be completed)."""
@@ -392,35 +389,23 @@ def _require_opened(pub: publish.Publisher, log: Log) -> None:
                           f"({first})")
 
 
-def _not_started(settings: Settings) -> None:
+def _not_started(action_env: ActionEnv) -> None:
     """Tell the workflow that nothing is to be measured (best effort: the error that
     stopped the gate is the one to report)."""
     try:
-        write_outputs(settings.output, {"run": "false"})
+        write_outputs(action_env.output, {"run": "false"})
     except BenchbotError:
         pass
 
 
-def running_body(settings: Settings, job: Job, phase: str) -> str:
-    """The sticky comment while the job waits or measures."""
-    request = None
-    if job.requested_by:
-        command = f"/bench {job.command.describe()}".strip()
-        request = f"Requested by @{job.requested_by}: `{command}`"
-    return publish.running_body(
-        base_sha=job.base.sha, head_sha=job.head.sha, base_ref=job.base.ref,
-        head_ref=job.head.ref, phase=phase, run_url=settings.run_url, request=request,
-    )
-
-
-def _report_refusal_as_failure(api: publish.Api, settings: Settings, job: Job, message: str) -> None:
+def _report_refusal_as_failure(api: post.Api, action_env: ActionEnv, job: Job, message: str) -> None:
     """The config at the base could not be read: fail a check and say why in the comment."""
-    pub = publisher(api, settings, job)
+    pub = post.publisher_for(api, action_env, job)
     pub.start_check("benchbot: could not run", first_line(message))
-    pub.show(publish.error_body(message, run_url=settings.run_url))
-    pub.finish_check("failure", "benchbot: could not run", publish.error_text(message),
-                     artifact=settings.artifact, description=f"could not run: {first_line(message)}")
+    pub.show(post.error_body(message, run_url=action_env.run_url))
+    pub.finish_check("failure", "benchbot: could not run", post.error_text(message),
+                     artifact=action_env.artifact, description=f"could not run: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
-    append_summary(settings.step_summary, f"### benchbot: could not run\n\n{publish.error_text(message)}\n")
-    write_outputs(settings.output, {"conclusion": "failure"})
+    append_summary(action_env.step_summary, f"### benchbot: could not run\n\n{post.error_text(message)}\n")
+    write_outputs(action_env.output, {"conclusion": "failure"})

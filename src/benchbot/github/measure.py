@@ -21,55 +21,50 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchbot import engine, files, results
+from benchbot.config import Config
 from benchbot.errors import BenchbotError, UsageError
-from benchbot.github.common import (
-    Log,
-    append_summary,
-    base_refspecs,
-    fetch,
-    load_config,
-    write_outputs,
-)
-from benchbot.github.event import Settings
+from benchbot.findconfig import read_config
+from benchbot.github.env import ActionEnv
+from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
+from benchbot.github.output import ERROR, REPORT, RESULTS, Log, append_summary, write_outputs
 from benchbot.model import Results, Revision, Shard
 from benchbot.progress import TerminalReporter
 from benchbot.report import render_results
 
-RESULTS = "results.json"
-REPORT = "report.md"
-ERROR = "error.json"
 
-
-def run(settings: Settings, job: Job, log: Log, *, source_env: Mapping[str, str],
-        reporter: engine.Reporter | None = None) -> Results:
+def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
+        reporter: engine.Reporter | None = None, config: Config | None = None) -> Results:
     """Measure the job; write the results directory; return the results document.
 
-    Any failure leaves ``error.json`` (kind and message) before it propagates.
+    ``config`` is the one the gate read and overrode (the single-job form); else it is
+    read here, at the commit the gate named. Any failure leaves ``error.json`` (kind and
+    message) before it propagates.
     """
-    shard = shard_of(settings, job)
-    if settings.mode == "measure":
-        write_outputs(settings.output, {"artifact": job.artifact(settings.artifact, shard)})
+    shard = shard_of(action_env, job)
+    if action_env.mode == "measure":
+        write_outputs(action_env.output, {"artifact": job.artifact(action_env.artifact, shard)})
     try:
-        doc = _measure(settings, job, log, shard, source_env=source_env, reporter=reporter)
-        write_results(settings, doc, artifact=job.artifact(settings.artifact, shard))
+        doc = _measure(action_env, job, log, shard, source_env=source_env, reporter=reporter,
+                       config=config)
+        write_results(action_env, doc, artifact=job.artifact(action_env.artifact, shard))
     except BenchbotError as exc:
-        write_error(settings.results_dir, "error", str(exc))
+        write_error(action_env.results_dir, "error", str(exc))
         raise
     except KeyboardInterrupt:
-        write_error(settings.results_dir, "cancelled", "cancelled before the comparison finished")
+        write_error(action_env.results_dir, "cancelled", "cancelled before the comparison finished")
         raise
     except Exception as exc:
-        write_error(settings.results_dir, "crash", f"{type(exc).__name__}: {exc}",
+        write_error(action_env.results_dir, "crash", f"{type(exc).__name__}: {exc}",
                     detail=traceback.format_exc(limit=8))
         raise
     return doc
 
 
-def shard_of(settings: Settings, job: Job) -> Shard | None:
+def shard_of(action_env: ActionEnv, job: Job) -> Shard | None:
     """The share of the job this step measures (None: all of it, the gate did not split
     it); an input ``shard`` that does not fit the gate's split is a UsageError."""
-    shard, count = settings.shard, job.shards
+    shard, count = action_env.shard, job.shards
     if count == 1:
         if shard is not None and shard.count != 1:
             raise UsageError(f"BENCHBOT_SHARD (input shard): {shard}, but the gate did not split "
@@ -85,22 +80,23 @@ def shard_of(settings: Settings, job: Job) -> Shard | None:
     return shard
 
 
-def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
-             source_env: Mapping[str, str], reporter: engine.Reporter | None) -> Results:
-    repo = fetch(settings, {
+def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
+             source_env: Mapping[str, str], reporter: engine.Reporter | None,
+             config: Config | None) -> Results:
+    repo = fetch_commits(action_env, {
         job.config_sha: base_refspecs(job.base),
         job.base.sha: [],
         job.head.sha: [f"+refs/pull/{job.number}/head"],
     })
-    if job.config_path:
-        settings = dataclasses.replace(settings, config_path=job.config_path)
-    config = load_config(settings, repo, job.config_sha)
+    if config is None:
+        read = read_config(repo, job.config_sha, job.config_path or action_env.config_path)
+        config = job.overrides.apply(action_env.with_inputs(read))
     part = f", shard {shard}" if shard else ""
     log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
         engine.Request(
             repo=repo, base=job.base.sha, head=job.head.sha, config=config,
-            overrides=job.overrides, repository=settings.repository, resolve_merge_base=False,
+            repository=action_env.repository, resolve_merge_base=False,
             shard=shard, require_sandbox=True,
         ),
         reporter=reporter or TerminalReporter(log.err, tty=False),
@@ -112,16 +108,16 @@ def _measure(settings: Settings, job: Job, log: Log, shard: Shard | None, *,
     )
 
 
-def write_results(settings: Settings, doc: Results, *, artifact: str | None = None) -> str:
+def write_results(action_env: ActionEnv, doc: Results, *, artifact: str | None = None) -> str:
     """The results file and the report, in the results directory and the job summary
     (cut there where it is too long, with a pointer to ``artifact``, the name the results
     directory is uploaded under)."""
-    out = settings.results_dir
+    out = action_env.results_dir
     files.write_text(out / RESULTS, results.dumps(doc))
-    report = render_results(doc, "markdown", run_url=settings.run_url, command_style="bench")
+    report = render_results(doc, "markdown", run_url=action_env.run_url, command_style="bench")
     files.write_text(out / REPORT, report)
-    append_summary(settings.step_summary, report, artifact=artifact or settings.artifact,
-                   run_url=settings.run_url)
+    append_summary(action_env.step_summary, report, artifact=artifact or action_env.artifact,
+                   run_url=action_env.run_url)
     return report
 
 

@@ -1,504 +1,243 @@
-"""Publishing on a pull request: the sticky comment, the check run, reactions, replies.
+"""The publish step: the results go where the gate left its check and comment.
 
-Plain logic over a small ``Api`` protocol (``api.GitHubAPI`` implements it; the unit
-tests use an in-memory one), so every decision here is tested without HTTP:
+In the three-job workflow this runs on a GitHub-hosted runner with the write token, after
+the measure job, whatever became of it (``if: always()``). The results directory is the
+measure job's artifact and is untrusted: the pull request's code ran on that machine. So
+the results file is checked against the schema, must name the commits the gate pinned,
+and the report is made again here from it (its text escaped), never taken from the
+artifact. Whatever happens, the check is completed with a conclusion and a one-line
+reason, and the sticky comment stops saying "measuring".
 
-- the sticky comment is the oldest comment that carries ``MARKER`` *and* was written by
-  benchbot's own identity; any other comment is never edited, whoever wrote it;
-- the identity is, in this order: the configured login (``BENCHBOT_BOT_LOGIN``, the
-  action's ``bot-login`` input); the app that owns the check run we just created
-  (``<slug>[bot]``: ``github-actions[bot]`` for the workflow's token, your app's bot
-  for an app token); the token's user (``GET /user``, which answers for a personal
-  token, not for the Actions token); else ``github-actions[bot]``;
-- the check run goes in_progress -> completed; it carries an ``external_id`` naming the
-  workflow run, and a creation that failed with a 5xx or a lost answer is not repeated
-  before the commit's check runs are listed: one of ours in progress is adopted, since
-  GitHub may have stored it (a second would stay in progress forever); where the token
-  may not create check runs (403), a commit status of the same name is set instead; its summary is cut to
-  GitHub's limit in bytes, and where GitHub still refuses the completing call (422), the
-  check is completed with a short summary that says where the report is;
-- a failed call is recorded in ``failures`` and publishing goes on with the next
-  step, so one refused call does not hide the rest; the caller decides the exit code.
+When the gate split the comparison over several machines, each shard's artifact is
+checked the same way, and the shards that reported are merged into one document
+(``merging``, missing shards allowed): a shard with no artifact is missing (its job
+failed early, was cancelled or never ran), one whose artifact holds an error or a file
+that fails the checks has failed. The report names both and the check is ``neutral``.
+Only when no shard reported does publishing say the comparison could not run.
 """
 
 from __future__ import annotations
 
-import re
-import time
-import uuid
-from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, TypeVar
+import json
+from dataclasses import dataclass
+from pathlib import Path
 
-from benchbot.errors import GithubError
-from benchbot.github import rescue
-from benchbot.github.api import CheckRunInfo, CommentInfo
-from benchbot.github.command import HELP, BenchCommand
-from benchbot.github.job import CheckRef
-from benchbot.model import OUTCOMES, Results, Summary
-from benchbot.report.escape import md_code_block, md_inline
-
-MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
-DEFAULT_BOT_LOGIN = "github-actions[bot]"
-COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
-# A check run's output.summary (and output.text): GitHub's docs say "65535 characters",
-# but it counts UTF-8 bytes ("summary exceeds a maximum bytesize of 65535"), and a report
-# is full of multi-byte characters (×, −, …, µ, emoji, the pictures' blocks).
-CHECK_SUMMARY_LIMIT = 65_535
-STATUS_DESCRIPTION_LIMIT = 140
-REASON_LIMIT = 300  # characters of GitHub's refusal quoted in a check's summary
-BENCH_HINT = (
-    "<sub>Re-run with a comment: `/bench` (options `budget=20m max_runs=N runs=N only=a,b "
-    "parity=0.01 confirm=off aa=off`; `/bench help`).</sub>"
+from benchbot import files, merging, results
+from benchbot.errors import BenchbotError, GithubError, ResultsError
+from benchbot.github import post
+from benchbot.github.env import ActionEnv
+from benchbot.github.job import Job
+from benchbot.github.output import (
+    ERROR,
+    REPORT,
+    RESULTS,
+    Log,
+    append_summary,
+    first_line,
+    write_outputs,
 )
-T = TypeVar("T")
-Unit = Literal["characters", "bytes"]
-STATUS_STATES = {"success": "success", "failure": "failure", "neutral": "success",
-                 "cancelled": "error"}
+from benchbot.model import OUTCOMES, FailedShard, Results, Shard
+from benchbot.report import render_results
 
 
-class Api(Protocol):
-    """The calls publishing needs (implemented by ``api.GitHubAPI``)."""
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """The comparison ran: its results document."""
 
-    def comments(self, number: int) -> list[CommentInfo]: ...
-    def create_comment(self, number: int, body: str) -> CommentInfo: ...
-    def edit_comment(self, number: int, comment_id: int, body: str) -> CommentInfo: ...
-    def react(self, number: int, comment_id: int, content: str) -> None: ...
-    def authenticated_login(self) -> str | None: ...
-    def create_check_run(self, *, name: str, head_sha: str, title: str, summary: str,
-                         details_url: str | None = None,
-                         external_id: str | None = None) -> CheckRunInfo: ...
-    def check_runs(self, head_sha: str, *, name: str,
-                   status: str | None = None) -> list[CheckRunInfo]: ...
-    def update_check_run(self, check_id: int, *, title: str, summary: str,
-                         conclusion: str | None = None, text: str | None = None) -> None: ...
-    def create_status(self, sha: str, *, state: str, context: str, description: str,
-                      target_url: str | None = None) -> None: ...
+    doc: Results
 
 
-def find_sticky(comments: Sequence[CommentInfo], identity: str) -> CommentInfo | None:
-    """The sticky comment: the oldest with the marker written by ``identity``, or None."""
-    for comment in comments:
-        if MARKER in comment.body and comment.author.lower() == identity.lower():
-            return comment
+@dataclass(frozen=True, slots=True)
+class NotMeasured:
+    """The comparison did not finish: why, and the check's conclusion for it."""
+
+    message: str
+    conclusion: str = "failure"  # or "cancelled"
+
+
+Outcome = Measured | NotMeasured
+
+
+def not_measured(exc: BaseException) -> NotMeasured:
+    """Why measuring stopped, for the check and the comment."""
+    if isinstance(exc, KeyboardInterrupt):  # the job was cancelled (SIGTERM) or Ctrl-C
+        return NotMeasured("cancelled before the comparison finished", "cancelled")
+    if isinstance(exc, BenchbotError):
+        return NotMeasured(str(exc))
+    return NotMeasured(f"benchbot failed: {type(exc).__name__}: {first_line(str(exc))}")
+
+_MEASURE_RESULT_WORDS = {
+    "cancelled": ("measuring was cancelled before it finished: someone cancelled the run, or "
+                  "a newer benchmark queued for the runner replaced this one while it waited"),
+    "failure": "the measure job failed before it wrote any results; its log says why",
+    "skipped": "the measure job did not run",
+    "success": "the measure job finished but left no results file in its artifact",
+}
+
+
+def read_outcome(action_env: ActionEnv, job: Job) -> Outcome:
+    """What the measure job (or each shard's measure job) left in its artifact."""
+    if job.shards > 1:
+        return _read_shards(action_env, job)
+    directory = action_env.results_dir
+    nested = directory / action_env.artifact  # downloaded by pattern: one folder per artifact
+    if not (directory / RESULTS).is_file() and not (directory / ERROR).is_file() and nested.is_dir():
+        directory = nested
+    outcome = _read_artifact(directory, job, None)
+    if outcome is not None:
+        return outcome
+    word = action_env.measure_result or "failure"
+    return NotMeasured(_MEASURE_RESULT_WORDS.get(word, _MEASURE_RESULT_WORDS["failure"]),
+                       "cancelled" if word == "cancelled" else "failure")
+
+
+def _read_artifact(directory: Path, job: Job, shard: Shard | None) -> Outcome | None:
+    """The results in one artifact, checked against the schema, the pinned commits and
+    the shard it should hold; its error file; or None when it holds neither."""
+    if (directory / RESULTS).is_file():
+        try:
+            doc = results.load(directory / RESULTS)
+        except BenchbotError as exc:
+            return NotMeasured(f"the results file from the measure job is not valid: {exc}")
+        for side in ("base", "head"):
+            pinned, named = getattr(job, side).sha, getattr(doc, side).sha
+            if named != pinned:
+                return NotMeasured(
+                    f"the results file names {side} {named[:12]}, but the gate "
+                    f"pinned {pinned[:12]}: not publishing results for other commits"
+                )
+        held = (doc.shard.index, doc.shard.count) if doc.shard else None
+        if shard is not None and held != (shard.index, shard.count):
+            said = f"shard {held[0]} of {held[1]}" if held else "not sharded"
+            return NotMeasured(f"the results file of shard {shard} says it is {said}")
+        return Measured(doc)
+    if (directory / ERROR).is_file():
+        return _error_file(directory / ERROR)
     return None
 
 
-def app_login(slug: str) -> str:
-    """The login under which a GitHub App writes: ``<slug>[bot]``."""
-    return f"{slug}[bot]"
+def _read_shards(action_env: ActionEnv, job: Job) -> Outcome:
+    """Every shard's artifact, merged into one document of the shards that reported."""
+    found: list[merging.ShardFile] = []
+    failed: list[FailedShard] = []
+    for shard in job.shard_list:
+        directory = action_env.results_dir / job.artifact(action_env.artifact, shard)
+        outcome = _read_artifact(directory, job, shard)
+        if isinstance(outcome, Measured):
+            found.append(merging.ShardFile(f"shard {shard}", outcome.doc))
+        elif isinstance(outcome, NotMeasured):
+            failed.append(FailedShard(index=shard.index, reason=first_line(outcome.message)[:500]))
+    if not found:
+        said = {f.index: f"failed: {f.reason}" for f in failed}
+        lines = [f"shard {s}: {said.get(s.index, 'did not report')}" for s in job.shard_list]
+        word = action_env.measure_result or "failure"
+        return NotMeasured(f"no shard of the {job.shards} reported results\n" + "\n".join(lines),
+                           "cancelled" if word == "cancelled" and not failed else "failure")
+    try:
+        return Measured(merging.merge(found, allow_missing=True, failed=failed))
+    except ResultsError as exc:
+        return NotMeasured(f"the shards' results cannot be merged: {exc}")
+
+
+def _error_file(path: Path) -> NotMeasured:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        message = str(data["message"])[:20_000]
+        kind = str(data.get("kind"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return NotMeasured("the measure job failed and its error file cannot be read")
+    return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
+
+
+def publish_artifact(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log) -> int:
+    """The publish step: read what the measure job left and publish it. Reading is inside
+    the guard too: an artifact that breaks the reader (it comes from the machine that ran
+    the pull request's code) still ends the check, with the reason."""
+    try:
+        outcome = read_outcome(action_env, job)
+    except BaseException as exc:
+        finish_anyway(action_env, pub, "reading the measure job's results failed: "
+                      f"{first_line(str(exc) or type(exc).__name__)}")
+        raise
+    return run(action_env, job, pub, log, outcome)
+
+
+def run(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log, outcome: Outcome) -> int:
+    """Publish the outcome; complete the check whatever happens; return the exit status."""
+    try:
+        if isinstance(outcome, Measured):
+            _publish_results(action_env, job, pub, log, outcome.doc)
+        else:
+            _publish_failure(action_env, job, pub, outcome)
+    except BaseException as exc:
+        finish_anyway(action_env, pub, f"publishing failed: {first_line(str(exc) or type(exc).__name__)}")
+        raise
+    return done(pub, log, written=isinstance(outcome, Measured))
+
+
+def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log,
+                     doc: Results) -> None:
+    doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
+    summary = doc.summary
+    report = render_results(doc, "markdown", run_url=action_env.run_url, command_style="bench")
+    if action_env.mode == "publish":
+        # The checked (or merged) document and the report made here from it, at the top
+        # of the results directory: the artifact itself lies in a folder of its name.
+        files.write_text(action_env.results_dir / RESULTS, results.dumps(doc))
+        files.write_text(action_env.results_dir / REPORT, report)
+    if action_env.mode == "publish":
+        append_summary(action_env.step_summary, report, artifact=action_env.artifact,
+                       run_url=action_env.run_url)
+    conclusion = summary.conclusion
+    values = {"conclusion": conclusion, "results": str(action_env.results_dir / RESULTS),
+              "report": str(action_env.results_dir / REPORT)}
+    values.update({o: str(summary.count(o)) for o in OUTCOMES})
+    write_outputs(action_env.output, values)
+    headline = post.headline(summary) + post.shards_note(doc)
+    pub.show(post.final_body(report, artifact=action_env.artifact, run_url=action_env.run_url))
+    pub.finish_check(conclusion, f"benchbot: {headline} ({job.head.sha[:7]})",
+                     report, artifact=action_env.artifact,
+                     description=post.status_description(summary, conclusion,
+                                                            post.shards_note(doc)))
+    if job.trigger is not None:
+        pub.react(job.trigger, "rocket")
+    log.line(f"published: {headline}, check {conclusion}")
+
+
+def _publish_failure(action_env: ActionEnv, job: Job, pub: post.Publisher,
+                     outcome: NotMeasured) -> None:
+    message = outcome.message
+    append_summary(action_env.step_summary,
+                   f"### benchbot: could not run\n\n{post.error_text(message)}\n",
+                   artifact=action_env.artifact, run_url=action_env.run_url)
+    write_outputs(action_env.output, {"conclusion": outcome.conclusion})
+    title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
+    pub.show(post.error_body(message, run_url=action_env.run_url, title=title))
+    if not pub.check_started:
+        pub.start_check(f"benchbot: {title}", first_line(message))
+    pub.finish_check(outcome.conclusion, f"benchbot: {title} ({job.head.sha[:7]})",
+                     post.error_text(message), artifact=action_env.artifact,
+                     description=f"{title}: {first_line(message)}")
+    if job.trigger is not None:
+        pub.react(job.trigger, "confused")
+
+
+def finish_anyway(action_env: ActionEnv, pub: post.Publisher, reason: str) -> None:
+    """The last resort: complete the check and replace "measuring" in the comment."""
+    try:
+        pub.show(post.error_body(reason, run_url=action_env.run_url))
+        pub.finish_check("failure", "benchbot: could not run", post.error_text(reason),
+                         artifact=action_env.artifact, description=reason)
+    except (BenchbotError, OSError):
+        pass
+
+
+def done(pub: post.Publisher, log: Log, *, written: bool = False) -> int:
+    """Exit status 0, or a GithubError naming the first failed call."""
+    if not pub.failures:
+        return 0
+    for failure in pub.failures:
+        log.line(f"publishing: {failure}")
+    where = " The results file and the job summary hold everything measured." if written else ""
+    raise GithubError(f"{len(pub.failures)} GitHub call(s) failed; first: {pub.failures[0]}.{where}")
 
-
-def fit(text: str, limit: int, tail: str, *, unit: Unit = "characters") -> str:
-    """``text`` if it fits in ``limit`` characters (or UTF-8 bytes), else its first lines
-    and then ``tail``.
-
-    The cut falls at a line end (in bytes, never inside a character), and what it leaves
-    open is closed, so the shortened markdown still renders: a code fence, and the
-    ``<details>`` blocks benchbot itself opened (see ``_closers``).
-    """
-    if length(text, unit) <= limit:
-        return text
-    room = max(0, limit - length(tail, unit) - 2)
-    kept = _cut(text, room, unit)
-    closers = _closers(kept)
-    while length(kept, unit) + length(closers, unit) > room:  # ends: closers grow each time
-        kept = _cut(text, room - length(closers, unit), unit)
-        closers = _closers(kept)
-    return _head(f"{kept}{closers}\n\n{tail}", limit, unit)
-
-
-def length(text: str, unit: Unit = "characters") -> int:
-    """The length of ``text`` in characters, or in bytes of UTF-8."""
-    return len(text.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(text)
-
-
-def _head(text: str, room: int, unit: Unit) -> str:
-    """The longest start of ``text`` within ``room`` units, in whole characters."""
-    room = max(0, room)
-    if unit == "characters":
-        return text[:room]
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= room:
-        return text
-    while room > 0 and data[room] & 0xC0 == 0x80:  # a continuation byte: not a boundary
-        room -= 1
-    return data[:room].decode("utf-8", "surrogatepass")
-
-
-def _cut(text: str, room: int, unit: Unit) -> str:
-    """The longest run of whole lines of ``text`` within ``room`` units."""
-    kept = _head(text, room, unit)
-    return kept[: kept.rindex("\n")] if "\n" in kept else kept
-
-
-# The <details> tags benchbot writes, each at the start of a line of its own markup
-# (report.md.j2, refusal_reply). Text from the code under test never starts a line there
-# (md_inline escapes "<" and joins lines), or is inside a code block (md_code_block), so
-# "\<details" or a log line "<details>" does not count.
-_DETAILS_OPEN = re.compile(r"<details[\s>]")
-_DETAILS_CLOSE = "</details>"
-# A code fence (CommonMark): up to three spaces, then three or more ` or ~.
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
-def _closers(text: str) -> str:
-    """What closes the code block and the ``<details>`` blocks ``text`` leaves open."""
-    fence = ""
-    depth = 0
-    for line in text.split("\n"):
-        if fence:
-            bare = line.strip()
-            if (len(bare) >= len(fence) and bare == fence[0] * len(bare)
-                    and len(line) - len(line.lstrip(" ")) <= 3):
-                fence = ""
-        elif (found := _FENCE.match(line)) and not (
-                found.group(1)[0] == "`" and "`" in line[found.end():]):
-            fence = found.group(1)
-        elif _DETAILS_OPEN.match(line):
-            depth += 1
-        elif line.startswith(_DETAILS_CLOSE):
-            depth = max(0, depth - 1)
-    return (f"\n{fence}" if fence else "") + "\n</details>\n" * depth
-
-
-def too_long_note(what: str, limit: int, artifact: str, run_url: str | None,
-                  unit: Unit = "characters") -> str:
-    """The pointer that replaces the end of a report that does not fit."""
-    return (
-        f"> [!NOTE]\n> The report is longer than {what} allows ({limit:,} {unit}) and "
-        f"was cut here; the whole report (`report.md`) and the results file are in "
-        f"{_artifact(artifact, run_url)}."
-    )
-
-
-def refused_note(reason: str, artifact: str, run_url: str | None, *, comment: bool) -> str:
-    """The check's summary when GitHub refused the report there: where to read it instead."""
-    where = "the pull request's benchbot comment, " if comment else ""
-    return (
-        f"> [!NOTE]\n> GitHub refused the report as this check's summary "
-        f"({md_inline(reason[:REASON_LIMIT])}), so it is not shown here. It is in {where}the "
-        f"job summary, and with the results file in {_artifact(artifact, run_url)}."
-    )
-
-
-def _artifact(artifact: str, run_url: str | None) -> str:
-    where = f"the workflow run's artifact `{artifact}`"
-    return where + f" ([workflow run]({run_url}))" if run_url else where
-
-
-def final_body(report: str, *, artifact: str, run_url: str | None) -> str:
-    """The sticky comment once the results are in: marker, report (with run link and hint)."""
-    tail = too_long_note("a GitHub comment", COMMENT_LIMIT, artifact, run_url) + "\n\n" + BENCH_HINT
-    return fit(f"{MARKER}\n{report}", COMMENT_LIMIT, tail)
-
-
-def running_body(*, base_sha: str, head_sha: str, base_ref: str | None, head_ref: str | None,
-                 phase: str, run_url: str | None, request: str | None = None) -> str:
-    """The sticky comment while measuring: what is compared and the phase it is in."""
-    lines = [
-        MARKER,
-        "### benchbot: measuring…",
-        "",
-        f"**{_side(base_ref, base_sha)}** → **{_side(head_ref, head_sha)}** · {phase}",
-    ]
-    if request:
-        lines += ["", request]
-    link = f"[workflow run]({run_url}) · " if run_url else ""
-    lines += ["", f"{link}this comment is replaced by the report when it is done.", "", BENCH_HINT]
-    return "\n".join(lines) + "\n"
-
-
-def error_body(message: str, *, run_url: str | None, title: str = "could not run",
-               measured: str = "Nothing was measured.") -> str:
-    """The sticky comment when the comparison could not run (the message is shown as text:
-    it may hold a build log's tail, which the pull request's code wrote)."""
-    link = f" See the [workflow run]({run_url}) for the log." if run_url else ""
-    body = (
-        f"{MARKER}\n### benchbot: {title}\n\n{md_code_block(message.strip())}\n\n"
-        f"{measured}{link}\n\n{BENCH_HINT}\n"
-    )
-    return fit(body, COMMENT_LIMIT, BENCH_HINT)
-
-
-def error_text(message: str) -> str:
-    """A message that may hold a build log's tail, as markdown that shows it as text."""
-    return md_code_block(message.strip())
-
-
-def help_reply(login: str) -> str:
-    """The answer to ``/bench help``."""
-    return f"@{login}\n\n{HELP}\n"
-
-
-def refusal_reply(login: str, problems: Sequence[str]) -> str:
-    """The answer to a ``/bench`` comment with options that were not understood."""
-    items = "\n".join(f"- {p}" for p in problems)
-    syntax = f"<details><summary>/bench syntax</summary>\n\n{HELP}\n\n</details>\n"
-    head = f"@{login}, benchbot did not understand that command, so nothing was run:\n\n"
-    room = COMMENT_LIMIT - len(head) - len(syntax) - 4
-    return head + fit(items, room, "- …") + "\n\n" + syntax
-
-
-def fork_needs_sha_reply(login: str, head_sha: str, command: BenchCommand) -> str:
-    """``/bench`` on a fork's pull request without the head's full SHA: name the commit
-    and the command that confirms it."""
-    again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
-    short = ""
-    if command.sha is not None:
-        short = (f" `sha={command.sha}` is not enough: on a fork only the full 40-digit SHA "
-                 "runs, since a shorter prefix can be matched by a commit made for the purpose.")
-    return (
-        f"@{login}, this pull request comes from a fork, so benchbot runs its code on the "
-        f"benchmark machine only at a commit a maintainer has read.{short} Its head is now "
-        f"`{head_sha}`. To measure exactly that commit, comment:\n\n```text\n{again}\n```\n\n"
-        "Nothing was run. A later push needs a new `/bench sha=…`."
-    )
-
-
-def sha_mismatch_reply(login: str, given: str, head_sha: str, command: BenchCommand) -> str:
-    """``/bench sha=X`` where the pull request's head is no longer X."""
-    again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
-    return (
-        f"@{login}, `sha={given}` does not name this pull request's head, which is now "
-        f"`{head_sha}` (pushed since, or a typo), so nothing was run. Read the new commits; "
-        f"to measure the head as it is now, comment:\n\n```text\n{again}\n```"
-    )
-
-
-def _without_sha(command: BenchCommand) -> str:
-    return command.describe(sha=False)
-
-
-def permission_reply(login: str, permission: str) -> str:
-    """The polite answer to a ``/bench`` comment from someone without write access."""
-    return (
-        f"@{login}, thanks for asking: `/bench` runs code on this repository's own "
-        f"benchmark machine, so only people with write access can start it (yours is "
-        f"`{permission}`). A maintainer can run it for this pull request."
-    )
-
-
-def headline(summary: Summary) -> str:
-    """``1 slower · 2 level`` from a results summary (outcomes with a count only)."""
-    parts = [f"{summary.count(o)} {o}" for o in OUTCOMES if summary.count(o)]
-    return " · ".join(parts) or "nothing compared"
-
-
-def shards_note(doc: Results) -> str:
-    """`` · shard 2 of 2 missing`` for a merged comparison some shard did not complete."""
-    gaps = sorted([*(doc.missing_shards or ()), *(f.index for f in doc.failed_shards or ())])
-    if not gaps or not doc.shards:
-        return ""
-    count = doc.shards[0].count
-    which = ", ".join(map(str, gaps))
-    return f" · shard{'s' if len(gaps) > 1 else ''} {which} of {count} missing or failed"
-
-
-def status_description(summary: Summary, conclusion: str, note: str = "") -> str:
-    """A commit status's description (140 characters at most)."""
-    text = f"{headline(summary)}{note} ({conclusion})".replace(" · ", ", ")
-    return text[:STATUS_DESCRIPTION_LIMIT]
-
-
-def _side(ref: str | None, sha: str) -> str:
-    return f"{md_inline(ref)} ({sha[:12]})" if ref else sha[:12]
-
-
-class Publisher:
-    """Everything benchbot writes on one pull request during one step.
-
-    ``check``, ``comment_id`` and ``identity`` continue what an earlier step (the gate)
-    started; ``state`` hands them on. Creating the sticky comment or the check run is
-    tried ``attempts`` times, waiting ``retry_wait_s``, doubling, after a server error:
-    each try after the first looks for what the last one may have stored (the comment by
-    marker and author, the check run by name and ``external_id``), so that a creation
-    whose answer was lost is never repeated.
-    """
-
-    def __init__(self, api: Api, *, number: int, head_sha: str, check_name: str,
-                 run_url: str | None, comment: bool = True, bot_login: str | None = None,
-                 check: CheckRef | None = None, comment_id: int | None = None,
-                 identity: str | None = None, attempts: int = 5,
-                 retry_wait_s: float = 2.0, external_id: str | None = None) -> None:
-        self.api = api
-        self.number = number
-        self.head_sha = head_sha
-        self.check_name = check_name
-        self.run_url = run_url
-        self.comment_enabled = comment
-        self.failures: list[str] = []
-        self._bot_login = bot_login
-        self._app_login: str | None = None
-        self._identity = identity
-        self._comment_id = comment_id
-        self._check = check or CheckRef()
-        self._attempts = max(1, attempts)
-        self._retry_wait_s = retry_wait_s
-        self.external_id = external_id or f"benchbot-{uuid.uuid4()}"
-
-    def state(self) -> tuple[CheckRef, int | None, str | None]:
-        """The check, the sticky comment's id and the identity, for the next step."""
-        return self._check, self._comment_id, self.identity()
-
-    # --- identity -----------------------------------------------------------------
-
-    def identity(self) -> str:
-        """The login benchbot's comments are written by (see the module's docstring)."""
-        if self._identity is None:
-            self._identity = (
-                self._bot_login or self._app_login or self._token_login() or DEFAULT_BOT_LOGIN
-            )
-        return self._identity
-
-    def _token_login(self) -> str | None:
-        try:
-            return self.api.authenticated_login()
-        except GithubError:  # not knowing is not a failure: the default follows
-            return None
-
-    # --- the check ----------------------------------------------------------------
-
-    @property
-    def check_started(self) -> bool:
-        """Whether a check run (or the fallback status) was started."""
-        return self._check.kind != "none"
-
-    def start_check(self, title: str, summary: str) -> None:
-        """Create the check run in_progress, or a pending commit status where that is refused."""
-        try:
-            run = self._create_check(title, fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes"))
-        except GithubError as exc:
-            if exc.status == 403:  # the token may not write checks: fall back to a status
-                self._check = CheckRef(kind="status")
-                self._status("pending", title)
-            else:
-                self.failures.append(str(exc))
-            return
-        self._check = CheckRef(kind="check", id=run.id)
-        if run.app_slug:
-            self._app_login = app_login(run.app_slug)
-
-    def _create_check(self, title: str, summary: str) -> CheckRunInfo:
-        wait = self._retry_wait_s
-        for attempt in range(1, self._attempts + 1):
-            try:
-                found = self._own_open_check() if attempt > 1 else None
-                if found is not None:
-                    return found
-                return self.api.create_check_run(
-                    name=self.check_name, head_sha=self.head_sha, title=title,
-                    summary=summary, details_url=self.run_url, external_id=self.external_id)
-            except GithubError as exc:
-                if (exc.status is not None and exc.status < 500) or attempt == self._attempts:
-                    raise
-                time.sleep(wait)  # GitHub may have stored it: the next try looks first
-                wait *= 2
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    def _own_open_check(self) -> CheckRunInfo | None:
-        """The check run in progress that an earlier try of ours created, if GitHub kept it."""
-        runs = self.api.check_runs(self.head_sha, name=self.check_name, status="in_progress")
-        ours = [r for r in runs if r.external_id == self.external_id]
-        return min(ours, key=lambda r: r.id) if ours else None
-
-    def update_check(self, title: str, summary: str) -> None:
-        """Show progress in the check run's summary (statuses have no room for it)."""
-        if self._check.kind == "check" and self._check.id is not None:
-            check_id = self._check.id
-            self._try(lambda: self.api.update_check_run(
-                check_id, title=title, summary=fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes")))
-
-    def finish_check(self, conclusion: str, title: str, summary: str, *, artifact: str,
-                     description: str) -> None:
-        """Complete the check run with a conclusion, or set the final commit status.
-
-        The conclusion and the summary go in one call; where GitHub refuses that (422:
-        the summary, by a rule of its own), the check is completed with a short summary
-        that says where the report is, so that it never stays in progress.
-        """
-        if not self.check_started:
-            self.start_check(title, description)
-        if self._check.kind == "check" and self._check.id is not None:
-            tail = too_long_note("a check's summary", CHECK_SUMMARY_LIMIT, artifact,
-                                 self.run_url, "bytes")
-            check_id = self._check.id
-            try:
-                self.api.update_check_run(
-                    check_id, title=title, conclusion=conclusion,
-                    summary=fit(summary, CHECK_SUMMARY_LIMIT, tail, unit="bytes"),
-                )
-                return
-            except GithubError as exc:
-                if exc.status == 422:
-                    note = refused_note(str(exc), artifact, self.run_url,
-                                        comment=self.comment_enabled)
-                    self._try(lambda: self.api.update_check_run(
-                        check_id, title=title, conclusion=conclusion, summary=note))
-                    return
-                if exc.status != 403:
-                    self.failures.append(str(exc))
-                    return
-        self._status(STATUS_STATES.get(conclusion, "error"), description)
-
-    def _status(self, state: str, description: str) -> None:
-        self._try(lambda: self.api.create_status(
-            self.head_sha, state=state, context=self.check_name,
-            description=description[:STATUS_DESCRIPTION_LIMIT], target_url=self.run_url,
-        ))
-
-    # --- the sticky comment -------------------------------------------------------
-
-    def show(self, body: str) -> None:
-        """Put ``body`` in the sticky comment: edit ours if there is one, else create it."""
-        if not self.comment_enabled:
-            return
-        try:
-            self._show(body)
-        except GithubError as exc:
-            self.failures.append(str(exc))
-
-    def _show(self, body: str) -> None:
-        wait = self._retry_wait_s
-        for attempt in range(1, self._attempts + 1):
-            try:
-                self._show_once(body)
-                return
-            except GithubError as exc:
-                if (exc.status is not None and exc.status < 500) or attempt == self._attempts:
-                    raise
-                # A 5xx or a lost answer: GitHub may have stored a new comment anyway;
-                # the next try looks for it before it creates one, so there is never two.
-                self._comment_id = None
-                time.sleep(wait)
-                wait *= 2
-
-    def _show_once(self, body: str) -> None:
-        if self._comment_id is None:
-            found = find_sticky(self.api.comments(self.number), self.identity())
-            self._comment_id = found.id if found else None
-        if self._comment_id is not None:
-            try:
-                self.api.edit_comment(self.number, self._comment_id, body)
-                return
-            except GithubError as exc:
-                if exc.status != 404:  # deleted since: make a new one
-                    raise
-                self._comment_id = None
-        self._comment_id = self.api.create_comment(self.number, body).id
-
-    # --- reactions and replies ----------------------------------------------------
-
-    def react(self, comment_id: int, content: str) -> None:
-        """React to the triggering comment; a failure is recorded, not raised."""
-        self._try(lambda: self.api.react(self.number, comment_id, content))
-
-    def reply(self, body: str) -> None:
-        """Post a separate (not sticky) comment, e.g. a refusal."""
-        self._try(lambda: self.api.create_comment(self.number, body))
-
-    def _try(self, call: Callable[[], T]) -> T | None:
-        try:
-            return call()
-        except GithubError as exc:
-            self.failures.append(str(exc))
-            return None

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-MARKER = "<!-- benchbot:sticky -->"  # the sticky comment's hidden marker (publish.MARKER)
+MARKER = "<!-- benchbot:sticky -->"  # the sticky comment's hidden marker (post.MARKER)
 TIMEOUT_S = 30
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT = 'rel="next"'

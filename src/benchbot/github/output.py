@@ -1,26 +1,25 @@
-"""What the gate, measure and publish steps share: the log, step outputs and summary,
-the config at the base revision, and the publisher of one job."""
+"""What a step leaves in the job: lines in its log, step outputs, the job summary, and the
+names of the files in the results directory."""
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from benchbot import engine, gitops
-from benchbot.config import Config, parse_config_bytes
-from benchbot.errors import ConfigError, OutputError
-from benchbot.github import publish, rescue
-from benchbot.github.event import DEFAULT_ARTIFACT, Settings, Side
-from benchbot.github.fetch import ensure_commits
-from benchbot.github.job import Job
+from benchbot.errors import OutputError
+from benchbot.github.limits import fit, too_long_note
 
 # What benchbot appends to one step's job summary, in bytes: GitHub refuses a step's whole
 # summary over 1024 KiB ("$GITHUB_STEP_SUMMARY upload aborted, supports content up to a
 # size of 1024k"), so this keeps well clear of that, whatever else the step wrote.
 STEP_SUMMARY_LIMIT = 1_000_000
+DEFAULT_ARTIFACT = "benchbot-results"  # the results directory's name as an artifact
+# The results directory, uploaded as the measure job's artifact and read by the publish step.
+RESULTS = "results.json"
+REPORT = "report.md"
+ERROR = "error.json"  # why the comparison did not finish, where it did not
 
 
 class Log:
@@ -57,8 +56,8 @@ def append_summary(path: Path | None, text: str, *, artifact: str = DEFAULT_ARTI
     if path is None:
         return
     room = STEP_SUMMARY_LIMIT - _size(path) - 1  # 1: the line end after a pointer
-    tail = publish.too_long_note("a job summary", STEP_SUMMARY_LIMIT, artifact, run_url, "bytes")
-    text = publish.fit(text, room, tail, unit="bytes")
+    tail = too_long_note("a job summary", STEP_SUMMARY_LIMIT, artifact, run_url, "bytes")
+    text = fit(text, room, tail, unit="bytes")
     _append(path, "GITHUB_STEP_SUMMARY", text if text.endswith("\n") else text + "\n")
 
 
@@ -87,49 +86,6 @@ def _append(path: Path | None, variable: str, text: str) -> None:
             fh.write(text)
     except OSError as exc:
         raise OutputError(f"cannot write {variable} {path}: {exc.strerror or exc}") from None
-
-
-def base_refspecs(base: Side) -> list[str]:
-    """Where the base branch's tip can be fetched from."""
-    return [f"+refs/heads/{base.ref}:refs/remotes/origin/{base.ref}"] if base.ref else []
-
-
-def fetch(settings: Settings, wants: Mapping[str, list[str]]) -> Path:
-    """Bring the commits into the workspace's clone; return the repository's root."""
-    ensure_commits(settings.workspace, wants, token=settings.token, server_url=settings.server_url)
-    return gitops.toplevel(settings.workspace)
-
-
-def load_config(settings: Settings, repo: Path, base_sha: str) -> Config:
-    """The config at the base revision, with the action's inputs put over it."""
-    if settings.config_path:
-        path = settings.config_path.removeprefix("./")
-        data = gitops.show_file(repo, base_sha, path)
-        if data is None:
-            raise ConfigError(
-                f"{path}: not found at the base revision {base_sha[:12]}; benchbot reads its "
-                "config from the base branch, so that a pull request cannot change how it is "
-                "judged: commit it there first (the path is relative to the repository root)"
-            )
-        config = parse_config_bytes(data, path=path)
-    else:
-        request = engine.Request(repo=repo, base=base_sha, head=base_sha)
-        config = engine.load_request_config(request, repo, base_sha)
-    status = dataclasses.replace(config.status, name=settings.check_name or config.status.name)
-    comment = settings.comment if settings.comment is not None else config.github.comment
-    github = dataclasses.replace(config.github, comment=comment)
-    return dataclasses.replace(config, status=status, github=github)
-
-
-def publisher(api: publish.Api, settings: Settings, job: Job) -> publish.Publisher:
-    """The publisher of one job, continuing where the gate left the check and the comment."""
-    return publish.Publisher(
-        api, number=job.number, head_sha=job.head.sha, check_name=job.check_name,
-        run_url=settings.run_url, comment=job.comment, bot_login=settings.bot_login,
-        check=job.check, comment_id=job.comment_id, identity=job.identity,
-        retry_wait_s=2.0 if settings.throttle else 0.05,
-        external_id=rescue.external_id(settings.run_id),
-    )
 
 
 def first_line(message: str) -> str:

@@ -1,4 +1,4 @@
-"""Publishing decisions, tested without HTTP through an in-memory API."""
+"""What is posted on a pull request, tested without HTTP through an in-memory API."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 from benchbot.errors import GithubError
 from benchbot.github.api import CheckRunInfo, CommentInfo
-from benchbot.github.publish import (
+from benchbot.github.limits import fit
+from benchbot.github.post import (
     BENCH_HINT,
     COMMENT_LIMIT,
     DEFAULT_BOT_LOGIN,
@@ -16,7 +17,6 @@ from benchbot.github.publish import (
     Publisher,
     final_body,
     find_sticky,
-    fit,
     headline,
     status_description,
 )
