@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from benchbot.github.publish import MARKER
+from benchbot.github.post import MARKER
 from tests.act.gitserver import GitServer
 from tests.act.harness import (
     CONFIG,
