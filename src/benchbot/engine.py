@@ -113,7 +113,7 @@ def _resolve(request: Request) -> _Plan:
         base_sha, head_sha = gitops.resolve(repo, request.base), gitops.snapshot(repo)
     else:
         base_sha, head_sha = gitops.resolve_all(repo, [request.base, request.head])
-    whole = request.overrides.apply(load_request_config(request, repo, base_sha))
+    whole = load_request_config(request, repo, base_sha).with_overrides(request.overrides)
     part = shards.plan(whole, request.shard, request.shard_costs)
     check_pins(part.config)
     if request.resolve_merge_base and part.config.base == "merge-base":

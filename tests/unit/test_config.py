@@ -30,6 +30,7 @@ from benchbot.config import (
     parse_duration,
 )
 from benchbot.errors import ConfigError
+from benchbot.settings import UNITS_S
 
 REPO = Path(__file__).resolve().parents[2]
 PATH = "conf/bench.yml"  # not the default name, so messages are seen to carry the real one
@@ -587,9 +588,9 @@ def test_parse_duration_refuses(value: object) -> None:
         parse_duration(value, where="f.yml:3: defaults.timeout")
 
 
-@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(sorted(cfg._UNITS_S)))
+@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(sorted(UNITS_S)))
 def test_parse_duration_scales_by_its_unit(n: int, unit: str) -> None:
-    assert parse_duration(f"{n}{unit}", where="x") == pytest.approx(n * cfg._UNITS_S[unit])
+    assert parse_duration(f"{n}{unit}", where="x") == pytest.approx(n * UNITS_S[unit])
 
 
 # --- the JSON Schema ------------------------------------------------------------------------

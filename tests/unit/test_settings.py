@@ -30,24 +30,24 @@ def two() -> Config:
 
 
 def test_nothing_set_changes_nothing(two: Config) -> None:
-    assert Overrides().apply(two) == two
+    assert two.with_overrides(Overrides()) == two
 
 
 def test_runs_and_parity_reach_every_workload(two: Config) -> None:
-    changed = Overrides(runs=50, parity=0.05).apply(two)
+    changed = two.with_overrides(Overrides(runs=50, parity=0.05))
     assert [(w.runs, w.parity) for w in changed.workloads] == [(50, 0.05), (50, 0.05)]
     assert [(w.runs, w.parity) for w in two.workloads] == [(30, 0.02), (30, 0.01)]
 
 
 def test_only_keeps_the_file_s_order(two: Config) -> None:
-    assert [w.name for w in Overrides(only=("sum", "sort")).apply(two).workloads] == ["sort", "sum"]
+    assert [w.name for w in two.with_overrides(Overrides(only=("sum", "sort"))).workloads] == ["sort", "sum"]
 
 
 def test_switches_fail_on_and_seed(two: Config) -> None:
-    changed = Overrides(confirm=False, aa=False, fail_on=("slower", "invalid"), seed=7).apply(two)
+    changed = two.with_overrides(Overrides(confirm=False, aa=False, fail_on=("slower", "invalid"), seed=7))
     assert (changed.confirm, changed.aa, changed.status.fail_on, changed.seed) == (
         False, AAConfig(enabled=False), ("slower", "invalid"), 7)
-    assert Overrides(aa=True).apply(changed).aa.enabled is True
+    assert changed.with_overrides(Overrides(aa=True)).aa.enabled is True
 
 
 def test_the_later_settings_win_where_they_are_set() -> None:
@@ -58,7 +58,7 @@ def test_the_later_settings_win_where_they_are_set() -> None:
 
 def test_an_unknown_workload_names_the_known_ones(two: Config) -> None:
     with pytest.raises(ConfigError, match=r"only: no workload named 'sorted' .*did you mean 'sort'\?"):
-        Overrides(only=("sorted",)).apply(two)
+        two.with_overrides(Overrides(only=("sorted",)))
 
 
 @pytest.mark.parametrize("name, text, value", [
@@ -130,11 +130,11 @@ def test_the_later_source_s_design_wins(two: Config) -> None:
     inputs = Overrides(runs=30, fail_on=("slower",))
     assert inputs.over(Overrides(budget=1200.0)) == Overrides(budget=1200.0, fail_on=("slower",))
     assert Overrides(budget=1200.0, max_runs=200).over(Overrides(runs=50)) == Overrides(runs=50)
-    sequential = Overrides(budget=1200.0).apply(two)  # the config's defaults say runs: 30
+    sequential = two.with_overrides(Overrides(budget=1200.0))  # the config's defaults say runs: 30
     assert [w.runs for w in sequential.workloads] == [None, None]
     assert sequential.budget_s == 1200.0
-    assert [w.runs for w in Overrides(max_runs=200).apply(two).workloads] == [None, None]
-    assert [w.runs for w in Overrides(parity=0.05).apply(two).workloads] == [30, 30]
+    assert [w.runs for w in two.with_overrides(Overrides(max_runs=200)).workloads] == [None, None]
+    assert [w.runs for w in two.with_overrides(Overrides(parity=0.05)).workloads] == [30, 30]
 
 
 def test_the_config_uses_the_same_bounds() -> None:

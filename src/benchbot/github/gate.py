@@ -123,7 +123,7 @@ def _on_pull_request(settings: Settings, event: Event, api_factory: ApiFactory,
         if why is not None:
             _skip_fork(settings, event, why, log)
             return None
-    job = _pin(settings, settings.overrides.apply(config), number=number, base=base, head=head,
+    job = _pin(settings, config.with_overrides(settings.overrides), number=number, base=base, head=head,
                overrides=settings.overrides, command=BenchCommand())
     return _open(api_factory(settings), settings, job, log)
 
@@ -240,7 +240,7 @@ def _on_comment(settings: Settings, event: Event, api_factory: ApiFactory,
         raise
     overrides = settings.overrides.over(command.overrides)
     try:
-        config = overrides.apply(config)  # e.g. only= names a workload the config lacks
+        config = config.with_overrides(overrides)  # e.g. only= names a workload the config lacks
     except ConfigError as exc:
         _refuse(replies, log, comment, [str(exc)])
         _done(replies, log)
