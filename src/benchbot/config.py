@@ -31,12 +31,12 @@ from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
 from benchbot.sandbox import is_never_passed
 from benchbot.settings import (
     DEFAULT_PARITY,
+    DURATION_SYNTAX,
     MAX_CPU,
     MAX_RUNS,
     MIN_RUNS,
     SWITCH_WORDS,
     UNIT_LABEL,
-    UNITS_S,
     Overrides,
     SettingError,
     check_budget,
@@ -44,6 +44,7 @@ from benchbot.settings import (
     check_parity,
     check_runs,
     cpu_list,
+    designs,
     duration_words,
 )
 from benchbot.yamlnode import Doc, Read, compose, join, line, parse_duration, suggest
@@ -459,7 +460,6 @@ class Section:
                 for name, (_, vnode) in doc.pairs(node, key, self.names).items()}
 
 
-_SWITCH_HELP = "A boolean; on/off/yes/no are accepted too."
 SETTINGS = Section((
     Key("runs", _RUNS,
         "A fixed number of pairs of runs (one of each revision) per phase, 10 to 1000: the "
@@ -603,7 +603,8 @@ def _unread(doc: Doc, node: Node, key: str) -> Any:
 
 
 TOP = Section((
-    Key("version", Kind(_unread, {"const": 1}), "Version of this file's format; must be 1."),
+    Key("version", Kind(_unread, {"const": 1}), "Version of this file's format; must be 1.",
+        default=None),
     Key("build", Kind(_build, {"oneOf": [{"type": "string", "minLength": 1}, _ref("argv_list"),
                                          {"type": "null"}]}),
         "Build command, run once in each revision's worktree. A string is run by /bin/sh -c; "
@@ -611,7 +612,7 @@ TOP = Section((
     Key("defaults", Kind(_unread, {"section": SETTINGS}),
         "Settings applied to every workload unless the workload gives its own."),
     Key("workloads", Kind(_unread, {"type": "array", "minItems": 1, "items": _ref("workload")}),
-        "The programs to time; at least one."),
+        "The programs to time; at least one.", default=None),
     Key("aa", Kind(_aa, {"oneOf": [_ref("switch"), {"section": AA}]}),
         "The A/A check (base against itself) that measures what the method invents: on, off, "
         "or a mapping.", default=True),
@@ -656,16 +657,22 @@ STATUS_KEYS = STATUS.names
 GITHUB_KEYS = GITHUB.names
 SANDBOX_KEYS = SANDBOX.names
 # The JSON Schema's shared definitions (benchbot.configschema writes the rest from the tables).
-SWITCH_SCHEMA = {"description": _SWITCH_HELP, "oneOf": [
-    {"type": "boolean"},
-    {"enum": [w for word in ("on", "off", "yes", "no") if word in SWITCH_WORDS
-              for w in (word, word.capitalize(), word.upper())]}]}
-DURATION_SCHEMA = {
-    "description": "A duration: a number and a unit (ns, us, µs, ms, s, m, h), e.g. 500ms, "
-                   "60s, 1m30s; a bare number is seconds.",
-    "oneOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": (
-        "^\\s*(?:(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)|(?:(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)"
-        f"(?:{'|'.join(UNITS_S)}))+)\\s*$")}]}
+SHARED_SCHEMAS: dict[str, dict[str, Any]] = {
+    "switch": {"description": "A boolean; on/off/yes/no are accepted too.", "oneOf": [
+        {"type": "boolean"},
+        {"enum": [w for word in ("on", "off", "yes", "no") if word in SWITCH_WORDS
+                  for w in (word, word.capitalize(), word.upper())]}]},
+    "duration": {
+        "description": "A duration: a number and a unit (ns, us, µs, ms, s, m, h), e.g. 500ms, "
+                       "60s, 1m30s; a bare number is seconds.",
+        "oneOf": [{"type": "number", "minimum": 0},
+                  {"type": "string", "pattern": f"^\\s*(?:{DURATION_SYNTAX})\\s*$"}]},
+    "argv_list": {"description": "An argv: the program, then its arguments.", "type": "array",
+                  "minItems": 1, "items": {"type": ["string", "number", "boolean"]}},
+    "argv": {"description": "An argv list, or a string split like a shell would (no shell).",
+             "oneOf": [{"type": "string", "minLength": 1}, _ref("argv_list")]},
+    "outcome": {"description": "A verdict's outcome.", "enum": list(OUTCOMES)},
+}
 
 
 # --- reading a file --------------------------------------------------------------------------
@@ -793,9 +800,8 @@ def _check_design(doc: Doc, settings: dict[str, _Setting]) -> None:
         later = max((runs, most), key=lambda s: line(s.node))
         other = most if later is runs else runs
         doc.fail(later.node, later.key,
-                 f"cannot be set with {other.key} (line {line(other.node)}): runs asks for a "
-                 "fixed number of pairs per phase, max_runs caps measuring until settled; "
-                 "keep one of them")
+                 f"cannot be set with {other.key} (line {line(other.node)}): "
+                 f"{designs('runs', 'max_runs')}; keep one of them")
 
 
 def _check_metric(doc: Doc, settings: dict[str, _Setting]) -> None:

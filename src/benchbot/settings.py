@@ -37,6 +37,7 @@ UNITS_S = {
 _NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"  # ASCII digits only, as _INT
 _DURATION_PART = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
 _DURATION_RE = re.compile(rf"(?:{_NUMBER}(?:ns|us|µs|μs|ms|s|m|h))+")
+DURATION_SYNTAX = rf"{_NUMBER}|{_DURATION_RE.pattern}"  # what ``seconds`` reads (stripped)
 
 _INT = re.compile(r"[0-9]+")
 _INT_DIGITS = 12  # more digits than any whole-number setting allows (and int() of thousands raises)
@@ -105,11 +106,15 @@ def check_design(runs: object, budget: object, max_runs: object,
         return
     for key, value in (("budget", budget), ("max_runs", max_runs)):
         if value is not None:
-            raise SettingError(
-                f"{spell('runs')} and {spell(key)} cannot be given together: {spell('runs')} "
-                f"asks for a fixed number of pairs per phase, {spell(key)} for measuring each "
-                "workload until it is settled; give one of them"
-            )
+            raise SettingError(f"{spell('runs')} and {spell(key)} cannot be given together: "
+                               f"{designs(spell('runs'), spell(key))}; give one of them")
+
+
+def designs(runs: str, sequential: str) -> str:
+    """Why ``runs`` and a key of sequential measuring exclude each other, in the words of
+    the source that gave them (the config names its keys and lines, a comment ``runs=``)."""
+    return (f"{runs} asks for a fixed number of pairs per phase, {sequential} for measuring "
+            "each workload until it is settled")
 
 
 def check_shards(value: int) -> int:
