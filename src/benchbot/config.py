@@ -37,6 +37,7 @@ from benchbot.settings import (
     MIN_RUNS,
     SWITCH_WORDS,
     UNIT_LABEL,
+    WORKLOAD_NAME,
     Overrides,
     SettingError,
     check_budget,
@@ -58,7 +59,6 @@ MAX_TIMEOUT_S = 86_400.0  # a day per run
 MAX_WARMUP = 100
 MAX_WEIGHT = 1e9  # a weight is relative: a billion to one is more than any split needs
 MAX_SEED = 2**63 - 1
-_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Floors of process timing (docs/verdict.md, Defaults).
 _FLOOR_WALL_NS = 25_000.0
@@ -233,8 +233,9 @@ def _integer(low: int, high: int) -> Kind:
                 {"type": "integer", "minimum": low, "maximum": high})
 
 
-def _checked_integer(check: Callable[[int], int]) -> Kind:
-    """An integer bounded by a setting's check (settings.check_*: its message)."""
+def _pair_count(check: Callable[[int], int]) -> Kind:
+    """A number of pairs, bounded by a setting's check (settings.check_runs or
+    check_max_runs: both allow MIN_RUNS to MAX_RUNS, and their messages are used)."""
     def read(doc: Doc, node: Node, key: str) -> int:
         return int(doc.checked(node, key, lambda d, n, k: d.integer(n, k, minimum=-(2**63)), check))
     return Kind(read, {"type": "integer", "minimum": MIN_RUNS, "maximum": MAX_RUNS})
@@ -261,7 +262,7 @@ def _string() -> Kind:
 
 
 _SWITCH = Kind(lambda d, n, k: d.switch(n, k), _ref("switch"))
-_RUNS = _checked_integer(check_runs)
+_RUNS = _pair_count(check_runs)
 
 
 def _list(item: Read, schema: Mapping[str, Any]) -> Kind:
@@ -303,7 +304,7 @@ def _weight(doc: Doc, node: Node, key: str) -> float:
 
 def _name(doc: Doc, node: Node, key: str) -> str:
     name = doc.text(node, key)
-    if not _NAME_RE.match(name):
+    if not WORKLOAD_NAME.fullmatch(name):
         doc.fail(node, key, f"{name!r} may only hold letters, digits, '_', '.' and '-' "
                             "(names go into comments and /bench only=)")
     return name
@@ -509,7 +510,7 @@ SETTINGS = Section((
     Key("better", _choice(_BETTERS),
         "Which direction is better: lower (times, the default) or higher (a reported "
         "throughput, judged as its reciprocal). higher needs metric: reported."),
-    Key("max_runs", _checked_integer(check_max_runs),
+    Key("max_runs", _pair_count(check_max_runs),
         "Sequential measuring: the most pairs (triplets of base, base again and head) a "
         "workload is measured with."),
     Key("stdout", _choice(_STDOUTS),
@@ -523,7 +524,7 @@ SETTINGS = Section((
 ), WorkloadConfig)
 
 WORKLOAD = Section((
-    Key("name", Kind(_name, {"type": "string", "pattern": _NAME_RE.pattern}),
+    Key("name", Kind(_name, {"type": "string", "pattern": f"^{WORKLOAD_NAME.pattern}$"}),
         "Short name shown in reports and used by `/bench only=`: letters, digits, '_', '.' "
         "and '-'."),
     Key("run", Kind(_argv, _ref("argv")),

@@ -8,7 +8,7 @@ adds its file, line and key. There is one parser per kind of value (``switch``,
 ``seconds``, ``whole``, ``cpu_list``) and one formatter (``switch_word``,
 ``duration_words``). ``config.Config.with_overrides`` puts an ``Overrides`` over a config.
 
-This module is a leaf: it imports nothing of benchbot's but the model and the errors.
+This module is a leaf: of benchbot's modules it imports only the model.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ DURATION_SYNTAX = rf"{_NUMBER}|{_DURATION_RE.pattern}"  # what ``seconds`` reads
 _INT = re.compile(r"[0-9]+")
 _INT_DIGITS = 12  # more digits than any whole-number setting allows (and int() of thousands raises)
 _FRACTION = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+WORKLOAD_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # config ``name`` and /bench ``only=``
 _ON = frozenset({"on", "true", "yes"})
 _OFF = frozenset({"off", "false", "no"})
 SWITCH_WORDS = _ON | _OFF  # any case; YAML 1.1 reads the same words as booleans
@@ -161,7 +161,7 @@ def _runs(text: str) -> int:
 
 def _only(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(","))
-    if not names or not all(_NAME.fullmatch(n) for n in names):
+    if not names or not all(WORKLOAD_NAME.fullmatch(n) for n in names):
         raise SettingError("must be workload names separated by commas, e.g. only=sort,sum")
     return tuple(dict.fromkeys(names))
 
