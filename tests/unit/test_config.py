@@ -443,6 +443,18 @@ def test_error_names_file_line_and_key(text: str, line: int, key: str, words: st
     assert words in message
 
 
+@pytest.mark.parametrize("mode, words", [
+    ("{mode: on}", "must be one of auto | on | off, got a mapping"),
+    ("{}", "must be one of auto | on | off, got a mapping"),
+    ("[on]", "must be one of auto | on | off, got a list"),
+])
+def test_sandbox_mode_is_a_word_not_a_nested_sandbox(mode: str, words: str) -> None:
+    """Regression: the mode was once read as a whole sandbox, so ``mode: {mode: on}``
+    passed and a list was told to be a mapping."""
+    message = config_error(f"version: 1\nsandbox:\n  mode: {mode}\nworkloads: [{{name: a, run: a}}]\n")
+    assert message == f"{PATH}:3: sandbox.mode: {words}"
+
+
 @pytest.mark.parametrize(("value", "expected"), [("", False), ("on", True), ("off", False),
                                                  ("true", True)])
 def test_sandbox_build_network_is_off_unless_the_config_allows_it(value: str,
