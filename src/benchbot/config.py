@@ -660,8 +660,10 @@ SANDBOX_KEYS = SANDBOX.names
 # The JSON Schema's shared definitions (benchbot.configschema writes the rest from the tables).
 SHARED_SCHEMAS: dict[str, dict[str, Any]] = {
     "switch": {"description": "A boolean; on/off/yes/no are accepted too.", "oneOf": [
+        # YAML 1.1 reads these words unquoted as booleans; quoted, the parser takes them too
+        # (settings.SWITCH_WORDS, any case), and editors are offered the usual spellings.
         {"type": "boolean"},
-        {"enum": [w for word in ("on", "off", "yes", "no") if word in SWITCH_WORDS
+        {"enum": [w for word in sorted(SWITCH_WORDS - {"true", "false"}, reverse=True)
                   for w in (word, word.capitalize(), word.upper())]}]},
     "duration": {
         "description": "A duration: a number and a unit (ns, us, µs, ms, s, m, h), e.g. 500ms, "
