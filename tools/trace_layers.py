@@ -54,6 +54,7 @@ LAYERS = {
     "benchbot.github.command": EVENT, "benchbot.github.job": EVENT,
     "benchbot.settings": SETTINGS,
     "benchbot.config": CONFIG, "benchbot.findconfig": CONFIG, "benchbot.github.fetch": CONFIG,
+    "benchbot.yamlnode": CONFIG, "benchbot.configschema": CONFIG,
     "benchbot.engine": WORK, "benchbot.github.post": WORK, "benchbot.github.api": WORK,
     "benchbot.github.output": OUTPUT, "benchbot.github.limits": OUTPUT,
     "benchbot.github.common": OUTPUT,  # before: Log, outputs, summary (and more, see above)

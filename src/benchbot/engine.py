@@ -74,8 +74,8 @@ def _read_config(request: Request, repo: Path, base_sha: str) -> Config:
     if request.config is not None:
         return request.config
     if request.config_path is not None:
-        return request.overrides.apply(load_config(request.config_path))
-    return request.overrides.apply(read_config(repo, base_sha))
+        return load_config(request.config_path).with_overrides(request.overrides)
+    return read_config(repo, base_sha).with_overrides(request.overrides)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,11 @@ The command line (``--runs``, ``--only`` …), a ``/bench`` comment (``runs=N on
 and the Action's inputs (``runs``, ``fail-on``) all become an ``Overrides``. Each value is
 read by the same function whatever it came from (``read``), with the same bounds and the
 same message; the config file checks its own keys with the same bounds (``check_*``) and
-adds its file, line and key. ``Overrides.apply`` puts them over a ``Config``, once.
+adds its file, line and key. There is one parser per kind of value (``switch``,
+``seconds``, ``whole``, ``cpu_list``) and one formatter (``switch_word``,
+``duration_words``). ``config.Config.with_overrides`` puts an ``Overrides`` over a config.
+
+This module is a leaf: of benchbot's modules it imports only the model.
 """
 
 from __future__ import annotations
@@ -13,12 +17,8 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # config imports this module for its bounds
-    from benchbot.config import Config
-
-from benchbot.errors import ConfigError
 from benchbot.model import OUTCOMES, Outcome, Shard
 
 MIN_RUNS = 10
@@ -31,19 +31,23 @@ DEFAULT_PARITY = 0.02  # differences below 2% count as level unless the config s
 # nothing markdown or HTML would read.
 UNIT_LABEL = re.compile(r"(?=.*[A-Za-z%µ])[A-Za-z0-9/%µ. ]{1,16}")
 
-_UNITS_S = {
+UNITS_S = {
     "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
 }  # fmt: skip
 _NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"  # ASCII digits only, as _INT
 _DURATION_PART = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
 _DURATION_RE = re.compile(rf"(?:{_NUMBER}(?:ns|us|µs|μs|ms|s|m|h))+")
+DURATION_SYNTAX = rf"{_NUMBER}|{_DURATION_RE.pattern}"  # what ``seconds`` reads (stripped)
 
 _INT = re.compile(r"[0-9]+")
 _INT_DIGITS = 12  # more digits than any whole-number setting allows (and int() of thousands raises)
 _FRACTION = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(%?)")
-_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+WORKLOAD_NAME = re.compile(r"[A-Za-z0-9_.-]+")  # config ``name`` and /bench ``only=``
 _ON = frozenset({"on", "true", "yes"})
 _OFF = frozenset({"off", "false", "no"})
+SWITCH_WORDS = _ON | _OFF  # any case; YAML 1.1 reads the same words as booleans
+MAX_CPU = 4095  # highest CPU number a pin may name (Linux's default NR_CPUS is 8192 at most)
+_CPU_ITEM = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
 
 
 class SettingError(ValueError):
@@ -70,7 +74,7 @@ def seconds(text: str) -> float:
     if re.fullmatch(_NUMBER, text):
         return float(text)
     if _DURATION_RE.fullmatch(text):
-        return sum(float(n) * _UNITS_S[u] for n, u in _DURATION_PART.findall(text))
+        return sum(float(n) * UNITS_S[u] for n, u in _DURATION_PART.findall(text))
     raise SettingError(
         "not a duration: write a number and a unit (ns, us, ms, s, m, h), e.g. 500ms, 60s, "
         f"1m30s, got {_quoted(text)}"
@@ -102,11 +106,15 @@ def check_design(runs: object, budget: object, max_runs: object,
         return
     for key, value in (("budget", budget), ("max_runs", max_runs)):
         if value is not None:
-            raise SettingError(
-                f"{spell('runs')} and {spell(key)} cannot be given together: {spell('runs')} "
-                f"asks for a fixed number of pairs per phase, {spell(key)} for measuring each "
-                "workload until it is settled; give one of them"
-            )
+            raise SettingError(f"{spell('runs')} and {spell(key)} cannot be given together: "
+                               f"{designs(spell('runs'), spell(key))}; give one of them")
+
+
+def designs(runs: str, sequential: str) -> str:
+    """Why ``runs`` and a key of sequential measuring exclude each other, in the words of
+    the source that gave them (the config names its keys and lines, a comment ``runs=``)."""
+    return (f"{runs} asks for a fixed number of pairs per phase, {sequential} for measuring "
+            "each workload until it is settled")
 
 
 def check_shards(value: int) -> int:
@@ -140,7 +148,7 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= 40 else repr(text[:39]) + "…"
 
 
-def _whole(text: str, message: str, digits: int = _INT_DIGITS) -> int:
+def whole(text: str, message: str, digits: int = _INT_DIGITS) -> int:
     """``text`` as a whole number written in at most ``digits`` ASCII digits."""
     if not _INT.fullmatch(text) or len(text) > digits:
         raise SettingError(f"{message}, got {_quoted(text)}")
@@ -148,12 +156,12 @@ def _whole(text: str, message: str, digits: int = _INT_DIGITS) -> int:
 
 
 def _runs(text: str) -> int:
-    return check_runs(_whole(text, f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}"))
+    return check_runs(whole(text, f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}"))
 
 
 def _only(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(","))
-    if not names or not all(_NAME.fullmatch(n) for n in names):
+    if not names or not all(WORKLOAD_NAME.fullmatch(n) for n in names):
         raise SettingError("must be workload names separated by commas, e.g. only=sort,sum")
     return tuple(dict.fromkeys(names))
 
@@ -166,7 +174,8 @@ def _parity(text: str) -> float:
     return check_parity(float(text.rstrip("%")) / (100 if match.group(1) else 1))
 
 
-def _switch(text: str) -> bool:
+def switch(text: str) -> bool:
+    """On or off: on/yes/true or off/no/false, in any case."""
     low = text.lower()
     if low in _ON:
         return True
@@ -188,7 +197,7 @@ def _budget(text: str) -> float:
 
 
 def _max_runs(text: str) -> int:
-    return check_max_runs(_whole(text, f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}"))
+    return check_max_runs(whole(text, f"must be a whole number from {MIN_RUNS} to {MAX_RUNS}"))
 
 
 _SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})")
@@ -202,18 +211,18 @@ def _shard(text: str) -> Shard:
 
 
 def _shards(text: str) -> int:
-    return check_shards(_whole(text, f"must be a whole number from 1 to {MAX_SHARDS}", 6))
+    return check_shards(whole(text, f"must be a whole number from 1 to {MAX_SHARDS}", 6))
 
 
 def _seed(text: str) -> int:
-    seed = _whole(text, "must be a whole number from 0 to 2^63-1", 19)
+    seed = whole(text, "must be a whole number from 0 to 2^63-1", 19)
     if seed >= 2**63:
         raise SettingError(f"must be a whole number from 0 to 2^63-1, got {_quoted(text)}")
     return seed
 
 
 READERS: dict[str, Callable[[str], Any]] = {
-    "runs": _runs, "only": _only, "parity": _parity, "confirm": _switch, "aa": _switch,
+    "runs": _runs, "only": _only, "parity": _parity, "confirm": switch, "aa": switch,
     "fail_on": _outcomes, "seed": _seed, "budget": _budget, "max_runs": _max_runs,
     "shard": _shard, "shards": _shards,
 }  # fmt: skip
@@ -292,7 +301,7 @@ class Overrides:
             if value is None:
                 continue
             if isinstance(value, bool):
-                parts.append(f"{name}={'on' if value else 'off'}")
+                parts.append(f"{name}={switch_word(value)}")
             elif name == "budget":
                 parts.append(f"budget={duration_words(value)}")
             elif isinstance(value, tuple):
@@ -302,38 +311,6 @@ class Overrides:
             else:
                 parts.append(f"{name}={value}")
         return " ".join(parts)
-
-    def apply(self, config: Config) -> Config:
-        """The config with these settings put over it. ``runs`` measures every workload a
-        fixed number of pairs; a ``budget`` or ``max_runs`` without it measures every
-        workload sequentially, also those the config gives ``runs``."""
-        workloads = config.workloads
-        if self.only is not None:
-            known = [w.name for w in workloads]
-            unknown = [name for name in self.only if name not in known]
-            if unknown:
-                raise ConfigError(
-                    f"only: no workload named {unknown[0]!r} in {config.path} "
-                    f"(known: {', '.join(known)}){_suggest(unknown[0], known)}"
-                )
-            workloads = tuple(w for w in workloads if w.name in set(self.only))
-        runs, parity, most = self.runs, self.parity, self.max_runs
-        keep_runs = runs is None and not self.sequential
-        workloads = tuple(
-            dataclasses.replace(w, runs=w.runs if keep_runs else runs,
-                                parity=w.parity if parity is None else parity,
-                                max_runs=w.max_runs if most is None else most)
-            for w in workloads
-        )
-        return dataclasses.replace(
-            config, workloads=workloads,
-            confirm=config.confirm if self.confirm is None else self.confirm,
-            aa=config.aa if self.aa is None else dataclasses.replace(config.aa, enabled=self.aa),
-            status=config.status if self.fail_on is None
-            else dataclasses.replace(config.status, fail_on=self.fail_on),
-            seed=config.seed if self.seed is None else self.seed,
-            budget_s=config.budget_s if self.budget is None else self.budget,
-        )
 
 
 def duration_words(value: float) -> str:
@@ -346,8 +323,23 @@ def duration_words(value: float) -> str:
     return f"{value:g}s"
 
 
-def _suggest(word: str, known: Sequence[str]) -> str:
-    import difflib
+def switch_word(value: bool) -> str:
+    """A switch as a user writes it: on or off."""
+    return "on" if value else "off"
 
-    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    """CPU numbers written as a list such as "0,2-3", sorted and without repeats."""
+    cpus: list[int] = []
+    for piece in (p.strip() for p in text.split(",")):
+        match = _CPU_ITEM.match(piece)
+        if match is None:
+            raise SettingError(f"bad CPU list {text!r}: {piece!r} is not a CPU number "
+                               "or a range like 2-3")
+        low, high = int(match[1]), int(match[2] or match[1])
+        if high < low:
+            raise SettingError(f"bad CPU list {text!r}: range {piece!r} runs backwards")
+        if high > MAX_CPU:
+            raise SettingError(f"bad CPU list {text!r}: CPU numbers go up to {MAX_CPU}")
+        cpus.extend(range(low, high + 1))
+    return tuple(sorted(set(cpus)))

@@ -12,8 +12,9 @@ from types import ModuleType
 from tests.ghenv import CONFIG
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "trace_layers.py"
-# config parses its values with the parsers it shares with the command line (settings).
-ALLOWED_CLIMBS = {("benchbot.config", "benchbot.settings")}
+# config (and its YAML-node layer) parses values with the parsers it shares with the
+# command line and the Action's inputs (settings, a leaf module).
+ALLOWED_CLIMBS = {("benchbot.config", "benchbot.settings"), ("benchbot.yamlnode", "benchbot.settings")}
 
 
 def _tool() -> ModuleType:

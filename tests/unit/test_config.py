@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchbot import config as cfg
+from benchbot import configschema
 from benchbot.config import (
     DEFAULT_PATHS,
     AAConfig,
@@ -30,6 +31,7 @@ from benchbot.config import (
     parse_duration,
 )
 from benchbot.errors import ConfigError
+from benchbot.settings import UNITS_S
 
 REPO = Path(__file__).resolve().parents[2]
 PATH = "conf/bench.yml"  # not the default name, so messages are seen to carry the real one
@@ -442,6 +444,18 @@ def test_error_names_file_line_and_key(text: str, line: int, key: str, words: st
     assert words in message
 
 
+@pytest.mark.parametrize("mode, words", [
+    ("{mode: on}", "must be one of auto | on | off, got a mapping"),
+    ("{}", "must be one of auto | on | off, got a mapping"),
+    ("[on]", "must be one of auto | on | off, got a list"),
+])
+def test_sandbox_mode_is_a_word_not_a_nested_sandbox(mode: str, words: str) -> None:
+    """Regression: the mode was once read as a whole sandbox, so ``mode: {mode: on}``
+    passed and a list was told to be a mapping."""
+    message = config_error(f"version: 1\nsandbox:\n  mode: {mode}\nworkloads: [{{name: a, run: a}}]\n")
+    assert message == f"{PATH}:3: sandbox.mode: {words}"
+
+
 @pytest.mark.parametrize(("value", "expected"), [("", False), ("on", True), ("off", False),
                                                  ("true", True)])
 def test_sandbox_build_network_is_off_unless_the_config_allows_it(value: str,
@@ -588,9 +602,9 @@ def test_parse_duration_refuses(value: object) -> None:
         parse_duration(value, where="f.yml:3: defaults.timeout")
 
 
-@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(sorted(cfg._UNITS_S)))
+@given(st.integers(min_value=0, max_value=10**6), st.sampled_from(sorted(UNITS_S)))
 def test_parse_duration_scales_by_its_unit(n: int, unit: str) -> None:
-    assert parse_duration(f"{n}{unit}", where="x") == pytest.approx(n * cfg._UNITS_S[unit])
+    assert parse_duration(f"{n}{unit}", where="x") == pytest.approx(n * UNITS_S[unit])
 
 
 # --- the JSON Schema ------------------------------------------------------------------------
@@ -665,6 +679,44 @@ def _object_properties(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, 
             yield from walk(prefix, node["items"])
 
     yield from walk("", schema)
+
+
+def test_the_schema_file_is_what_the_key_tables_generate() -> None:
+    """The checked-in schema is written by ``python -m benchbot.configschema``; a key
+    changed in config.py without running it fails here."""
+    shipped = resources.files("benchbot").joinpath("schemas/config.schema.json").read_text("utf-8")
+    assert shipped == configschema.render(), "run: python -m benchbot.configschema"
+    assert configschema.main(["--check"]) == 0
+
+
+def test_the_schema_check_fails_on_a_stale_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    stale = tmp_path / "config.schema.json"
+    stale.write_text(configschema.render().replace('"maximum": 1000', '"maximum": 999', 1),
+                     encoding="utf-8")
+    assert stale.read_text(encoding="utf-8") != configschema.render()
+    monkeypatch.setattr(configschema, "PATH", stale)
+    assert configschema.main(["--check"]) == 1
+    assert "run: python -m benchbot.configschema" in capsys.readouterr().err
+    assert configschema.main([]) == 0
+    assert stale.read_text(encoding="utf-8") == configschema.render()
+
+
+@pytest.mark.parametrize("text, valid", [
+    ("version: 1\ndefaults: {parity: 0}\nworkloads: [{name: a, run: a}]\n", False),
+    ("version: 1\naa: {runs: 1001}\nworkloads: [{name: a, run: a}]\n", False),
+    ("version: 1\nseed: 9223372036854775808\nworkloads: [{name: a, run: a}]\n", False),
+    ("version: 1\ndefaults: {unit: null}\nworkloads: [{name: a, run: a}]\n", True),
+])
+def test_the_schema_takes_its_bounds_from_the_parser(schema: dict[str, Any], text: str,
+                                                     valid: bool) -> None:
+    """Where the hand-written schema once differed from the parser, the generated one agrees."""
+    assert (schema_errors(schema, text) == []) is valid
+    if valid:
+        parse_config(text)
+    else:
+        with pytest.raises(ConfigError):
+            parse_config(text)
 
 
 def test_schema_describes_every_property(schema: dict[str, Any]) -> None:

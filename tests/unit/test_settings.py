@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,14 @@ from benchbot.config import AAConfig, Config, parse_config
 from benchbot.errors import ConfigError, UsageError
 from benchbot.github.command import CommandError, parse
 from benchbot.github.env import ActionEnv
-from benchbot.settings import Overrides, SettingError, argparse_type, read
+from benchbot.settings import (
+    Overrides,
+    SettingError,
+    argparse_type,
+    cpu_list,
+    duration_words,
+    read,
+)
 
 CONFIG = """version: 1
 defaults: {runs: 30, parity: 0.02}
@@ -30,24 +38,24 @@ def two() -> Config:
 
 
 def test_nothing_set_changes_nothing(two: Config) -> None:
-    assert Overrides().apply(two) == two
+    assert two.with_overrides(Overrides()) == two
 
 
 def test_runs_and_parity_reach_every_workload(two: Config) -> None:
-    changed = Overrides(runs=50, parity=0.05).apply(two)
+    changed = two.with_overrides(Overrides(runs=50, parity=0.05))
     assert [(w.runs, w.parity) for w in changed.workloads] == [(50, 0.05), (50, 0.05)]
     assert [(w.runs, w.parity) for w in two.workloads] == [(30, 0.02), (30, 0.01)]
 
 
 def test_only_keeps_the_file_s_order(two: Config) -> None:
-    assert [w.name for w in Overrides(only=("sum", "sort")).apply(two).workloads] == ["sort", "sum"]
+    assert [w.name for w in two.with_overrides(Overrides(only=("sum", "sort"))).workloads] == ["sort", "sum"]
 
 
 def test_switches_fail_on_and_seed(two: Config) -> None:
-    changed = Overrides(confirm=False, aa=False, fail_on=("slower", "invalid"), seed=7).apply(two)
+    changed = two.with_overrides(Overrides(confirm=False, aa=False, fail_on=("slower", "invalid"), seed=7))
     assert (changed.confirm, changed.aa, changed.status.fail_on, changed.seed) == (
         False, AAConfig(enabled=False), ("slower", "invalid"), 7)
-    assert Overrides(aa=True).apply(changed).aa.enabled is True
+    assert changed.with_overrides(Overrides(aa=True)).aa.enabled is True
 
 
 def test_the_later_settings_win_where_they_are_set() -> None:
@@ -58,7 +66,7 @@ def test_the_later_settings_win_where_they_are_set() -> None:
 
 def test_an_unknown_workload_names_the_known_ones(two: Config) -> None:
     with pytest.raises(ConfigError, match=r"only: no workload named 'sorted' .*did you mean 'sort'\?"):
-        Overrides(only=("sorted",)).apply(two)
+        two.with_overrides(Overrides(only=("sorted",)))
 
 
 @pytest.mark.parametrize("name, text, value", [
@@ -130,11 +138,11 @@ def test_the_later_source_s_design_wins(two: Config) -> None:
     inputs = Overrides(runs=30, fail_on=("slower",))
     assert inputs.over(Overrides(budget=1200.0)) == Overrides(budget=1200.0, fail_on=("slower",))
     assert Overrides(budget=1200.0, max_runs=200).over(Overrides(runs=50)) == Overrides(runs=50)
-    sequential = Overrides(budget=1200.0).apply(two)  # the config's defaults say runs: 30
+    sequential = two.with_overrides(Overrides(budget=1200.0))  # the config's defaults say runs: 30
     assert [w.runs for w in sequential.workloads] == [None, None]
     assert sequential.budget_s == 1200.0
-    assert [w.runs for w in Overrides(max_runs=200).apply(two).workloads] == [None, None]
-    assert [w.runs for w in Overrides(parity=0.05).apply(two).workloads] == [30, 30]
+    assert [w.runs for w in two.with_overrides(Overrides(max_runs=200)).workloads] == [None, None]
+    assert [w.runs for w in two.with_overrides(Overrides(parity=0.05)).workloads] == [30, 30]
 
 
 def test_the_config_uses_the_same_bounds() -> None:
@@ -168,3 +176,94 @@ def test_runs_and_parity_walk_from_the_command_line_to_the_verdict(tmp_path: Pat
     if bench.verdict.tolerance is not None:
         assert bench.verdict.tolerance >= 0.03  # parity is the tolerance's least
     assert replace(Overrides(), runs=12).runs == 12
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each benchbot module's imports of benchbot modules, wherever written (in functions
+    and under TYPE_CHECKING too)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "src" / "benchbot"
+    graph: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("benchbot"):
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("benchbot"))
+        graph[name] = found
+    return {name: {m for m in found if m in graph and m != name} for name, found in graph.items()}
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for module in graph[todo.pop()] - seen:
+            seen.add(module)
+            todo.append(module)
+    return seen
+
+
+def test_settings_is_a_leaf_that_config_uses() -> None:
+    """settings and the YAML-node layer import nothing that leads back to config, not even
+    inside a function; config uses them."""
+    graph = _imports()
+    assert _reaches(graph, "benchbot.settings") <= {"benchbot.model", "benchbot.codec"}
+    assert "benchbot.config" not in _reaches(graph, "benchbot.yamlnode")
+    assert {"benchbot.settings", "benchbot.yamlnode"} <= graph["benchbot.config"]
+    assert "benchbot.config" not in _reaches(graph, "benchbot.config")
+
+
+@pytest.mark.parametrize("text, value", [("on", True), ("OFF", False), ("Yes", True),
+                                         ("no", False), ("true", True), ("False", False)])
+def test_one_switch_parser_for_comments_config_and_inputs(text: str, value: bool) -> None:
+    assert read("confirm", text) is value
+    assert parse_config(f"version: 1\nconfirm: '{text}'\nworkloads: [{{name: a, run: a}}]\n"
+                        ).confirm is value
+    env = {"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x", "GITHUB_REPOSITORY": "o/r",
+           "GITHUB_TOKEN": "t", "BENCHBOT_COMMENT": text}
+    assert ActionEnv.from_env(env).comment is value
+
+
+def test_an_input_may_also_say_1_or_0_but_a_comment_may_not() -> None:
+    """Workflows often pass 1/0 to an action; /bench and the config keep to on/off words."""
+    env = {"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x", "GITHUB_REPOSITORY": "o/r",
+           "GITHUB_TOKEN": "t"}
+    assert ActionEnv.from_env({**env, "BENCHBOT_COMMENT": "1"}).comment is True
+    assert ActionEnv.from_env({**env, "BENCHBOT_COMMENT": "0"}).comment is False
+    with pytest.raises(UsageError, match=r"BENCHBOT_COMMENT \(input comment\): must be on or off, "
+                                         r"got '2'"):
+        ActionEnv.from_env({**env, "BENCHBOT_COMMENT": "2"})
+    with pytest.raises(SettingError, match="must be on or off, got '1'"):
+        read("confirm", "1")
+    with pytest.raises(ConfigError, match=":2: confirm: must be on or off"):
+        parse_config("version: 1\nconfirm: '1'\nworkloads: [{name: a, run: a}]\n")
+
+
+@pytest.mark.parametrize("text, cpus", [("3", (3,)), ("0,2-3", (0, 2, 3)), (" 2-3 , 0 ", (0, 2, 3)),
+                                        ("1,1,0", (0, 1))])
+def test_a_cpu_list_is_read_once_for_every_source(text: str, cpus: tuple[int, ...]) -> None:
+    assert cpu_list(text) == cpus
+    assert parse_config(f"version: 1\nworkloads: [{{name: a, run: a, pin: '{text}'}}]\n"
+                        ).workloads[0].pin == cpus
+
+
+@pytest.mark.parametrize("text, words", [("0,a", "'a' is not a CPU number or a range like 2-3"),
+                                         ("3-1", "range '3-1' runs backwards"),
+                                         ("4096", "CPU numbers go up to 4095"),
+                                         ("", "'' is not a CPU number")])
+def test_a_bad_cpu_list_is_named(text: str, words: str) -> None:
+    with pytest.raises(SettingError, match=re.escape(f"bad CPU list {text!r}: {words}")):
+        cpu_list(text)
+
+
+@pytest.mark.parametrize("seconds, words", [(600.0, "10m"), (90.0, "1m30s"), (2.5, "2.5s"),
+                                            (3600.0, "1h"), (5400.0, "1h30m")])
+def test_a_duration_written_is_read_back(seconds: float, words: str) -> None:
+    assert duration_words(seconds) == words
+    assert read("budget", words) == seconds

@@ -91,7 +91,7 @@ workloads:
 
 
 def test_plan_applies_to_the_config_after_only_and_keeps_the_whole_family() -> None:
-    config = Overrides(only=("a", "b", "c", "e")).apply(parse_config(CONFIG))
+    config = parse_config(CONFIG).with_overrides(Overrides(only=("a", "b", "c", "e")))
     one = shards.plan(config, Shard(index=1, count=2))
     two = shards.plan(config, Shard(index=2, count=2))
     assert [w.name for w in one.config.workloads] == ["b"]
@@ -106,8 +106,8 @@ def test_the_digest_ignores_what_each_machine_has_of_its_own() -> None:
     config = parse_config(CONFIG, path="benchbot.yml")
     same = replace(parse_config(CONFIG, path="/abs/other.yml"), seed=7, budget_s=60.0)
     assert shards.digest(config) == shards.digest(same)
-    assert shards.digest(config) != shards.digest(Overrides(parity=0.01).apply(config))
-    assert shards.digest(config) != shards.digest(Overrides(only=("a",)).apply(config))
+    assert shards.digest(config) != shards.digest(config.with_overrides(Overrides(parity=0.01)))
+    assert shards.digest(config) != shards.digest(config.with_overrides(Overrides(only=("a",))))
 
 
 def test_costs_from_an_earlier_results_file() -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from benchbot.errors import UsageError
 from benchbot.github.output import DEFAULT_ARTIFACT
 from benchbot.model import Shard
-from benchbot.settings import Overrides, SettingError, check_design, read
+from benchbot.settings import Overrides, SettingError, check_design, read, switch
 
 if TYPE_CHECKING:
     from benchbot.config import Config
@@ -183,11 +183,10 @@ def _setting(get: Callable[[str], str | None], name: str, variable: str, shown: 
 
 
 def _switch(value: str | None, name: str) -> bool | None:
+    """An on/off input, read as settings reads a switch; an input may also say 1 or 0."""
     if value is None:
         return None
-    low = value.lower()
-    if low in ("on", "true", "yes", "1"):
-        return True
-    if low in ("off", "false", "no", "0"):
-        return False
-    raise UsageError(f"{name}: must be on or off, got {value!r}")
+    try:
+        return switch({"1": "on", "0": "off"}.get(value, value))
+    except SettingError as exc:
+        raise UsageError(f"{name}: {exc}") from None

@@ -118,7 +118,7 @@ def _on_pull_request(action_env: ActionEnv, event: Event, api_factory: ApiFactor
         if why is not None:
             _skip_fork(action_env, event, why, log)
             return None
-    config = action_env.overrides.apply(config)
+    config = config.with_overrides(action_env.overrides)
     job = _pin(action_env, config, number=number, base=base, head=head,
                overrides=action_env.overrides, command=BenchCommand())
     return _open(api_factory(action_env), action_env, job, config, log)
@@ -236,7 +236,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         raise
     overrides = action_env.overrides.over(command.overrides)
     try:
-        config = overrides.apply(config)  # e.g. only= names a workload the config lacks
+        config = config.with_overrides(overrides)  # e.g. only= names a workload the config lacks
     except ConfigError as exc:
         _refuse(replies, log, comment, [str(exc)])
         _done(replies, log)

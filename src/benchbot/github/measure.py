@@ -90,7 +90,7 @@ def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
     })
     if config is None:
         read = read_config(repo, job.config_sha, job.config_path or action_env.config_path)
-        config = job.overrides.apply(action_env.with_inputs(read))
+        config = action_env.with_inputs(read).with_overrides(job.overrides)
     part = f", shard {shard}" if shard else ""
     log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
