@@ -132,7 +132,7 @@ def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
 
 def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
         env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
-    run = env.run("pull_request", env.pull_request_event(), PATH=no_bwrap)
+    run = env.run("pull_request", env.pull_request_event(), process=True, PATH=no_bwrap)
     assert run.returncode != 0
     assert "bubblewrap (bwrap) is not installed" in run.stderr and "sandbox: off" in run.stderr
     (check,) = fake.check_runs.values()
@@ -147,7 +147,7 @@ def test_the_measure_job_without_bubblewrap_fails_closed_and_publish_says_why(
     payload = env.comment_event("/bench runs=10")
     gate = env.run("issue_comment", payload, BENCHBOT_MODE="gate")
     assert gate.outputs["run"] == "true", gate.stderr
-    measure = env.run("issue_comment", payload, BENCHBOT_MODE="measure",
+    measure = env.run("issue_comment", payload, process=True, BENCHBOT_MODE="measure",
                       BENCHBOT_JOB=gate.outputs["job"], PATH=no_bwrap)
     assert measure.returncode != 0 and "sandbox: off" in measure.stderr
     assert not (measure.results_dir / "results.json").exists()
