@@ -28,6 +28,7 @@ from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, 
 # --------------------------------------------------------------------------- pull_request
 
 
+@pytest.mark.slow
 def test_two_runs_keep_one_sticky_comment_and_complete_the_check(
         tmp_path: Path, fake: FakeGitHub, validate: Callable[[Any], None]) -> None:
     config = CONFIG.replace("confirm: off", "confirm: on")
@@ -108,6 +109,7 @@ def test_publishing_failure_still_leaves_results_and_summary(env: Env, fake: Fak
     assert next(iter(fake.check_runs.values()))["conclusion"] == "failure"
 
 
+@pytest.mark.slow
 def test_server_errors_and_rate_limits_are_survived(env: Env, fake: FakeGitHub) -> None:
     payload = env.comment_event("/bench runs=10 confirm=off")
     fake.fail_next("GET", r"/collaborators/alice/permission$", 502)

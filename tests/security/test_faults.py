@@ -50,6 +50,7 @@ def not_measuring(fake: FakeGitHub) -> str:
     return str(comment["body"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stored", [False, True])
 def test_sticky_comment_survives_server_errors_in_a_row(env: Env, fake: FakeGitHub, stored: bool) -> None:
     # stored=True: GitHub kept each comment but the answers were lost
@@ -108,6 +109,7 @@ def test_a_full_disk_ends_the_check(tmp_path: Path, fake: FakeGitHub) -> None:
     assert "No space left on device" in not_measuring(fake)
 
 
+@pytest.mark.slow
 def test_a_cancelled_job_ends_the_check_as_cancelled(tmp_path: Path, fake: FakeGitHub) -> None:
     started = tmp_path / "started"
     config = CONFIG.replace("aa: off", f"aa: off\nsandbox: {{writable: ['{tmp_path}']}}").replace(
@@ -173,6 +175,7 @@ def many_workloads(env: Env, count: int = 100) -> results.Results:
                                head=Revision(ref="feature", sha=env.ws.head_sha))
 
 
+@pytest.mark.slow
 def test_a_report_of_many_workloads_completes_the_check(env: Env) -> None:
     doc = many_workloads(env)
     report = render_results(doc, "markdown")
@@ -203,6 +206,7 @@ def test_a_check_summary_github_refuses_still_completes_the_check(env: Env) -> N
     assert "benchbot-results" in summary and "kernel_019" in body
 
 
+@pytest.mark.slow
 def test_publish_refuses_results_for_other_commits(env: Env) -> None:
     def prepare(artifact: Path, job: str) -> None:
         measured = env.run("issue_comment", env.comment_event("/bench"), BENCHBOT_MODE="measure",
@@ -242,6 +246,7 @@ def test_the_gate_s_own_failure_after_opening_the_check_ends_it(env: Env, fake: 
 # --- shards: one missing, failed, forged or swapped -------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["missing", "failed", "forged", "swapped"])
 def test_a_shard_that_did_not_report_is_named_and_the_check_cannot_pass(
         shard_env: Env, fake: FakeGitHub, case: str) -> None:

@@ -98,6 +98,7 @@ def test_a_malformed_sha_is_not_understood(env: Env, fake: FakeGitHub, body: str
     assert "all 40 of them" in reply and fake.check_runs == {}
 
 
+@pytest.mark.slow
 def test_the_head_is_pinned_when_the_gate_runs(tmp_path: Path, fake: FakeGitHub) -> None:
     """A push after /bench (while measure waits for the runner) is not what gets measured."""
     env = Env(tmp_path, fake, make_workspace(tmp_path))
@@ -162,6 +163,7 @@ def test_a_fork_s_pull_request_run_writes_nothing_and_measures_nothing(
     assert not run.results_dir.exists()
 
 
+@pytest.mark.slow
 def test_a_fork_label_on_pull_request_target_measures_the_labelled_head(
         tmp_path: Path, fake: FakeGitHub) -> None:
     """The whole three-job workflow: the gate (base revision, write token) pins the head
@@ -221,6 +223,7 @@ def test_another_label_approves_nothing(tmp_path: Path, fake: FakeGitHub) -> Non
     assert fake.requests == []
 
 
+@pytest.mark.slow
 def test_forks_true_measures_every_push_from_pull_request_target(
         tmp_path: Path, fake: FakeGitHub) -> None:
     env = fork_only_under_pull_refs(tmp_path, fake, CONFIG + "github:\n  forks: true\n")

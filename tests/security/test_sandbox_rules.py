@@ -83,6 +83,7 @@ def connections(sock: socket.socket) -> int:
         count += 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["", "on", "off"])
 def test_a_build_reaches_the_host_s_network_only_when_the_config_allows_it(
         make_repo: MakeRepo, listener: socket.socket, key: str) -> None:
@@ -130,6 +131,7 @@ def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
     assert doc.sandbox is not None and doc.sandbox.kind == "none"
 
 
+@pytest.mark.slow
 def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
         env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
     run = env.run("pull_request", env.pull_request_event(), process=True, PATH=no_bwrap)
@@ -142,6 +144,7 @@ def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
     assert "bubblewrap (bwrap) is not installed" in comment["body"]
 
 
+@pytest.mark.slow
 def test_the_measure_job_without_bubblewrap_fails_closed_and_publish_says_why(
         env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
     payload = env.comment_event("/bench runs=10")

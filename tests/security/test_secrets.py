@@ -118,6 +118,7 @@ def _sections(text: str, *names: str) -> str:
     return "\n".join(parts[n] for n in names if n in parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [
     pytest.param("on", marks=needs_bwrap),
     "off",
@@ -153,6 +154,7 @@ def test_build_and_workload_cannot_find_the_token(tmp_path: Path, fake: FakeGitH
     assert "spy" in comment["body"]
 
 
+@pytest.mark.slow
 def test_the_three_jobs_keep_the_write_token_off_the_measuring_machine(
         tmp_path: Path, fake: FakeGitHub) -> None:
     token = "ghs_" + secrets.token_hex(18)

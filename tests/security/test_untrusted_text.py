@@ -65,6 +65,7 @@ def hostile_env(tmp_path: Path, fake: FakeGitHub) -> Env:
     return Env(tmp_path, fake, ws)
 
 
+@pytest.mark.slow
 def test_a_failing_run_s_stderr_stays_text(hostile_env: Env, fake: FakeGitHub) -> None:
     payload = hostile_env.pull_request_event()
     payload["pull_request"]["head"]["ref"] = "x`<b>y</b>`@alice[z](https://evil.example)"
@@ -81,6 +82,7 @@ def test_a_failing_run_s_stderr_stays_text(hostile_env: Env, fake: FakeGitHub) -
     assert "<b>" not in render(comment["body"])
 
 
+@pytest.mark.slow
 def test_a_failing_build_s_log_stays_text(tmp_path: Path, fake: FakeGitHub) -> None:
     lines = [*COMMANDS, "```", "</details>", HOSTILE, "~~~", "````"]
     build = "".join(f"printf '%s\\n' '{line}'; " for line in lines) + "exit 1"
@@ -101,6 +103,7 @@ def test_a_failing_build_s_log_stays_text(tmp_path: Path, fake: FakeGitHub) -> N
     assert "<img" not in render(check["output"]["summary"])
 
 
+@pytest.mark.slow
 def test_compare_in_an_actions_job_prints_no_workflow_command(tmp_path: Path, hostile_env: Env) -> None:
     import os
     import subprocess
