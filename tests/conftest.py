@@ -148,6 +148,25 @@ def env(tmp_path: Path, fake: Any) -> Any:
 
 
 @pytest.fixture
+def planted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`benchbot github`, run in this process, measures with ``ghenv.PlantedNap`` on a fake
+    clock instead of running nap.sh: the same planted slowdown, decided without waiting or
+    a loaded machine's noise, for the tests whose point is what happens around measuring."""
+    from benchbot import engine
+    from tests.clock import FakeClock
+    from tests.ghenv import PlantedNap
+
+    clock = FakeClock()
+    real = engine.compare
+
+    def compare(request: engine.Request, **kwargs: Any) -> Any:
+        return real(request, **kwargs, spawner_factory=lambda _: PlantedNap(clock), clock=clock)
+
+    monkeypatch.setattr(engine, "compare", compare)
+    return clock
+
+
+@pytest.fixture
 def shard_env(tmp_path: Path, fake: Any) -> Any:
     """As ``env``, with two workloads to split over two shards (tests/ghenv.py)."""
     from tests.ghenv import SHARD_CONFIG, Env, make_workspace

@@ -21,9 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from benchbot import cli
 from benchbot.github import action
 from benchbot.github.publish import MARKER
+from benchbot.spawn import RawRun, SpawnRequest
+from tests.clock import FakeClock
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub, load_payload
 
@@ -47,6 +51,23 @@ SHARD_CONFIG = CONFIG + """\
 """
 FAST = "#!/bin/sh\nsleep 0.002\n"
 SLOW = "#!/bin/sh\nsleep 0.02\n"
+FAST_S, SLOW_S = 0.002, 0.02  # what FAST and SLOW sleep
+
+
+class PlantedNap:
+    """A spawner that stands for the workspace's nap.sh without running it: each run
+    reports the script's sleep (FAST at the base, SLOW at the head: the planted 10x
+    slowdown) with 1% of seeded noise, and lets that time pass on ``clock``."""
+
+    def __init__(self, clock: FakeClock, seed: int = 7) -> None:
+        self.clock, self.rng = clock, np.random.default_rng(seed)
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        seconds = (SLOW_S if Path(request.cwd).name == "head" else FAST_S)
+        seconds *= self.rng.lognormal(0.0, 0.01)
+        self.clock.advance(seconds)
+        ns = int(seconds * 1e9)
+        return RawRun(wall_ns=ns, cpu_ns=ns // 10, maxrss_kib=1024, returncode=0)
 
 
 @dataclass

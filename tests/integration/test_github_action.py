@@ -1,12 +1,11 @@
-"""End to end: `benchbot github` as a subprocess, in a realistic Actions environment,
-against the fake GitHub server (tests/fakegithub), on a real git repository.
+"""End to end: `benchbot github` in a realistic Actions environment, against the fake
+GitHub server (tests/fakegithub), on a real git repository.
 
 Each test writes an event file (a real webhook payload from @octokit/webhooks-examples,
-pointed at the test repository's commits), runs ``python -m benchbot github`` with the
-``GITHUB_*`` variables Actions sets, and asserts on what the server holds afterwards.
-The workloads are `sleep` scripts with 10 runs, so a comparison takes a second or two.
-The cases that show the process boundary (two runs, /bench, faults, injection) run as a
-subprocess; the others call ``action.main`` in-process with the same environment.
+pointed at the test repository's commits), runs `benchbot github` with the ``GITHUB_*``
+variables Actions sets, and asserts on what the server holds afterwards. The workloads
+are `sleep` scripts with 10 runs; the fast tier's tests measure them with the
+``planted`` fixture (the same slowdown on a fake clock), the slow tier's run them.
 """
 
 from __future__ import annotations
@@ -25,10 +24,12 @@ from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky
 
+# Measuring is planted (conftest.planted): what these tests check happens around it.
+pytestmark = pytest.mark.usefixtures("planted")
+
 # --------------------------------------------------------------------------- pull_request
 
 
-@pytest.mark.slow
 def test_two_runs_keep_one_sticky_comment_and_complete_the_check(
         tmp_path: Path, fake: FakeGitHub, validate: Callable[[Any], None]) -> None:
     config = CONFIG.replace("confirm: off", "confirm: on")

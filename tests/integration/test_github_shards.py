@@ -24,8 +24,10 @@ from tests.ghenv import (
     sticky,
 )
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
 
-@pytest.mark.slow
+
 def test_gate_two_shards_publish_one_comment_and_one_check(shard_env: Env, fake: FakeGitHub,
                                                            validate) -> None:
     env = shard_env
@@ -76,7 +78,6 @@ def test_a_measure_job_must_name_a_shard_of_the_gate_s_split(shard_env: Env, fak
     assert not (run.results_dir / "results.json").exists()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("shards", [1, 2])
 def test_publish_outputs_name_files_that_exist(env: Env, fake: FakeGitHub, validate,
                                                shards: int) -> None:

@@ -21,6 +21,9 @@ import pytest
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import Env, sticky
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
+
 
 def only_check(fake: FakeGitHub) -> dict:
     (check,) = fake.check_runs.values()
@@ -74,7 +77,6 @@ def test_comment_off_needs_only_the_check(env: Env, fake: FakeGitHub) -> None:
 # --- creating the check run is never repeated blindly ----------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_a_check_run_stored_despite_a_server_error_is_not_duplicated(
         env: Env, fake: FakeGitHub, status: int) -> None:
@@ -170,7 +172,6 @@ def test_rescue_completes_the_gate_s_check_when_publish_could_not_install(
     assert "could not run" in comment["body"] and "could not be installed" in comment["body"]
 
 
-@pytest.mark.slow
 def test_rescue_leaves_other_runs_and_completed_checks_alone(env: Env, fake: FakeGitHub) -> None:
     payload = env.comment_event("/bench")
     other = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="gate")  # run 1001

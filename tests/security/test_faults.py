@@ -38,6 +38,9 @@ from tests.ghenv import (
 )
 from tests.golden.scenarios import many
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
+
 
 def only_check(fake: FakeGitHub) -> dict:
     (check,) = fake.check_runs.values()
@@ -175,7 +178,6 @@ def many_workloads(env: Env, count: int = 100) -> results.Results:
                                head=Revision(ref="feature", sha=env.ws.head_sha))
 
 
-@pytest.mark.slow
 def test_a_report_of_many_workloads_completes_the_check(env: Env) -> None:
     doc = many_workloads(env)
     report = render_results(doc, "markdown")
@@ -206,7 +208,6 @@ def test_a_check_summary_github_refuses_still_completes_the_check(env: Env) -> N
     assert "benchbot-results" in summary and "kernel_019" in body
 
 
-@pytest.mark.slow
 def test_publish_refuses_results_for_other_commits(env: Env) -> None:
     def prepare(artifact: Path, job: str) -> None:
         measured = env.run("issue_comment", env.comment_event("/bench"), BENCHBOT_MODE="measure",
@@ -246,7 +247,6 @@ def test_the_gate_s_own_failure_after_opening_the_check_ends_it(env: Env, fake: 
 # --- shards: one missing, failed, forged or swapped -------------------------------------------
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", ["missing", "failed", "forged", "swapped"])
 def test_a_shard_that_did_not_report_is_named_and_the_check_cannot_pass(
         shard_env: Env, fake: FakeGitHub, case: str) -> None:

@@ -11,6 +11,9 @@ from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
+
 FORK = "mallory/Hello-World"
 
 
@@ -98,7 +101,6 @@ def test_a_malformed_sha_is_not_understood(env: Env, fake: FakeGitHub, body: str
     assert "all 40 of them" in reply and fake.check_runs == {}
 
 
-@pytest.mark.slow
 def test_the_head_is_pinned_when_the_gate_runs(tmp_path: Path, fake: FakeGitHub) -> None:
     """A push after /bench (while measure waits for the runner) is not what gets measured."""
     env = Env(tmp_path, fake, make_workspace(tmp_path))
@@ -163,7 +165,6 @@ def test_a_fork_s_pull_request_run_writes_nothing_and_measures_nothing(
     assert not run.results_dir.exists()
 
 
-@pytest.mark.slow
 def test_a_fork_label_on_pull_request_target_measures_the_labelled_head(
         tmp_path: Path, fake: FakeGitHub) -> None:
     """The whole three-job workflow: the gate (base revision, write token) pins the head
@@ -223,7 +224,6 @@ def test_another_label_approves_nothing(tmp_path: Path, fake: FakeGitHub) -> Non
     assert fake.requests == []
 
 
-@pytest.mark.slow
 def test_forks_true_measures_every_push_from_pull_request_target(
         tmp_path: Path, fake: FakeGitHub) -> None:
     env = fork_only_under_pull_refs(tmp_path, fake, CONFIG + "github:\n  forks: true\n")
