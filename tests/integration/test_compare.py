@@ -291,6 +291,7 @@ int main(int argc, char **argv) {
 """
 
 
+@pytest.mark.slow
 def test_planted_difference_is_slower_end_to_end(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
     config = r"""version: 1
 build: cc -O2 -DWORK=$(cat work.txt) -o prog prog.c
