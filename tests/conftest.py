@@ -44,6 +44,7 @@ MakeRepo = Callable[..., Path]
 # workflows run by act), whether or not it is marked itself.
 SLOW_DIRS = ("container", "render", "act")
 _TESTS = Path(__file__).parent
+_LEFT_OUT = pytest.StashKey[int]()  # how many slow tests this run left out
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,9 +74,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
         config.stash[_LEFT_OUT] = len(slow)
-
-
-_LEFT_OUT = pytest.StashKey[int]()
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
