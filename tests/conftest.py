@@ -38,6 +38,50 @@ def write_files(repo: Path, files: Mapping[str, str | None]) -> None:
 
 MakeRepo = Callable[..., Path]
 
+# --- the slow tier --------------------------------------------------------------------
+
+# Every test under these folders is in the slow tier (the container image, a real browser,
+# workflows run by act), whether or not it is marked itself.
+SLOW_DIRS = ("container", "render", "act")
+_TESTS = Path(__file__).parent
+_LEFT_OUT = pytest.StashKey[int]()  # how many slow tests this run left out
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true",
+                     help="run the slow tier too (tests marked slow; also BENCHBOT_SLOW=1)")
+
+
+def _runs_slow(config: pytest.Config) -> bool:
+    """Whether the slow tier runs: asked for with --slow or BENCHBOT_SLOW=1, or named in
+    -m (``-m slow`` runs it alone; any -m expression that says ``slow`` decides itself)."""
+    return (bool(config.getoption("--slow")) or os.environ.get("BENCHBOT_SLOW") == "1"
+            or "slow" in (config.getoption("markexpr") or ""))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow folders' tests, then leave the slow tier out unless it was asked for
+    (tryfirst: before -m selects, so that ``-m slow`` sees the folders' marks)."""
+    for item in items:
+        parts = item.path.relative_to(_TESTS).parts if item.path.is_relative_to(_TESTS) else ()
+        if parts and parts[0] in SLOW_DIRS:
+            item.add_marker(pytest.mark.slow)
+    if _runs_slow(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.stash[_LEFT_OUT] = len(slow)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left_out = config.stash.get(_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"{left_out} slow tests left out: run them with --slow (both tiers) or -m slow")
+
 
 @pytest.fixture
 def make_repo(tmp_path: Path) -> MakeRepo:
@@ -99,6 +143,25 @@ def env(tmp_path: Path, fake: Any) -> Any:
     from tests.ghenv import Env, make_workspace
 
     return Env(tmp_path, fake, make_workspace(tmp_path))
+
+
+@pytest.fixture
+def planted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`benchbot github`, run in this process, measures with ``ghenv.PlantedNap`` on a fake
+    clock instead of running nap.sh: the same planted slowdown, decided without waiting or
+    a loaded machine's noise, for the tests whose point is what happens around measuring."""
+    from benchbot import engine
+    from tests.clock import FakeClock
+    from tests.ghenv import PlantedNap
+
+    clock = FakeClock()
+    real = engine.compare
+
+    def compare(request: engine.Request, **kwargs: Any) -> Any:
+        return real(request, **kwargs, spawner_factory=lambda _: PlantedNap(clock), clock=clock)
+
+    monkeypatch.setattr(engine, "compare", compare)
+    return clock
 
 
 @pytest.fixture

@@ -2,8 +2,11 @@
 
 ``Env`` writes an event file (a real webhook payload from @octokit/webhooks-examples,
 pointed at the test repository's commits), sets the ``GITHUB_*`` variables Actions sets,
-and runs ``python -m benchbot github`` (or ``action.main`` in-process), collecting the
-outputs, the job summary and the results directory.
+and runs ``benchbot github``, collecting the outputs, the job summary and the results
+directory. ``Env.run`` runs it in this process, through ``cli.main`` with the job's
+environment as ``os.environ``; ``process=True`` starts ``python -m benchbot github``
+instead, for the tests whose point is the process boundary (the token moved out of the
+environment, what a run can read of benchbot's process).
 """
 
 from __future__ import annotations
@@ -18,8 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from benchbot import cli
 from benchbot.github import action
 from benchbot.github.post import MARKER
+from benchbot.spawn import RawRun, SpawnRequest
+from tests.clock import FakeClock
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub, load_payload
 
@@ -43,6 +51,23 @@ SHARD_CONFIG = CONFIG + """\
 """
 FAST = "#!/bin/sh\nsleep 0.002\n"
 SLOW = "#!/bin/sh\nsleep 0.02\n"
+FAST_S, SLOW_S = 0.002, 0.02  # what FAST and SLOW sleep
+
+
+class PlantedNap:
+    """A spawner that stands for the workspace's nap.sh without running it: each run
+    reports the script's sleep (FAST at the base, SLOW at the head: the planted 10x
+    slowdown) with 1% of seeded noise, and lets that time pass on ``clock``."""
+
+    def __init__(self, clock: FakeClock, seed: int = 7) -> None:
+        self.clock, self.rng = clock, np.random.default_rng(seed)
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        seconds = (SLOW_S if Path(request.cwd).name == "head" else FAST_S)
+        seconds *= self.rng.lognormal(0.0, 0.01)
+        self.clock.advance(seconds)
+        ns = int(seconds * 1e9)
+        return RawRun(wall_ns=ns, cpu_ns=ns // 10, maxrss_kib=1024, returncode=0)
 
 
 @dataclass
@@ -193,23 +218,27 @@ class Env:
             del env["GITHUB_TOKEN"]  # the measure job is given no token at all
         return env
 
-    def run(self, name: str, payload: dict[str, Any], **extra: str) -> Run:
+    def run(self, name: str, payload: dict[str, Any], *, process: bool = False,
+            **extra: str) -> Run:
+        """`benchbot github` in this process, or with ``process`` in one of its own."""
         env = self.environ(name, payload, **extra)
+        if not process:
+            return self._collect(*_in_process(env), env)
         proc = subprocess.run([sys.executable, "-m", "benchbot", "github"], env=env,
                               capture_output=True, text=True, timeout=300, check=False)
         return self._collect(proc.returncode, proc.stderr, env)
 
     def run_split(self, name: str, payload: dict[str, Any], *, measure_token: str | None = None,
-                  **extra: str) -> tuple[Run, Run | None, Run | None]:
+                  process: bool = False, **extra: str) -> tuple[Run, Run | None, Run | None]:
         """The three-job workflow: gate, then (if it approved) measure with no write token,
         then publish with the measure step's results directory as the artifact."""
-        gate = self.run(name, payload, BENCHBOT_MODE="gate", **extra)
+        gate = self.run(name, payload, process=process, BENCHBOT_MODE="gate", **extra)
         if gate.outputs.get("run") != "true":
             return gate, None, None
         token = {"GITHUB_TOKEN": measure_token} if measure_token else {}
-        measure = self.run(name, payload, BENCHBOT_MODE="measure", BENCHBOT_JOB=gate.outputs["job"],
-                           _drop_token="1", **token, **extra)
-        publish = self.run(name, payload, BENCHBOT_MODE="publish",
+        measure = self.run(name, payload, process=process, BENCHBOT_MODE="measure",
+                           BENCHBOT_JOB=gate.outputs["job"], _drop_token="1", **token, **extra)
+        publish = self.run(name, payload, process=process, BENCHBOT_MODE="publish",
                            BENCHBOT_JOB=gate.outputs["job"],
                            BENCHBOT_MEASURE_RESULT="success" if measure.returncode == 0 else "failure",
                            BENCHBOT_RESULTS_DIR=str(measure.results_dir), **extra)
@@ -237,6 +266,21 @@ class Env:
         )
 
 
+
+
+def _in_process(env: dict[str, str]) -> tuple[int, str]:
+    """``cli.main(["github"])`` with ``env`` as the whole of ``os.environ`` while it runs:
+    its exit status and what it wrote to stderr."""
+    saved = dict(os.environ)
+    err = io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        code = cli.main(["github"], out=io.StringIO(), err=err)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return code, err.getvalue()
 
 
 def sticky(fake: FakeGitHub, number: int = 2) -> list[dict[str, Any]]:

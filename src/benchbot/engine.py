@@ -120,6 +120,7 @@ def compare(
     spawner_factory: Callable[[Path], Spawner] | None = None,
     source_env: Mapping[str, str] | None = None,
     prepare: Callable[[], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Results:
     """Run the whole comparison and return the results document (results.SCHEMA_VERSION).
 
@@ -127,23 +128,33 @@ def compare(
     ``sandbox.clean_env`` made from ``source_env`` (default: this process's), and runs in
     the sandbox the config asks for. ``spawner_factory`` replaces the process layer (tests).
     ``prepare`` is the caller's own warming up (compiling its report templates), done in
-    a thread while git and the builds run and finished before the first run.
+    a thread while git and the builds run and finished before the first run. ``clock``
+    (seconds) is what the budget is counted on: a fake one lets tests spend a budget
+    without waiting for it.
     """
-    started = time.monotonic()  # the budget counts from here: builds take from it too
+    started = clock()  # the budget counts from here: builds take from it too
     ahead = _Ahead(prepare)
     # Whether bubblewrap works here (two bwrap processes, 20-40 ms) is found out while git
     # resolves the revisions and reads the config; sandbox.choose then has the answer.
     probing = threading.Thread(target=sandbox.probe, name="benchbot-probe", daemon=True)
     probing.start()
     try:
-        return _compare(request, started, ahead, reporter or Reporter(), spawner_factory,
-                        source_env, probing)
+        return _compare(request, _Start(started, clock), ahead, reporter or Reporter(),
+                        spawner_factory, source_env, probing)
     finally:
         probing.join()
         ahead.join()  # on the way out of an error too: no import is left running at exit
 
 
-def _compare(request: Request, started: float, ahead: _Ahead, reporter: Reporter,
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """When the comparison began, on the clock its budget is counted on."""
+
+    at: float
+    clock: Callable[[], float]
+
+
+def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporter,
              spawner_factory: Callable[[Path], Spawner] | None,
              source_env: Mapping[str, str] | None, probing: threading.Thread) -> Results:
     plan = _resolve(request)
@@ -172,7 +183,7 @@ def _compare(request: Request, started: float, ahead: _Ahead, reporter: Reporter
     reporter.note(f"sandbox: {box.description}")
     got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
                    reporter=reporter, spawner_factory=spawner_factory, ahead=ahead,
-                   deadline=started + config.budget_s)
+                   deadline=started.at + config.budget_s, clock=started.clock)
     from benchbot import judge, measuring, results  # imported already, by _Ahead
 
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
@@ -198,7 +209,7 @@ class _Measured:
 
 def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, reporter: Reporter,
              spawner_factory: Callable[[Path], Spawner] | None,
-             ahead: _Ahead, deadline: float) -> _Measured:
+             ahead: _Ahead, deadline: float, clock: Callable[[], float]) -> _Measured:
     """Worktrees, both builds, then every run: the part that starts the code under test."""
     config = plan.config
     if not box.active:
@@ -234,6 +245,7 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
                 reporter=reporter,
                 policy=measuring.policy(config, plan.seed, family=plan.part.family,
                                         abort=plan.part.shard is None),
+                clock=clock,
             )
             measured = measuring.measure(ctx, deadline=deadline)
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -78,6 +78,7 @@ class Context:
     seed: int
     reporter: Progress
     policy: Policy
+    clock: Callable[[], float] = time.monotonic  # seconds; the budget's deadline is on it
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
@@ -178,7 +179,7 @@ class Sequential:
         if not admitted:
             return 0
         round_s = self._round_s(admitted)
-        fit = int(max(0.0, self.deadline - time.monotonic()) / round_s)
+        fit = int(max(0.0, self.deadline - self.ctx.clock()) / round_s)
         to_look = min(self._next_look(n) - self.triplets.results[n].pairs for n in admitted)
         return min(fit, max(1, to_look), max(1, int(BATCH_S / round_s)))
 
@@ -243,7 +244,7 @@ class Sequential:
         to a decision first, each to its next look. While the budget lasts every workload
         goes on; when it runs short, a pending change keeps its rounds and a workload whose
         next look it cannot pay for waits."""
-        left = self.deadline - time.monotonic()
+        left = self.deadline - self.ctx.clock()
         pending = {n for n in active if sequential.pending_change(self.verdicts[n])}
         order = sorted(active, key=lambda n: (n not in pending, self._cost_to_settle(n)))
         chosen: list[str] = []
@@ -298,12 +299,12 @@ class Sequential:
 
     def _warm_up(self) -> None:
         for name in self.names:
-            if time.monotonic() >= self.deadline:
+            if self.ctx.clock() >= self.deadline:
                 break  # the budget is spent (builds, slow warm-ups): nothing more is run
-            start = time.monotonic()
+            start = self.ctx.clock()
             self.triplets.warm_up([name])
             runs = 2 * max(1, self.by_name[name].warmup)
-            self.warmup_s[name] = (time.monotonic() - start) / runs
+            self.warmup_s[name] = (self.ctx.clock() - start) / runs
 
     # --- progress -------------------------------------------------------------------------
 
@@ -314,7 +315,7 @@ class Sequential:
         """Progress after each run: the runs the budget has room for, at the time per run
         of the workloads still measuring (taken again at most every ETA_INTERVAL_S)."""
         done = self.triplets.runs
-        now = time.monotonic()
+        now = self.ctx.clock()
         if now - self._per_run[0] >= ETA_INTERVAL_S:
             active = [n for n in self.names if n not in self.stopped]
             self._per_run = (now, self._round_s(active) / max(3 * len(active), 1))

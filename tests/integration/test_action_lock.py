@@ -100,6 +100,7 @@ def _clean_pip_env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.network
 def test_a_fresh_venv_installs_from_the_lock(tmp_path: Path) -> None:
     """What action.yml's "Install benchbot" does, in a new virtual environment."""

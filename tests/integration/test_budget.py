@@ -1,11 +1,11 @@
 """Where the budget goes when it cannot carry every workload to a decision: a real
-repository and the real engine, with a spawner that takes (by sleeping) and reports the
-times planted here, so that the budget runs short in a few seconds."""
+repository and the real engine, with a spawner that reports the times planted here and
+lets them pass on a fake clock (``tests/clock.py``), so that a budget of seconds runs
+short without being waited for."""
 
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from benchbot.progress import TerminalReporter
 from benchbot.runner import RawRun, SpawnRequest
 from benchbot.settings import Overrides
 from benchbot.spawn import in_groups
+from tests.clock import FakeClock
 from tests.conftest import MakeRepo
 
 BASE_S = 0.008  # each run takes about this long
@@ -28,8 +29,8 @@ class PlantedSpawner:
     other workloads' runs are the same in both builds and vary by about 30%, so that they
     need hundreds of pairs to be called level."""
 
-    def __init__(self, change: str, seed: int = 5) -> None:
-        self.change = change
+    def __init__(self, change: str, clock: FakeClock, seed: int = 5) -> None:
+        self.change, self.clock = change, clock
         self.rng = np.random.default_rng(seed)
 
     def spawn(self, request: SpawnRequest) -> RawRun:
@@ -39,7 +40,7 @@ class PlantedSpawner:
             wall = BASE_S * (1.08 if head else 1.0) * self.rng.lognormal(0.0, 0.01)
         else:
             wall = BASE_S * self.rng.lognormal(0.0, 0.3)
-        time.sleep(wall)
+        self.clock.advance(wall)
         ns = int(wall * 1e9)
         return RawRun(wall_ns=ns, cpu_ns=ns, maxrss_kib=1, returncode=0)
 
@@ -49,10 +50,11 @@ CONFIG = "version: 1\nworkloads:\n" + "".join(
 
 
 def _compare(repo: Path, budget_s: float) -> Results:
-    spawner = PlantedSpawner("change")
+    clock = FakeClock()
+    spawner = PlantedSpawner("change", clock)
     return engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
                                          overrides=Overrides(budget=budget_s, seed=11)),
-                          spawner_factory=lambda _: spawner)
+                          spawner_factory=lambda _: spawner, clock=clock)
 
 
 def test_a_pending_change_keeps_its_rounds_when_the_budget_runs_short(make_repo: MakeRepo) -> None:
@@ -174,12 +176,12 @@ def test_batched_rounds_are_judged_at_exactly_the_scheduled_looks(
 class SlowWarmUps:
     """Every run takes 0.4 s: six workloads' warm-ups alone (two runs each) take 4.8 s."""
 
-    def __init__(self) -> None:
-        self.runs = 0
+    def __init__(self, clock: FakeClock) -> None:
+        self.runs, self.clock = 0, clock
 
     def spawn(self, request: SpawnRequest) -> RawRun:
         self.runs += 1
-        time.sleep(0.4)
+        self.clock.advance(0.4)
         return RawRun(wall_ns=400_000_000, cpu_ns=400_000_000, maxrss_kib=1, returncode=0)
 
 
@@ -190,14 +192,17 @@ def test_the_warm_ups_stop_when_the_budget_is_spent(make_repo: MakeRepo) -> None
     names = [f"w{i}" for i in range(6)]
     repo = make_repo({"benchbot.yml": "version: 1\nworkloads:\n" + "".join(
         f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in names)})
-    spawner = SlowWarmUps()
-    start = time.monotonic()
+    clock = FakeClock()
+    spawner = SlowWarmUps(clock)
+    start = clock()
     doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
                                         overrides=Overrides(budget=2.0, seed=3)),
-                         spawner_factory=lambda _: spawner)
-    took = time.monotonic() - start
-    assert spawner.runs <= 8  # the warm-ups of at most four workloads; 12 before
-    assert took < 4.0, took
+                         spawner_factory=lambda _: spawner, clock=clock)
+    took = clock() - start
+    # Nothing else takes time on the fake clock: the warm-ups stop at the first workload
+    # to start past the budget, three workloads' warm-ups (2.4 s) in all.
+    assert spawner.runs == 6  # the warm-ups of three workloads; 12 before
+    assert took == pytest.approx(2.4), took
     for b in doc.benchmarks:
         assert b.measuring is not None and b.measuring.stopped == "budget"
         assert b.measuring.pairs == 0 and b.verdict.outcome == "inconclusive"

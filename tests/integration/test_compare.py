@@ -216,6 +216,7 @@ def test_revisions_and_files_are_read_in_one_git_each(make_repo: MakeRepo) -> No
     assert top == repo.resolve() and git_dir == (repo / ".git").resolve()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parallel", [True, False])
 def test_builds_run_at_once_unless_told_not_to(make_repo: MakeRepo, tmp_path: Path,
                                                parallel: bool) -> None:
@@ -290,6 +291,7 @@ int main(int argc, char **argv) {
 """
 
 
+@pytest.mark.slow
 def test_planted_difference_is_slower_end_to_end(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
     config = r"""version: 1
 build: cc -O2 -DWORK=$(cat work.txt) -o prog prog.c
@@ -318,6 +320,7 @@ workloads:
     assert "<table>" in (tmp_path / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_cancellation_removes_worktrees_and_writes_no_results(make_repo: MakeRepo, tmp_path: Path) -> None:
     import os
     import signal
@@ -402,6 +405,7 @@ def test_the_working_tree_is_compared_without_touching_it(make_repo: MakeRepo, t
                                                  overrides=Overrides(aa=False, confirm=False))))["head"]["ref"] == "WORKTREE"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sandbox.probe().works, reason="bubblewrap cannot make a sandbox here")
 def test_the_sandboxed_runs_are_benchbot_s_own_work_not_other_processes(
         make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchbot import demo
 from benchbot.config import load_config
 from tests.conftest import git
@@ -21,6 +23,7 @@ def test_demo_repo_changes_only_the_sort(tmp_path: Path) -> None:
     assert {w.name for w in config.workloads} >= {"sort", "sum", "edit_distance", "copy", "bfs"}
 
 
+@pytest.mark.slow
 def test_demo_kernels_build_and_consume_their_results(tmp_path: Path) -> None:
     repo = tmp_path / "demo"
     demo.make_repo(repo)

@@ -343,6 +343,7 @@ def test_retries_exhausted(gh: FakeGitHub) -> None:
     assert len(gh.requests_matching("GET", r"/pulls/7$")) == 4  # 1 + total=3 retries
 
 
+@pytest.mark.slow
 def test_primary_rate_limit_403_is_waited_out(gh: FakeGitHub) -> None:
     gh.fail_rate_limited("POST", r"/issues/7/comments$", reset_in=1)
     t0 = time.monotonic()
@@ -360,6 +361,7 @@ def test_rate_limit_beyond_max_wait_raises(gh: FakeGitHub) -> None:
         _ = client(gh).get_repo(gh.full_name).get_pull(7).head
 
 
+@pytest.mark.slow
 def test_429_with_retry_after(gh: FakeGitHub) -> None:
     gh.fail_secondary_rate_limit("GET", r"/issues/7/comments$", retry_after=1)
     t0 = time.monotonic()

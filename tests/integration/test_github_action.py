@@ -1,12 +1,11 @@
-"""End to end: `benchbot github` as a subprocess, in a realistic Actions environment,
-against the fake GitHub server (tests/fakegithub), on a real git repository.
+"""End to end: `benchbot github` in a realistic Actions environment, against the fake
+GitHub server (tests/fakegithub), on a real git repository.
 
 Each test writes an event file (a real webhook payload from @octokit/webhooks-examples,
-pointed at the test repository's commits), runs ``python -m benchbot github`` with the
-``GITHUB_*`` variables Actions sets, and asserts on what the server holds afterwards.
-The workloads are `sleep` scripts with 10 runs, so a comparison takes a second or two.
-The cases that show the process boundary (two runs, /bench, faults, injection) run as a
-subprocess; the others call ``action.main`` in-process with the same environment.
+pointed at the test repository's commits), runs `benchbot github` with the ``GITHUB_*``
+variables Actions sets, and asserts on what the server holds afterwards. The workloads
+are `sleep` scripts with 10 runs; the fast tier's tests measure them with the
+``planted`` fixture (the same slowdown on a fake clock), the slow tier's run them.
 """
 
 from __future__ import annotations
@@ -24,6 +23,9 @@ from benchbot.github.post import MARKER
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky
+
+# Measuring is planted (conftest.planted): what these tests check happens around it.
+pytestmark = pytest.mark.usefixtures("planted")
 
 # --------------------------------------------------------------------------- pull_request
 
@@ -108,6 +110,7 @@ def test_publishing_failure_still_leaves_results_and_summary(env: Env, fake: Fak
     assert next(iter(fake.check_runs.values()))["conclusion"] == "failure"
 
 
+@pytest.mark.slow
 def test_server_errors_and_rate_limits_are_survived(env: Env, fake: FakeGitHub) -> None:
     payload = env.comment_event("/bench runs=10 confirm=off")
     fake.fail_next("GET", r"/collaborators/alice/permission$", 502)

@@ -149,6 +149,7 @@ def test_check_runs_are_listed_on_every_page(fake: FakeGitHub) -> None:
     assert len(fake.requests_matching("GET", r"/commits/[0-9a-f]{40}/check-runs$")) == 2
 
 
+@pytest.mark.slow
 def test_rate_limits_are_waited_out(fake: FakeGitHub) -> None:
     api = adapter(fake)
     fake.fail_secondary_rate_limit("POST", r"/issues/7/comments$", retry_after=1)

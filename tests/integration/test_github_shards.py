@@ -1,5 +1,5 @@
 """End to end with shards: the gate splits the comparison, two measure jobs (shard 1/2 and
-2/2, no write token) each measure their share in a process of their own, and publish
+2/2, no write token) each measure their share (planted: conftest.planted), and publish
 downloads both artifacts, merges them and writes exactly one comment and one check,
 against the fake GitHub server over HTTP. (A shard that is missing, failed or left a
 forged file: tests/security/test_faults.py.)"""
@@ -23,6 +23,9 @@ from tests.ghenv import (
     reactions,
     sticky,
 )
+
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
 
 
 def test_gate_two_shards_publish_one_comment_and_one_check(shard_env: Env, fake: FakeGitHub,

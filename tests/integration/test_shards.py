@@ -9,6 +9,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from benchbot import cli, engine, merging, results
 from benchbot.judge import Policy, Workload, judge
 from benchbot.model import Benchmark, Family, Results, Shard
@@ -35,6 +37,7 @@ def compare_cli(repo: Path, out: Path, *args: str) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+@pytest.mark.slow
 def test_two_real_shards_merge_into_the_whole_comparison(make_repo: MakeRepo, tmp_path: Path,
                                                          validate) -> None:
     repo = sequential_repo(make_repo)

@@ -21,6 +21,9 @@ import pytest
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import Env, sticky
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
+
 
 def only_check(fake: FakeGitHub) -> dict:
     (check,) = fake.check_runs.values()

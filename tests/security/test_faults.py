@@ -38,6 +38,9 @@ from tests.ghenv import (
 )
 from tests.golden.scenarios import many
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
+
 
 def only_check(fake: FakeGitHub) -> dict:
     (check,) = fake.check_runs.values()
@@ -50,6 +53,7 @@ def not_measuring(fake: FakeGitHub) -> str:
     return str(comment["body"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stored", [False, True])
 def test_sticky_comment_survives_server_errors_in_a_row(env: Env, fake: FakeGitHub, stored: bool) -> None:
     # stored=True: GitHub kept each comment but the answers were lost
@@ -108,6 +112,7 @@ def test_a_full_disk_ends_the_check(tmp_path: Path, fake: FakeGitHub) -> None:
     assert "No space left on device" in not_measuring(fake)
 
 
+@pytest.mark.slow
 def test_a_cancelled_job_ends_the_check_as_cancelled(tmp_path: Path, fake: FakeGitHub) -> None:
     started = tmp_path / "started"
     config = CONFIG.replace("aa: off", f"aa: off\nsandbox: {{writable: ['{tmp_path}']}}").replace(

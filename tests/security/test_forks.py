@@ -11,6 +11,9 @@ from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky
 
+# Measuring is planted (conftest.planted) but for runs of a process of their own.
+pytestmark = pytest.mark.usefixtures("planted")
+
 FORK = "mallory/Hello-World"
 
 

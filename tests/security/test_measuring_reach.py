@@ -23,6 +23,8 @@ from benchbot.results import to_json as as_json
 from tests.conftest import MakeRepo
 from tests.security.test_processes import _marker, marked, wait_gone
 
+pytestmark = pytest.mark.slow  # real processes (and sandboxes) started, watched and ended
+
 needs_bwrap = pytest.mark.skipif(
     not sandbox.probe().works,
     reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "

@@ -21,6 +21,8 @@ from benchbot import engine, sandbox
 from benchbot.results import to_json as as_json
 from tests.conftest import MakeRepo
 
+pytestmark = pytest.mark.slow  # real processes (and sandboxes) started, watched and ended
+
 MODES = [
     pytest.param("on", marks=pytest.mark.skipif(
         not sandbox.probe().works, reason=f"no sandbox here: {sandbox.probe().problem}")),

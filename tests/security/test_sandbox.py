@@ -30,7 +30,7 @@ needs_bwrap = pytest.mark.skipif(
     reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
-pytestmark = needs_bwrap
+pytestmark = [needs_bwrap, pytest.mark.slow]  # real sandboxes, one bwrap after another
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 MARK = "@@spy:"

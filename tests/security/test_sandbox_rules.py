@@ -83,6 +83,7 @@ def connections(sock: socket.socket) -> int:
         count += 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["", "on", "off"])
 def test_a_build_reaches_the_host_s_network_only_when_the_config_allows_it(
         make_repo: MakeRepo, listener: socket.socket, key: str) -> None:
@@ -130,9 +131,10 @@ def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
     assert doc.sandbox is not None and doc.sandbox.kind == "none"
 
 
+@pytest.mark.slow
 def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
         env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
-    run = env.run("pull_request", env.pull_request_event(), PATH=no_bwrap)
+    run = env.run("pull_request", env.pull_request_event(), process=True, PATH=no_bwrap)
     assert run.returncode != 0
     assert "bubblewrap (bwrap) is not installed" in run.stderr and "sandbox: off" in run.stderr
     (check,) = fake.check_runs.values()
@@ -142,12 +144,13 @@ def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
     assert "bubblewrap (bwrap) is not installed" in comment["body"]
 
 
+@pytest.mark.slow
 def test_the_measure_job_without_bubblewrap_fails_closed_and_publish_says_why(
         env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
     payload = env.comment_event("/bench runs=10")
     gate = env.run("issue_comment", payload, BENCHBOT_MODE="gate")
     assert gate.outputs["run"] == "true", gate.stderr
-    measure = env.run("issue_comment", payload, BENCHBOT_MODE="measure",
+    measure = env.run("issue_comment", payload, process=True, BENCHBOT_MODE="measure",
                       BENCHBOT_JOB=gate.outputs["job"], PATH=no_bwrap)
     assert measure.returncode != 0 and "sandbox: off" in measure.stderr
     assert not (measure.results_dir / "results.json").exists()

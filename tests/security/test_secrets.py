@@ -118,6 +118,7 @@ def _sections(text: str, *names: str) -> str:
     return "\n".join(parts[n] for n in names if n in parts)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [
     pytest.param("on", marks=needs_bwrap),
     "off",
@@ -128,7 +129,8 @@ def test_build_and_workload_cannot_find_the_token(tmp_path: Path, fake: FakeGitH
     runner = Runner(tmp_path, token)
     ws = spy_workspace(tmp_path, runner, mode, token)
     env = Env(tmp_path, fake, ws)
-    run = env.run("pull_request", env.pull_request_event(), GITHUB_TOKEN=token, **runner.env())
+    run = env.run("pull_request", env.pull_request_event(), process=True, GITHUB_TOKEN=token,
+                  **runner.env())
     assert run.returncode == 0, run.stderr
     seen = runner.seen()
     assert any(k.startswith("build-") for k in seen) and any(k.startswith("run-") for k in seen)
@@ -152,6 +154,7 @@ def test_build_and_workload_cannot_find_the_token(tmp_path: Path, fake: FakeGitH
     assert "spy" in comment["body"]
 
 
+@pytest.mark.slow
 def test_the_three_jobs_keep_the_write_token_off_the_measuring_machine(
         tmp_path: Path, fake: FakeGitHub) -> None:
     token = "ghs_" + secrets.token_hex(18)
@@ -162,7 +165,7 @@ def test_the_three_jobs_keep_the_write_token_off_the_measuring_machine(
     env = Env(tmp_path, fake, ws)
     payload = env.comment_event("/bench runs=10")
     gate, measure, publish = env.run_split("issue_comment", payload, measure_token=fake.read_token,
-                                           **runner.env())
+                                           process=True, **runner.env())
     assert gate.returncode == 0, gate.stderr
     assert gate.outputs["run"] == "true" and token not in gate.outputs["job"]
     # the gate opened the check and the comment before anything ran on the runner

@@ -65,10 +65,11 @@ def hostile_env(tmp_path: Path, fake: FakeGitHub) -> Env:
     return Env(tmp_path, fake, ws)
 
 
+@pytest.mark.slow
 def test_a_failing_run_s_stderr_stays_text(hostile_env: Env, fake: FakeGitHub) -> None:
     payload = hostile_env.pull_request_event()
     payload["pull_request"]["head"]["ref"] = "x`<b>y</b>`@alice[z](https://evil.example)"
-    run = hostile_env.run("pull_request", payload)
+    run = hostile_env.run("pull_request", payload, process=True)
     assert run.returncode == 0, run.stderr
     (comment,) = sticky(fake)
     assert "invalid" in comment["body"] and "exited with status 3" in comment["body"]
@@ -81,12 +82,13 @@ def test_a_failing_run_s_stderr_stays_text(hostile_env: Env, fake: FakeGitHub) -
     assert "<b>" not in render(comment["body"])
 
 
+@pytest.mark.slow
 def test_a_failing_build_s_log_stays_text(tmp_path: Path, fake: FakeGitHub) -> None:
     lines = [*COMMANDS, "```", "</details>", HOSTILE, "~~~", "````"]
     build = "".join(f"printf '%s\\n' '{line}'; " for line in lines) + "exit 1"
     ws = make_workspace(tmp_path, config=CONFIG + f"build: \"{build}\"\n")
     env = Env(tmp_path, fake, ws)
-    run = env.run("issue_comment", env.comment_event("/bench"))
+    run = env.run("issue_comment", env.comment_event("/bench"), process=True)
     assert run.returncode == 1
     assert "build of base" in run.stderr
     assert_log_inert(run.stderr)
@@ -101,6 +103,7 @@ def test_a_failing_build_s_log_stays_text(tmp_path: Path, fake: FakeGitHub) -> N
     assert "<img" not in render(check["output"]["summary"])
 
 
+@pytest.mark.slow
 def test_compare_in_an_actions_job_prints_no_workflow_command(tmp_path: Path, hostile_env: Env) -> None:
     import os
     import subprocess

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+import pytest
+
 from benchbot import cli, doctor, machine
 from benchbot.model import Environment
 
@@ -51,6 +53,7 @@ def test_other_cpu_is_busy_time_less_benchbot_s_own(monkeypatch) -> None:
     assert machine.other_cpu(before) == 0.0
 
 
+@pytest.mark.slow
 def test_another_process_s_work_counts_as_other_work() -> None:
     import subprocess
     import time

@@ -75,6 +75,7 @@ def _sequence(rng: np.random.Generator, *, shift: float, noise: float, seed: int
     return outcome
 
 
+@pytest.mark.slow
 def test_identical_arms_looked_at_again_and_again_are_called_different_rarely() -> None:
     rng = np.random.default_rng(2024)
     outcomes = [_sequence(rng, shift=1.0, noise=0.03, seed=i) for i in range(120)]
