@@ -21,6 +21,8 @@ import os
 import signal
 from collections.abc import Iterator
 
+from benchbot.spawn import process_tree
+
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -45,28 +47,13 @@ def become_subreaper() -> bool:
 
 def _parents() -> dict[int, int]:
     """pid -> parent pid for every process this user may see."""
-    out: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # The command name is in parentheses and may hold spaces: split after the last ')'.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1:
-            out[int(entry.name)] = int(fields[1])
-    return out
+    return {child: parent for parent, children in process_tree().items() for child in children}
 
 
 def descendants(pid: int | None = None) -> set[int]:
     """Every process below ``pid`` (default: this one) in the process tree."""
     root = os.getpid() if pid is None else pid
-    children: dict[int, list[int]] = {}
-    for child, parent in _parents().items():
-        children.setdefault(parent, []).append(child)
+    children = process_tree()
     found: set[int] = set()
     todo = [root]
     while todo:
