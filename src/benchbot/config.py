@@ -257,10 +257,8 @@ def _duration(check: Callable[[Doc, Node, str, float], float]) -> Kind:
     return Kind(read, _ref("duration"), duration_words)
 
 
-def _string() -> Kind:
-    return Kind(lambda d, n, k: d.string(n, k), {"type": "string", "minLength": 1})
-
-
+_STRING = Kind(lambda d, n, k: d.string(n, k), {"type": "string", "minLength": 1})
+_REGEX = Kind(lambda d, n, k: d.regex(n, k), {"type": "string", "minLength": 1})
 _SWITCH = Kind(lambda d, n, k: d.switch(n, k), _ref("switch"))
 _RUNS = _pair_count(check_runs)
 
@@ -391,7 +389,7 @@ def _outcomes(doc: Doc, node: Node, key: str) -> tuple[Outcome, ...]:
 def _sandbox_mode(doc: Doc, node: Node, key: str) -> Literal["auto", "on", "off"]:
     value = doc.scalar(node)
     if value is True or value is False:  # YAML 1.1 reads on/off as booleans
-        return "on" if value else "off"
+        return "on" if value else "off"  # the Literal mypy needs; switch_word gives str
     return doc.choice(node, key, SANDBOX_MODES)
 
 
@@ -405,7 +403,7 @@ def _absolute_path(doc: Doc, node: Node, key: str) -> str:
 
 def _pass_env_name(doc: Doc, node: Node, key: str) -> str:
     name = doc.string(node, key)
-    if not _ENV_NAME.match(name):
+    if not _ENV_NAME.fullmatch(name):
         doc.fail(node, key, f"{name!r} is not an environment variable name")
     if is_never_passed(name):
         doc.fail(node, key, f"{name} is never passed to the code under test: tokens, "
@@ -484,13 +482,11 @@ SETTINGS = Section((
     Key("metric", _choice(_METRICS),
         "What is compared: wall (process wall time, measured by benchbot) or reported (a "
         "number the workload prints, read with pattern)."),
-    Key("pattern", _optional(Kind(lambda d, n, k: d.regex(n, k),
-                                  {"type": "string", "minLength": 1})),
+    Key("pattern", _optional(_REGEX),
         "With metric: reported, a regular expression with exactly one group capturing the "
         "reported value (integer ns for times), e.g. 'elapsed_ns=(\\d+)'. Not allowed with "
         "metric: wall."),
-    Key("expect", _optional(Kind(lambda d, n, k: d.regex(n, k),
-                                 {"type": "string", "minLength": 1})),
+    Key("expect", _optional(_REGEX),
         "A regular expression with exactly one group; the captured output must be identical "
         "in every run of both revisions, e.g. 'checksum=(\\S+)'."),
     Key("env", Kind(_env, {"type": "object", "propertyNames": {"pattern": "^[^=\\u0000]+$"},
@@ -551,13 +547,13 @@ STATUS = Section((
                                                                  "items": _ref("outcome")}]},
                         list),
         "Outcomes that make the check fail: a list or a single outcome."),
-    Key("name", _string(), "Name of the check run."),
+    Key("name", _STRING, "Name of the check run."),
 ), StatusConfig)
 
 GITHUB = Section((
     Key("forks", _SWITCH, "Run pull requests from forks without being asked. Off: a "
                           "maintainer must ask with /bench (or add fork_label)."),
-    Key("fork_label", _optional(_string()),
+    Key("fork_label", _optional(_STRING),
         "A label that allows running a pull request from a fork."),
     Key("comment", _SWITCH,
         "Post (and update) one sticky comment with the report on the pull request."),
@@ -656,7 +652,6 @@ TOP_KEYS = TOP.names
 AA_KEYS = AA.names
 STATUS_KEYS = STATUS.names
 GITHUB_KEYS = GITHUB.names
-SANDBOX_KEYS = SANDBOX.names
 # The JSON Schema's shared definitions (benchbot.configschema writes the rest from the tables).
 SHARED_SCHEMAS: dict[str, dict[str, Any]] = {
     "switch": {"description": "A boolean; on/off/yes/no are accepted too.", "oneOf": [

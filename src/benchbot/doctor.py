@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -94,10 +94,10 @@ def sandbox_findings() -> list[Finding]:
     return out
 
 
-def hidden_tool_findings(env: Mapping[str, str], read_only: Sequence[str] = ()) -> list[Finding]:
+def hidden_tool_findings(env: Mapping[str, str]) -> list[Finding]:
     """The tools on PATH that lead into a directory the sandbox does not show, one finding
     per directory (a build that calls one fails there with exit 127)."""
-    tools = fsview.hidden_tools(fsview.allowed(env, read_only), env)
+    tools = fsview.hidden_tools(fsview.allowed(env), env)
     return [Finding("warn", f"sandbox: {listed} on PATH {'lead' if ' ' in listed else 'leads'} into {into}, which the sandbox "
                             "does not show: a build that calls them fails there (exit 127)",
                     f"list {into} under sandbox.read_only in benchbot.yml")

@@ -373,7 +373,7 @@ def end_leftovers(keep: AbstractSet[int] = frozenset()) -> set[int]:
     """
     ended: set[int] = set()
     me = os.getpid()
-    while keep or _has_children():
+    while _has_children():
         tree = process_tree()
         mine = [pid for pid in tree.get(me, ()) if pid not in keep]
         if not mine:
