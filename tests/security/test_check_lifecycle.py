@@ -172,6 +172,23 @@ def test_rescue_completes_the_gate_s_check_when_publish_could_not_install(
     assert "could not run" in comment["body"] and "could not be installed" in comment["body"]
 
 
+def test_rescue_leaves_a_published_report_alone(env: Env, fake: FakeGitHub) -> None:
+    """Publish wrote the report, then completing the check failed: the rescue completes the
+    check but does not put "could not run" over the report."""
+    payload = env.comment_event("/bench")
+    gate = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="gate")
+    assert gate.returncode == 0, gate.stderr
+    (comment,) = sticky(fake)
+    report = f"{comment['body'].splitlines()[0]}\n### benchbot: 1 slower\n\nthe report\n"
+    fake.comments[comment["id"]]["body"] = report  # what publish wrote before it failed
+    proc = rescue(env, payload, BENCHBOT_MODE="publish", BENCHBOT_JOB=gate.outputs["job"],
+                  GITHUB_RUN_ID="1001")
+    assert proc.returncode == 0, proc.stderr
+    assert (only_check(fake)["status"], only_check(fake)["conclusion"]) == ("completed", "failure")
+    (after,) = sticky(fake)
+    assert after["body"] == report
+
+
 def test_rescue_leaves_other_runs_and_completed_checks_alone(env: Env, fake: FakeGitHub) -> None:
     payload = env.comment_event("/bench")
     other = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="gate")  # run 1001

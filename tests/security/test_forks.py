@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchbot.config import parse_config
+from benchbot.github import gate
+from benchbot.github.event import parse_event
 from tests.conftest import git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, Workspace, make_workspace, reactions, sticky
@@ -233,6 +236,17 @@ def test_forks_true_measures_every_push_from_pull_request_target(
     assert publish is not None and publish.returncode == 0, publish.stderr
     (check,) = fake.check_runs.values()
     assert (check["head_sha"], check["conclusion"]) == (env.ws.head_sha, "failure")
+
+
+def test_forks_true_reruns_nothing_for_another_label(env: Env, fake: FakeGitHub) -> None:
+    """With forks: true every push runs; a label such as "bug" adds no commit to measure."""
+    payload = env.pull_request_event("labeled", fork=FORK, labels=("bug",))
+    payload["label"] = {"name": "bug"}
+    event = parse_event("pull_request_target", payload)
+    config = parse_config(CONFIG + "github:\n  forks: true\n")
+    assert gate.fork_refusal(config, event) is not None
+    payload["action"] = "synchronize"
+    assert gate.fork_refusal(config, parse_event("pull_request_target", payload)) is None
 
 
 def test_pull_request_target_leaves_the_repository_s_own_branches_to_pull_request(

@@ -175,14 +175,17 @@ def _approver_refusal(config: Config, event: Event, api: GateApi) -> str | None:
 def fork_refusal(config: Config, event: Event) -> str | None:
     """Why a fork's pull_request_target event does not run, or None when it does.
 
-    ``forks: true`` runs every push. ``fork_label`` approves the head commit at the moment
+    ``forks: true`` runs every push (and the ``fork_label``, not any other label).
+    ``fork_label`` approves the head commit at the moment
     the label is added (the ``labeled`` event) and no other: a push after that, or one
     made while the pull request was closed and then reopened, is a commit nobody has
     read, so a label that is merely present approves nothing.
     """
-    if config.github.forks:
-        return None
     label = config.github.fork_label
+    if config.github.forks:
+        if event.action == "labeled" and event.label != label:
+            return f"the `{event.label}` label adds no commit to measure (forks: true runs every push)"
+        return None
     head = event.head.sha if event.head else ""
     if label is not None:
         if event.action == "labeled" and event.label == label:

@@ -113,7 +113,7 @@ def running_body(*, base_sha: str, head_sha: str, base_ref: str | None, head_ref
     """The sticky comment while measuring: what is compared and the phase it is in."""
     lines = [
         MARKER,
-        "### benchbot: measuring…",
+        f"{rescue.RUNNING}…",
         "",
         f"**{_side(base_ref, base_sha)}** → **{_side(head_ref, head_sha)}** · {phase}",
     ]

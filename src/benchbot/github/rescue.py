@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 MARKER = "<!-- benchbot:sticky -->"  # the sticky comment's hidden marker (post.MARKER)
+RUNNING = "### benchbot: measuring"  # how the sticky comment begins while measuring (post.py)
 TIMEOUT_S = 30
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT = 'rel="next"'
@@ -93,11 +94,14 @@ def rescue(env: Mapping[str, str]) -> str:
 
 
 def _end_comment(api: _Api, target: Target, reason: str) -> None:
-    """The gate's sticky comment stops saying "measuring" (only where the check was still
-    open: a comment benchbot finished holds its report)."""
-    if target.comment_id is not None:
-        api.call("PATCH", f"/issues/comments/{target.comment_id}", {
-            "body": f"{MARKER}\n### benchbot: could not run\n\n{reason}\n"})
+    """The gate's sticky comment stops saying "measuring", and only while it still does: a
+    report publish wrote before completing the check failed stays as it is."""
+    if target.comment_id is None:
+        return
+    path = f"/issues/comments/{target.comment_id}"
+    if RUNNING not in str(api.call("GET", path).get("body", "")):
+        return
+    api.call("PATCH", path, {"body": f"{MARKER}\n### benchbot: could not run\n\n{reason}\n"})
 
 
 def _reason(env: Mapping[str, str]) -> str:
