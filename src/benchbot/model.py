@@ -14,7 +14,13 @@ from benchbot.codec import omitted_when_none, wrapped
 Outcome = Literal["slower", "faster", "level", "inconclusive", "invalid"]
 OUTCOMES: tuple[Outcome, ...] = ("slower", "faster", "level", "inconclusive", "invalid")
 Better = Literal["lower", "higher"]
-Metric = Literal["wall", "reported"]
+Metric = Literal["wall", "reported", "instructions"]
+# How instructions are counted (docs/verdict.md, "A second signal"): perf_event_open around
+# each measured run, or valgrind's cachegrind on a few runs of each arm apart from them.
+CountMethod = Literal["perf", "valgrind"]
+CountsMode = Literal["auto", "perf", "valgrind", "off"]
+# How a workload's instruction counts read, head against base (Counts.reading).
+CountsReading = Literal["same", "up", "down", "small", "unsteady"]
 Order = Literal["alternate", "random"]
 # What a failed run did; the workload's verdict names it (runner.FAILURE_REASONS).
 RunFailure = Literal[
@@ -45,6 +51,8 @@ REASON_CODES = (
     "expect_mismatch",  # the `expect` output differed between runs
     "no_metric",  # metric: reported, and the pattern did not match
     "too_fast",  # median below the floor, or a reported time of 0
+    "same_counts",  # time moved while the instruction counts did not: layout, environment, modes
+    "counts_disagree",  # time moved one way, the instruction counts the other
 )
 
 
@@ -104,6 +112,15 @@ class Verdict:
     tolerance: float | None = None
     best_tolerance: float | None = None
     suggested_runs: int | None = None
+    # Which signals settled the outcome, in words: "time", "time and instructions",
+    # "instructions", "peak memory" (None: nothing settled it).
+    settled_by: str | None = omitted_when_none(default=None)
+    # The ratio over every pair measured, including those measured after the call for the
+    # estimate alone (docs/verdict.md, "An estimate the stopping rule does not inflate"),
+    # and its pairs; None where measuring stopped at the call.
+    estimate: float | None = omitted_when_none(default=None)
+    estimate_ci: tuple[float, float] | None = omitted_when_none(default=None)
+    estimate_n: int | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +136,9 @@ class RunRecord:
     expect: str | None = None  # the text captured by `expect`
     error: str | None = None  # why this run does not count, in words
     failure: RunFailure | None = None  # the same as a code
+    instructions: int | None = None  # user-space instructions retired (counts: perf or valgrind)
+    cycles: int | None = None  # user-space cycles (perf, where the hardware counts them)
+    counts_scaled: bool = False  # perf multiplexed the counters: the values are estimates
 
 
 @dataclass(slots=True, kw_only=True)
@@ -135,6 +155,8 @@ class ArmSamples:
     value_ns: list[float] = field(default_factory=list)  # only for metric: reported
     expect: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    instructions: list[int] = field(default_factory=list)  # counts: perf, one per run
+    cycles: list[int] = field(default_factory=list)
 
     def extend(self, more: ArmSamples) -> None:
         """Append another arm's runs."""
@@ -142,6 +164,8 @@ class ArmSamples:
         self.cpu_ns += more.cpu_ns
         self.maxrss_kib += more.maxrss_kib
         self.value_ns += more.value_ns
+        self.instructions += more.instructions
+        self.cycles += more.cycles
 
     def add(self, run: RunRecord) -> None:
         """Append one run's figures."""
@@ -154,6 +178,10 @@ class ArmSamples:
             self.expect.append(run.expect)
         if run.error is not None:
             self.errors.append(run.error)
+        if run.instructions is not None:
+            self.instructions.append(run.instructions)
+        if run.cycles is not None:
+            self.cycles.append(run.cycles)
 
 
 # --- the results document (results.py reads and writes it; schemas/results.schema.json) ---
@@ -283,6 +311,9 @@ class ArmRuns:
     cpu_ns: tuple[int, ...] = ()
     maxrss_kib: tuple[int, ...] = ()
     values: tuple[float, ...] | None = omitted_when_none(default=None)  # better: higher
+    # counts: perf, every measured run's user-space instructions and cycles
+    instructions: tuple[int, ...] | None = omitted_when_none(default=None)
+    cycles: tuple[int, ...] | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -310,6 +341,33 @@ class Measuring:
     looks: tuple[int, ...] = ()  # the pair counts at which it was judged
     orders: str = ""  # triplets: the order of each round ("12H", "H21", …), concatenated
     settle_pairs: int | None = None  # about how many pairs would settle it, if it is not
+    # A change called at this many pairs; the pairs after it were measured for the estimate
+    # alone (Verdict.estimate), and the call is judged on these.
+    called_at: int | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Counts:
+    """A workload's instruction counts, how they were made and how they read
+    (``counts`` in the file; docs/verdict.md, "A second signal")."""
+
+    method: CountMethod | None  # None: not counted (``why`` says why)
+    why: str  # why this method, or why none: "perf: the CPU's counters", "off in the config"
+    every_run: bool = False  # perf: every measured run; valgrind: a few runs apart from them
+    scaled: bool = False  # perf multiplexed its counters: the counts are scaled estimates
+    # The counted runs' instructions per arm (valgrind's runs; with perf, arms[].instructions).
+    base: tuple[int, ...] = ()
+    base_again: tuple[int, ...] = ()
+    head: tuple[int, ...] = ()
+    ratio: float | None = None  # head over base, of the medians
+    aa_ratio: float | None = None  # base again over base, of the medians
+    noise: float | None = None  # how far one build's counts varied, as a fraction
+    cycles_ratio: float | None = None  # perf, where cycles were counted
+    # CPU time in user space over wall time, median of base's runs: the share of the time
+    # instructions can account for.
+    user_share: float | None = None
+    reading: CountsReading | None = None  # how they read; None: not counted
+    reading_why: str | None = None  # the reading in words, as the report gives it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -333,6 +391,8 @@ class Benchmark:
     confirmation: Verdict | None = wrapped("verdict", default=None)
     measuring: Measuring | None = omitted_when_none(default=None)
     machine: Machine | None = omitted_when_none(default=None)  # after a merge: where it ran
+    counts: Counts | None = omitted_when_none(default=None)  # the instruction counts
+    memory: Verdict | None = omitted_when_none(default=None)  # peak RSS, judged on its own
 
 
 Conclusion = Literal["success", "failure", "neutral"]
