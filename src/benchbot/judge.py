@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from benchbot import sequential, stats
-from benchbot.model import AASummary, Better, Design, Family, PhaseRuns, Rule, Verdict
+from benchbot.model import AASummary, Better, Counts, Design, Family, PhaseRuns, Rule, Verdict
 
 CALLS = ("slower", "faster")
 
@@ -48,6 +48,10 @@ class Workload:
     design: Design = "pairs"
     looks: int = 1  # triplets: the looks taken (the error spent depends on it)
     seed: int | None = None  # its own seed (a merged comparison's shard's); None: the policy's
+    # How its instructions were counted, as measuring made them (method, why, valgrind's
+    # counted runs); judging fills in how they read. None: not counted.
+    counts: Counts | None = None
+    memory_parity: float = 0.05  # the peak-RSS verdict's parity
 
     def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The judged values of a phase's reference and candidate arms."""

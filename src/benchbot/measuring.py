@@ -21,7 +21,7 @@ from typing import Protocol
 from benchbot import sequential
 from benchbot.config import Config
 from benchbot.judge import Judgement, Policy, Workload, judge
-from benchbot.model import Family, Measuring, PhaseRuns, Verdict
+from benchbot.model import Counts, Family, Measuring, PhaseRuns, Verdict
 from benchbot.runner import BATCH_S, Spawner, Target, Triplets, planned_runs, run_phase
 
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
@@ -43,6 +43,7 @@ class Measured:
     phases: dict[str, dict[str, PhaseRuns]]
     measuring: dict[str, Measuring] = field(default_factory=dict)
     looks: dict[str, int] = field(default_factory=dict)  # triplets: looks taken
+    counts: dict[str, Counts] = field(default_factory=dict)  # how each workload was counted
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -50,7 +51,7 @@ class Measured:
             Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
                      phases=self.phases[w.name],
                      design="triplets" if w.name in self.looks else "pairs",
-                     looks=self.looks.get(w.name, 1))
+                     looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name))
             for w in config.workloads
         ]
 
