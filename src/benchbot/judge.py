@@ -30,8 +30,18 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from benchbot import sequential, stats
-from benchbot.model import AASummary, Better, Counts, Design, Family, PhaseRuns, Rule, Verdict
+from benchbot import sequential, signals, stats
+from benchbot.model import (
+    AASummary,
+    Better,
+    Counts,
+    Design,
+    Family,
+    Metric,
+    PhaseRuns,
+    Rule,
+    Verdict,
+)
 
 CALLS = ("slower", "faster")
 
@@ -51,7 +61,8 @@ class Workload:
     # How its instructions were counted, as measuring made them (method, why, valgrind's
     # counted runs); judging fills in how they read. None: not counted.
     counts: Counts | None = None
-    memory_parity: float = 0.05  # the peak-RSS verdict's parity
+    memory_parity: float = signals.MEMORY_PARITY  # the peak-RSS verdict's parity
+    metric: Metric = "wall"  # instructions: judged on the counts alone (no timed runs)
 
     def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The judged values of a phase's reference and candidate arms."""
@@ -87,6 +98,8 @@ class Judged:
     ab: Verdict | None = None
     confirmation: Verdict | None = None
     final: Verdict | None = None
+    counts: Counts | None = None  # the instruction counts, read (None: not counted)
+    memory: Verdict | None = None  # peak RSS, judged on its own
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,14 +143,24 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
     standouts: list[str] = []
     for w in workloads:
         a = aa[w.name]
+        if w.metric == "instructions":
+            out[w.name] = _instructions(w)
+            continue
         if aborted and w.name in comparable:
             out[w.name] = Judged(aa=a, final=_aborted(a, failed=len(failed), total=len(comparable)))
             continue
+        counts = _read(w)
         if w.name in seq:
             ab = seq[w.name][1]
-            out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a)
+            if ab is not None and ab.outcome != "invalid":
+                ab = signals.joint(ab, counts, parity=w.parity,
+                                   whole=_whole(w, policy, whole.sequential, ab))
+            out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a, counts=counts,
+                                 memory=_memory(w, policy, whole.sequential, comparisons))
             continue
         ab = _phase(w, "ab", policy, 1, comparisons, a)
+        if ab is not None and ab.outcome != "invalid":
+            ab = signals.joint(ab, counts, parity=w.parity)
         final = ab if ab is not None else a
         confirmation = None
         if ab is not None and ab.outcome in CALLS:
@@ -145,10 +168,53 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
             confirmation = _phase(w, "confirm", policy, 2, 1, a)
             if confirmation is not None:
                 pooled = _pooled(w, policy, a)
+                if pooled.outcome != "invalid":
+                    pooled = signals.joint(pooled, counts, parity=w.parity)
                 final = stats.confirm_pooled(ab, confirmation, pooled)
-        out[w.name] = Judged(aa=a, ab=ab, confirmation=confirmation, final=final)
+        out[w.name] = Judged(aa=a, ab=ab, confirmation=confirmation, final=final, counts=counts,
+                             memory=_memory(w, policy, whole.sequential, comparisons))
     return Judgement(workloads=out, aa=summary, comparable=comparable,
                      standouts=tuple(standouts) if policy.confirm else ())
+
+
+def _read(w: Workload) -> Counts | None:
+    """The workload's counts as they read (None: not counted)."""
+    if w.counts is None:
+        return None
+    return signals.read_counts(w.counts, w.phases, parity=w.parity)
+
+
+def _instructions(w: Workload) -> Judged:
+    """metric: instructions: the counts alone, no timed runs."""
+    counts = _read(w)
+    verdict = signals.metric_instructions(counts, parity=w.parity)
+    return Judged(ab=verdict, final=verdict, counts=counts)
+
+
+def _whole(w: Workload, policy: Policy, family: int, ab: Verdict) -> Verdict | None:
+    """Time's A/B comparison of triplets again, its interval at the workload's whole alpha
+    (alpha / family, not split over looks): what a level settled with the counts needs.
+    Only where the counts read the same and time is inconclusive (else unused)."""
+    if ab.outcome != "inconclusive" or w.counts is None or w.counts.method is None:
+        return None
+    base, again = w.values("aa")
+    _, head = w.values("ab")
+    mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
+    rule = replace(rule_for(w, policy, seed=_seed(w, policy) + 1),
+                   look_alpha=policy.alpha / max(family, 1), low_quantile=policy.low_quantile)
+    return stats.compare(mean, head, rule=rule, aa_noise=ab.aa_noise,
+                         low=((base, again), head))
+
+
+def _memory(w: Workload, policy: Policy, family: int, comparisons: int) -> Verdict | None:
+    """Peak RSS judged on its own: the same looks' alpha (triplets) or the fixed design's
+    interval (pairs)."""
+    triplets = w.design == "triplets"
+    look_alpha = (sequential.alpha_at(max(1, w.looks), policy.alpha, family)
+                  if triplets else None)
+    return signals.memory(w.phases, parity=w.memory_parity,
+                          alpha=policy.alpha / (1 if triplets else comparisons),
+                          look_alpha=look_alpha, seed=_seed(w, policy) + 1, triplets=triplets)
 
 
 def _seed(w: Workload, policy: Policy) -> int:

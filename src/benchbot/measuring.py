@@ -51,7 +51,8 @@ class Measured:
             Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
                      phases=self.phases[w.name],
                      design="triplets" if w.name in self.looks else "pairs",
-                     looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name))
+                     looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
+                     metric=w.metric)
             for w in config.workloads
         ]
 

@@ -179,12 +179,14 @@ def _workload(b: Benchmark, seed: int) -> Workload:
     m = b.measuring
     return Workload(name=b.name, parity=b.parity, floor_ns=b.floor_ns, better=b.better,
                     phases=b.phases, design=m.design if m else "pairs",
-                    looks=max(1, len(m.looks)) if m else 1, seed=seed)
+                    looks=max(1, len(m.looks)) if m else 1, seed=seed, counts=b.counts,
+                    metric=b.metric)
 
 
 def _with(b: Benchmark, j: Judged) -> Benchmark:
     assert j.final is not None
-    return replace(b, aa=j.aa, ab=j.ab, confirmation=j.confirmation, verdict=j.final)
+    return replace(b, aa=j.aa, ab=j.ab, confirmation=j.confirmation, verdict=j.final,
+                   counts=j.counts, memory=j.memory)
 
 
 def _record(doc: Results) -> ShardRecord:

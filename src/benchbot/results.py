@@ -125,7 +125,7 @@ def benchmark(r: WorkloadResult) -> Benchmark:
         runs=w.runs if w.runs is not None else (r.measuring.pairs if r.measuring else 0),
         parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases, design),
         phases=dict(r.phases), aa=j.aa, ab=j.ab, verdict=j.final, confirmation=j.confirmation,
-        measuring=r.measuring,
+        measuring=r.measuring, counts=j.counts, memory=j.memory,
     )
 
 

@@ -69,7 +69,7 @@ def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int, max_pairs
         return None
     if ab.outcome in ("slower", "faster", "level"):
         return "settled"
-    if ab.reason_code == "floor" or _modes_only(ab, parity):
+    if ab.reason_code in ("floor", "same_counts") or _modes_only(ab, parity):
         return "cannot_help"
     if pairs >= max_pairs:
         return "max_runs"

@@ -1,0 +1,283 @@
+"""The second signal: instruction counts read beside time, and peak memory judged on its
+own (docs/verdict.md, "A second signal"). Pure: no I/O.
+
+- ``read_counts`` fills in how a workload's counts read (head against base, against how
+  far one build's counts vary by themselves).
+- ``joint`` judges time and counts together. Time decides first and every call still
+  needs time's central interval (at the look's share of alpha) to leave its tolerance, so
+  the counts can only hold a call back, or let time's central estimate stand in for the
+  best-run side that has not followed yet, or let an interval already inside the parity
+  band settle ``level``; they never make a call against time.
+- ``metric_instructions`` judges the counts alone (``metric: instructions``).
+- ``memory`` judges peak RSS with the time rule's machinery, at its own parity.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from benchbot import stats
+from benchbot.model import Counts, CountsReading, Outcome, PhaseRuns, Rule, Verdict
+
+# Counts closer than this (log scale) read the same, whatever their noise says: valgrind's
+# counts of a deterministic program are identical, but a program that reads the clock or
+# hashes its addresses moves by a few instructions in a million.
+SAME_FLOOR = 0.001
+# Counts that move less than this many times their own noise are not a move.
+NOISE_TIMES = 3.0
+# Time may move this far (either way) with the same instructions before a call is held
+# back: code layout and timing modes move time by a few percent, rarely by ten.
+LAYOUT_LIMIT = 0.10
+# Counts say something about time only where the runs spend most of it on user-space CPU.
+USER_SHARE_MIN = 0.5
+# The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
+MEMORY_PARITY = 0.05
+CALLS = ("slower", "faster")
+
+
+def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: float) -> Counts:
+    """``counts`` with its ratio, noise, user share and reading filled in."""
+    if counts.method is None:
+        return counts
+    if counts.every_run:
+        base, again, head, ratios, aa_ratios = _per_run(phases)
+    else:
+        base, again, head = list(counts.base), list(counts.base_again), list(counts.head)
+        ratios, aa_ratios = [], []
+    user = _user_share(phases)
+    bases = base + again
+    if not bases or not head or min(bases + head) <= 0:
+        return replace(counts, user_share=user, reading=None,
+                       reading_why="no counted runs to read")
+    ratio = statistics.median(ratios) if ratios else statistics.median(head) / statistics.median(bases)
+    aa_ratio = (statistics.median(aa_ratios) if aa_ratios
+                else statistics.median(again) / statistics.median(base) if again and base else None)
+    noise = max([abs(math.log(aa_ratio)) if aa_ratio else 0.0]
+                + [_arm_noise(arm) for arm in (base, again, head) if arm])
+    cycles = _cycles_ratio(phases) if counts.every_run else None
+    reading, why = _reading(ratio, noise, parity)
+    if user is not None and user < USER_SHARE_MIN:
+        why = (f"{why}; not used: the runs spend most of their time outside user-space CPU "
+               f"work ({user * 100:.0f}% in it)")
+    return replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=noise, cycles_ratio=cycles,
+                   user_share=user, reading=reading, reading_why=why)
+
+
+def usable(counts: Counts | None) -> bool:
+    """The counts were read and may speak beside time."""
+    return (counts is not None and counts.method is not None and counts.reading is not None
+            and counts.reading != "unsteady"
+            and (counts.user_share is None or counts.user_share >= USER_SHARE_MIN))
+
+
+def joint(time: Verdict, counts: Counts | None, *, parity: float,
+          whole: Verdict | None = None) -> Verdict:
+    """Time's verdict with the counts beside it (docs/verdict.md, "A second signal").
+
+    ``whole``: time judged again on the same pairs at the workload's whole alpha (not
+    split over looks): what rule (c) asks of its interval. None: ``time``'s own.
+    Not counted (None, or no method): ``time`` itself, unchanged.
+    """
+    if counts is None or counts.method is None:
+        return time
+    if time.outcome in CALLS:
+        return _a_call(time, counts)
+    if time.outcome == "level":
+        return replace(time, settled_by="time")
+    if time.outcome != "inconclusive" or not usable(counts):
+        return time
+    assert counts.ratio is not None
+    if _pending_with_counts(time, counts, parity):
+        outcome: Outcome = "slower" if (time.ratio or 1.0) > 1 else "faster"
+        return replace(time, outcome=outcome, reason_code=None, suggested_runs=None,
+                       settled_by="time and instructions",
+                       reason=f"the runs read {_pct(time.ratio)} and the instructions "
+                       f"{_pct(counts.ratio)}: the fast runs have not followed yet, the "
+                       "instructions moved the same way")
+    if (counts.reading == "same" and time.reason_code in ("spread", "few_runs")
+            and _level_with_counts(whole or time, parity)):
+        return replace(time, outcome="level", reason_code=None, suggested_runs=None,
+                       settled_by="time and instructions",
+                       reason=f"the same instructions ({_pct(counts.ratio)}), and time's "
+                       f"interval lies inside the {parity * 100:g}% parity band")
+    return time
+
+
+def _a_call(time: Verdict, counts: Counts) -> Verdict:
+    """Rule (a) and (d) for a call of time's."""
+    called = replace(time, settled_by="time")
+    if not usable(counts):
+        return called
+    assert time.ratio is not None and counts.ratio is not None
+    moved = math.log(time.ratio)
+    if counts.reading == "same":
+        if abs(moved) <= math.log1p(LAYOUT_LIMIT):
+            return replace(time, outcome="inconclusive", reason_code="same_counts",
+                           settled_by=None, suggested_runs=None,
+                           reason=f"same instructions: layout, environment or timing modes "
+                           f"(the runs read {_pct(time.ratio)}, the instructions "
+                           f"{_pct(counts.ratio)})")
+        return replace(called, reason=f"the runs read {_pct(time.ratio)} with the same "
+                       f"instructions ({_pct(counts.ratio)}): more than layout moves time")
+    if counts.reading in ("up", "down") and (counts.reading == "up") != (moved > 0):
+        return replace(called, reason_code="counts_disagree",
+                       reason=f"the runs read {_pct(time.ratio)} while the instructions read "
+                       f"{_pct(counts.ratio)}: time decides")
+    return called
+
+
+def _pending_with_counts(time: Verdict, counts: Counts, parity: float) -> bool:
+    """Rule (b): the median left its tolerance, only the fast runs (or the pairs they
+    need) have not followed, and the counts moved the same way by at least parity."""
+    if time.reason_code not in ("best_disagree", "timing_modes", "few_runs"):
+        return False
+    if time.ratio is None or time.tolerance is None or counts.ratio is None:
+        return False
+    central = math.log(time.ratio)
+    if abs(central) <= math.log1p(time.tolerance):
+        return False
+    if counts.reading != ("up" if central > 0 else "down"):
+        return False
+    if abs(math.log(counts.ratio)) < math.log1p(parity):
+        return False
+    best = time.low_ratio if time.low_ratio is not None else time.best_ratio
+    return best is not None and (best > 1) == (central > 0) and best != 1
+
+
+def _level_with_counts(time: Verdict, parity: float) -> bool:
+    """Rule (c): the A/A noise and the floor within parity, and the interval (at the whole
+    alpha) inside the parity band."""
+    if time.ci is None or time.floor_med is None:
+        return False
+    p = math.log1p(parity)
+    lo, hi = math.log(time.ci[0]), math.log(time.ci[1])
+    return time.aa_noise <= parity and time.floor_med <= parity and lo >= -p and hi <= p
+
+
+def metric_instructions(counts: Counts | None, *, parity: float) -> Verdict:
+    """The verdict of a workload judged on its instruction counts alone (already read)."""
+    if counts is None or counts.method is None:
+        why = counts.why if counts is not None else "not counted"
+        return stats.invalid("no_metric", f"metric: instructions, but no counts: {why}")
+    if counts.reading is None or counts.ratio is None:
+        return stats.invalid("no_metric", f"metric: instructions, but {counts.reading_why}")
+    pct = _pct(counts.ratio)
+    if counts.reading in ("up", "down"):
+        outcome: Outcome = "slower" if counts.reading == "up" else "faster"
+        return _counted(counts, parity, outcome, None, f"the instructions read {pct}")
+    if counts.reading == "same":
+        return _counted(counts, parity, "level", None, f"the same instructions ({pct})")
+    if counts.reading == "small" and abs(math.log(counts.ratio)) < math.log1p(parity):
+        return _counted(counts, parity, "level", "below_parity", f"the instructions read "
+                        f"{pct}: real, but below the {parity * 100:g}% that matters")
+    return _counted(counts, parity, "inconclusive", "spread",
+                    f"the instructions read {pct}, but one build's counts vary by "
+                    f"{(counts.noise or 0) * 100:.2f}%")
+
+
+def _counted(counts: Counts, parity: float, outcome: Outcome, code: str | None,
+             reason: str) -> Verdict:
+    return Verdict(outcome=outcome, reason_code=code, reason=reason, n=len(counts.head),
+                   ratio=counts.ratio, noise=counts.noise,
+                   tolerance=max(parity, counts.noise or 0.0),
+                   aa_noise=abs((counts.aa_ratio or 1.0) - 1.0),
+                   settled_by=None if outcome == "inconclusive" else "instructions")
+
+
+def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
+           look_alpha: float | None, seed: int, triplets: bool) -> Verdict | None:
+    """Peak RSS of head against base, judged with the time rule at ``parity`` (no floor,
+    no best-run side: a call rests on the central interval, as time's error control does),
+    the A/A noise from base against base again. None where the runs cannot be judged."""
+    if "aa" not in phases or "ab" not in phases:
+        return None
+    if any(phases[p].failure_code for p in phases):
+        return None
+    rule = Rule(parity=parity, alpha=alpha, floor_ns=0.0, seed=seed, look_alpha=look_alpha,
+                best_check=False)
+    base = phases["aa"].arms["base"].maxrss_kib
+    again = phases["aa"].arms["base_again"].maxrss_kib
+    if triplets:
+        head = phases["ab"].arms["head"].maxrss_kib
+        ref: Sequence[float] = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
+    else:
+        ab = [phases[p] for p in ("ab", "confirm") if p in phases]
+        ref = [v for p in ab for v in p.arms["base"].maxrss_kib]
+        head = tuple(v for p in ab for v in p.arms["head"].maxrss_kib)
+    if not base or not again or not head or min((*base, *again, *head)) <= 0:
+        return None
+    aa = stats.compare(base, again, rule=rule)
+    verdict = stats.compare(ref, head, rule=rule, aa_noise=stats.aa_noise_of(aa))
+    if aa.outcome in CALLS:
+        verdict = stats.force_aa_failed(verdict, aa)
+    if verdict.outcome in ("slower", "faster", "level"):
+        verdict = replace(verdict, settled_by="peak memory")
+    return verdict
+
+
+def _per_run(phases: Mapping[str, PhaseRuns]) -> tuple[list[int], list[int], list[int],
+                                                      list[float], list[float]]:
+    """perf's counts of every measured run: base, base again, head, and the per-round
+    (per-pair) ratios head over base and base again over base."""
+    def of(phase: str, arm: str) -> list[int]:
+        got = phases[phase].arms.get(arm) if phase in phases else None
+        return list(got.instructions or ()) if got is not None else []
+
+    base, again = of("aa", "base"), of("aa", "base_again")
+    ab_base = of("ab", "base") + of("confirm", "base")
+    head = of("ab", "head") + of("confirm", "head")
+    if again and len(again) == len(base) and len(head) == len(base) and ab_base == base:
+        ratios = [h / math.sqrt(b * a) for b, a, h in zip(base, again, head, strict=True)
+                  if b > 0 and a > 0]  # triplets: head over both base runs of its round
+    else:
+        ratios = [h / b for b, h in zip(ab_base, head, strict=False) if b > 0]
+        base = ab_base or base
+    aa_ratios = [a / b for b, a in zip(of("aa", "base"), again, strict=False) if b > 0]
+    return base, again, head, ratios, aa_ratios
+
+
+def _cycles_ratio(phases: Mapping[str, PhaseRuns]) -> float | None:
+    if "ab" not in phases:
+        return None
+    base = phases["ab"].arms["base"].cycles or ()
+    head = phases["ab"].arms["head"].cycles or ()
+    if not base or not head or min(*base, *head) <= 0:
+        return None
+    return statistics.median(head) / statistics.median(base)
+
+
+def _user_share(phases: Mapping[str, PhaseRuns]) -> float | None:
+    phase = phases.get("aa") or phases.get("ab")
+    if phase is None:
+        return None
+    arm = phase.arms["base"]
+    shares = [c / w for c, w in zip(arm.cpu_ns, arm.wall_ns, strict=False) if w > 0]
+    return statistics.median(shares) if shares else None
+
+
+def _arm_noise(values: Sequence[int]) -> float:
+    """How far one arm's counts vary: the relative range of a few, the IQR/median of many."""
+    mid = statistics.median(values)
+    if len(values) < 5:
+        return (max(values) - min(values)) / mid
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return (q3 - q1) / mid
+
+
+def _reading(ratio: float, noise: float, parity: float) -> tuple[CountsReading, str]:
+    moved = abs(math.log(ratio))
+    pct, spread = _pct(ratio), f"{noise * 100:.3g}%"
+    if noise > parity / 2:
+        return "unsteady", f"one build's counts vary by {spread}, too much to judge by"
+    if moved <= max(SAME_FLOOR, NOISE_TIMES * noise):
+        return "same", f"the same instructions ({pct}; one build's vary by {spread})"
+    if moved >= math.log1p(parity) and moved > NOISE_TIMES * noise:
+        return ("up" if ratio > 1 else "down"), f"the instructions moved {pct}"
+    return "small", f"the instructions moved {pct}, less than parity"
+
+
+def _pct(ratio: float | None) -> str:
+    return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
