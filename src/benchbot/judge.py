@@ -30,9 +30,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from benchbot import sequential, signals, stats
 from benchbot.model import (
     AASummary,
+    ArmRuns,
     Better,
     Counts,
     Design,
@@ -63,6 +66,9 @@ class Workload:
     counts: Counts | None = None
     memory_parity: float = signals.MEMORY_PARITY  # the peak-RSS verdict's parity
     metric: Metric = "wall"  # instructions: judged on the counts alone (no timed runs)
+    # triplets: its change was called at this many pairs and measured on for the estimate
+    # alone; the verdict is judged on these first pairs, the estimate on all of them.
+    called_at: int | None = None
 
     def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The judged values of a phase's reference and candidate arms."""
@@ -126,6 +132,8 @@ def rule_for(w: Workload, policy: Policy, *, seed: int, comparisons: int = 1) ->
 
 def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
     """The verdicts of docs/verdict.md for the phases recorded so far."""
+    whole_of = {w.name: w for w in workloads}
+    workloads = [_first(w) for w in workloads]
     whole = policy.family or Family(
         sequential=sum(1 for w in workloads if w.design == "triplets"),
         fixed=sum(1 for w in workloads if w.design == "pairs"))
@@ -155,6 +163,8 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
             if ab is not None and ab.outcome != "invalid":
                 ab = signals.joint(ab, counts, parity=w.parity,
                                    whole=_whole(w, policy, whole.sequential, ab))
+            if ab is not None and w.called_at is not None and ab.outcome in CALLS:
+                ab = _with_estimate(ab, whole_of[w.name], policy, whole.sequential)
             out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a, counts=counts,
                                  memory=_memory(w, policy, whole.sequential, comparisons))
             continue
@@ -175,6 +185,43 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
                              memory=_memory(w, policy, whole.sequential, comparisons))
     return Judgement(workloads=out, aa=summary, comparable=comparable,
                      standouts=tuple(standouts) if policy.confirm else ())
+
+
+def _first(w: Workload) -> Workload:
+    """A workload measured on after its call, as it stood at the call (its first
+    ``called_at`` pairs): what the call is judged on."""
+    if w.called_at is None or w.design != "triplets":
+        return w
+    n = w.called_at
+    return replace(w, phases={name: replace(
+        p, order=p.order[: 2 * n],
+        arms={arm: _cut(runs, n) for arm, runs in p.arms.items()}) for name, p in w.phases.items()})
+
+
+def _cut(runs: ArmRuns, n: int) -> ArmRuns:
+    return ArmRuns(samples_ns=runs.samples_ns[:n], wall_ns=runs.wall_ns[:n],
+                   cpu_ns=runs.cpu_ns[:n], maxrss_kib=runs.maxrss_kib[:n],
+                   values=None if runs.values is None else runs.values[:n],
+                   instructions=None if runs.instructions is None else runs.instructions[:n],
+                   cycles=None if runs.cycles is None else runs.cycles[:n])
+
+
+def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Verdict:
+    """The call, with the ratio over every pair measured (those after the call too) and
+    its distribution-free interval at the workload's whole alpha (docs/verdict.md, "An
+    estimate the stopping rule does not inflate")."""
+    base, again = w.values("aa")
+    _, head = w.values("ab")
+    n = min(len(base), len(again), len(head))
+    if n <= (w.called_at or 0):
+        return ab
+    logs = sorted(math.log(h) - 0.5 * (math.log(a) + math.log(b))
+                  for a, b, h in zip(base[:n], again[:n], head[:n], strict=True))
+    mid = n // 2
+    median = logs[mid] if n % 2 else (logs[mid - 1] + logs[mid]) / 2
+    lo, hi = stats.order_interval(np.array(logs), 0.5, policy.alpha / max(family, 1), clip=True)
+    return replace(ab, estimate=math.exp(median), estimate_ci=(math.exp(lo), math.exp(hi)),
+                   estimate_n=n)
 
 
 def _read(w: Workload) -> Counts | None:

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from benchbot import sequential
 from benchbot.config import Config
-from benchbot.judge import Judgement, Policy, Workload, judge
+from benchbot.judge import CALLS, Judgement, Policy, Workload, judge
 from benchbot.model import Counts, Family, Measuring, PhaseRuns, Verdict
 from benchbot.runner import BATCH_S, Spawner, Target, Triplets, planned_runs, run_phase
 
@@ -44,6 +44,8 @@ class Measured:
     measuring: dict[str, Measuring] = field(default_factory=dict)
     looks: dict[str, int] = field(default_factory=dict)  # triplets: looks taken
     counts: dict[str, Counts] = field(default_factory=dict)  # how each workload was counted
+    # triplets: a change called at this many pairs, measured on for the estimate alone
+    called: dict[str, int] = field(default_factory=dict)
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -52,7 +54,7 @@ class Measured:
                      phases=self.phases[w.name],
                      design="triplets" if w.name in self.looks else "pairs",
                      looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
-                     metric=w.metric)
+                     metric=w.metric, called_at=self.called.get(w.name))
             for w in config.workloads
         ]
 
@@ -147,6 +149,9 @@ class Sequential:
         self.schedule = {n: sequential.looks(self.by_name[n].max_runs) for n in names}
         self.done_looks = dict.fromkeys(names, 0)
         self.stopped: dict[str, sequential.StopReason] = {}
+        # A change called: measured on to this many pairs for the estimate alone, after the
+        # workloads not yet settled (sequential.estimate_pairs).
+        self.estimating: dict[str, int] = {}
         self.verdicts: dict[str, Verdict | None] = dict.fromkeys(names)
         self.warmup_s: dict[str, float] = {}
         self._triplet_cache: dict[str, tuple[int, float]] = {}  # name: (pairs, seconds)
@@ -162,8 +167,8 @@ class Sequential:
         while active:
             count = self._rounds(admitted)
             if count < 1:
-                for name in active:
-                    self.stopped[name] = "budget"
+                for name in active:  # a call stays settled; its estimate has fewer pairs
+                    self.stopped[name] = "settled" if name in self.estimating else "budget"
                 break
             self.triplets.rounds(admitted, index, count, self._tick)
             index += count
@@ -186,6 +191,8 @@ class Sequential:
         return min(fit, max(1, to_look), max(1, int(BATCH_S / round_s)))
 
     def _next_look(self, name: str) -> int:
+        if name in self.estimating:
+            return self.estimating[name]
         looks = self.schedule[name]
         return looks[min(self.done_looks[name], len(looks) - 1)]
 
@@ -197,6 +204,12 @@ class Sequential:
 
     def _look(self, due: Sequence[str]) -> None:
         for name in due:
+            if name in self.estimating:  # no look: its call stands on its first pairs
+                self.stopped[name] = "settled"
+        due = [n for n in due if n not in self.estimating]
+        if not due:
+            return
+        for name in due:
             self.done_looks[name] += 1
         judgement = self._record(final=False)
         for name in due:
@@ -206,6 +219,13 @@ class Sequential:
                 judged.ab, judged.aa, pairs=self.triplets.results[name].pairs,
                 max_pairs=self.by_name[name].max_runs, parity=self.by_name[name].parity,
             )
+            pairs = self.triplets.results[name].pairs
+            if reason == "settled" and judged.ab is not None and judged.ab.outcome in CALLS:
+                until = sequential.estimate_pairs(pairs, self.by_name[name].max_runs)
+                if until > pairs and not judgement.aborted:
+                    self.measured.called[name] = pairs
+                    self.estimating[name] = until
+                    continue
             if reason is not None:
                 self.stopped[name] = reason
         if judgement.aborted:
@@ -233,7 +253,7 @@ class Sequential:
             settle = sequential.pairs_to_settle_uncapped(verdict, self.by_name[name].parity)
         return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
                          why=sequential.WHY[reason], looks=looks, orders="".join(result.orders),
-                         settle_pairs=settle)
+                         settle_pairs=settle, called_at=self.measured.called.get(name))
 
     # --- the budget -----------------------------------------------------------------------
 
@@ -248,7 +268,8 @@ class Sequential:
         next look it cannot pay for waits."""
         left = self.deadline - self.ctx.clock()
         pending = {n for n in active if sequential.pending_change(self.verdicts[n])}
-        order = sorted(active, key=lambda n: (n not in pending, self._cost_to_settle(n)))
+        order = sorted(active, key=lambda n: (n in self.estimating, n not in pending,
+                                              self._cost_to_settle(n)))
         chosen: list[str] = []
         spent = 0.0
         for name in order:
@@ -260,14 +281,19 @@ class Sequential:
         return [n for n in self.names if n in chosen]  # rounds keep the config's order
 
     def _cost_to_look(self, name: str, *, ahead: int = 1) -> float:
-        """Seconds until this workload's ``ahead``-th look from now."""
+        """Seconds until this workload's ``ahead``-th look from now (a call measured on for
+        its estimate: until the estimate's pairs)."""
         result = self.triplets.results[name]
+        if name in self.estimating:
+            return max(self.estimating[name] - result.pairs, 1) * self._triplet_s(name)
         looks = self.schedule[name]
         due = looks[min(self.done_looks[name] + ahead - 1, len(looks) - 1)]
         return max(due - result.pairs, 1) * self._triplet_s(name)
 
     def _cost_to_settle(self, name: str) -> float:
         result = self.triplets.results[name]
+        if name in self.estimating:
+            return max(self.estimating[name] - result.pairs, 1) * self._triplet_s(name)
         looks = self.schedule[name]
         if self.verdicts[name] is None:
             need = looks[0] - result.pairs

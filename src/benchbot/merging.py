@@ -180,7 +180,7 @@ def _workload(b: Benchmark, seed: int) -> Workload:
     return Workload(name=b.name, parity=b.parity, floor_ns=b.floor_ns, better=b.better,
                     phases=b.phases, design=m.design if m else "pairs",
                     looks=max(1, len(m.looks)) if m else 1, seed=seed, counts=b.counts,
-                    metric=b.metric)
+                    metric=b.metric, called_at=m.called_at if m else None)
 
 
 def _with(b: Benchmark, j: Judged) -> Benchmark:

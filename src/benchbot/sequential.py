@@ -34,6 +34,8 @@ FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
 GROWTH = 1.5  # each look has half as many pairs again as the one before
 LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
 CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
+# After a call at n pairs, measure on to this many times n for the estimate alone.
+ESTIMATE_GROWTH = 2
 
 StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
                      "aborted", "fixed"]
@@ -51,6 +53,13 @@ def looks(max_pairs: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
         n *= GROWTH
     out.append(max_pairs)
     return tuple(out)
+
+
+def estimate_pairs(called_at: int, max_pairs: int) -> int:
+    """How many pairs in all a workload whose change was called at ``called_at`` pairs is
+    measured to, for the estimate alone (docs/verdict.md, "An estimate the stopping rule
+    does not inflate"; benchmarks/estimate.py chose the rule)."""
+    return min(ESTIMATE_GROWTH * called_at, max_pairs)
 
 
 def alpha_at(look: int, alpha: float, family: int) -> float:
