@@ -1,0 +1,230 @@
+"""The second signal (docs/verdict.md, "A second signal"): each branch of the joint rule
+with the real judge on constructed samples large enough to be certain, the counts read,
+metric: instructions, the peak-memory verdict and the estimate beyond a call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from benchbot import codec, judge, sequential, signals
+from benchbot.judge import Policy, Workload
+from benchbot.model import ArmRuns, Counts, PhaseRuns, Verdict
+
+RUN_NS = 1e8
+
+
+def arm(times: Sequence[float], rss: Sequence[int] | None = None,
+        instructions: Sequence[int] | None = None) -> ArmRuns:
+    return ArmRuns(samples_ns=tuple(float(t) for t in times),
+                   wall_ns=tuple(int(t) for t in times), cpu_ns=tuple(int(t) for t in times),
+                   maxrss_kib=tuple(rss) if rss is not None else (50_000,) * len(times),
+                   instructions=tuple(instructions) if instructions is not None else None)
+
+
+def triplets(base: Sequence[float], again: Sequence[float], head: Sequence[float], *,
+             looks: int, counts: Counts | None = None,
+             rss: tuple[Sequence[int], Sequence[int], Sequence[int]] | None = None,
+             instructions: tuple[Sequence[int], ...] | None = None,
+             called_at: int | None = None) -> Workload:
+    n = len(base)
+    r = rss or (None, None, None)
+    i = instructions or (None, None, None)
+    b = arm(base, r[0], i[0])
+    return Workload(name="w", parity=0.02, floor_ns=25_000.0, design="triplets", looks=looks,
+                    counts=counts, called_at=called_at,
+                    phases={"aa": PhaseRuns(arms={"base": b, "base_again": arm(again, r[1], i[1])},
+                                            order="AB" * n),
+                            "ab": PhaseRuns(arms={"base": b, "head": arm(head, r[2], i[2])},
+                                            order="AB" * n)})
+
+
+def runs(seed: int, n: int, spread: float, factor: float = 1.0) -> np.ndarray:
+    return RUN_NS * factor * np.exp(np.random.default_rng(seed).normal(0.0, spread, n))
+
+
+def valgrind(base: int, head: int, again: int | None = None) -> Counts:
+    return Counts(method="valgrind", why="valgrind: no hardware counters",
+                  base=(base,), base_again=(again or base,), head=(head, head))
+
+
+def judged(w: Workload) -> judge.Judged:
+    return judge.judge([w], Policy()).workloads["w"]
+
+
+# --- reading the counts ------------------------------------------------------------------
+
+PHASES = triplets(runs(1, 20, 0.01), runs(2, 20, 0.01), runs(3, 20, 0.01), looks=2).phases
+
+
+@pytest.mark.parametrize(("head", "reading"), [
+    (1_000_000, "same"), (1_000_500, "same"), (1_050_000, "up"), (950_000, "down"),
+    (1_010_000, "small"),
+])
+def test_exact_counts_read_as_the_rule_says(head: int, reading: str) -> None:
+    got = signals.read_counts(valgrind(1_000_000, head), PHASES, parity=0.02)
+    assert got.reading == reading, got.reading_why
+    assert got.ratio == pytest.approx(head / 1_000_000)
+    assert got.noise == 0.0 and got.aa_ratio == 1.0
+    assert got.user_share == pytest.approx(1.0)
+    assert signals.usable(got)
+
+
+def test_counts_that_vary_by_themselves_are_unsteady_and_not_used() -> None:
+    got = signals.read_counts(valgrind(1_000_000, 1_100_000, again=1_030_000), PHASES, parity=0.02)
+    assert got.reading == "unsteady" and not signals.usable(got)
+
+
+def test_counts_of_runs_mostly_outside_user_space_cpu_are_not_used() -> None:
+    w = triplets(runs(1, 20, 0.01), runs(2, 20, 0.01), runs(3, 20, 0.01), looks=2)
+    idle = {name: replace(p, arms={k: replace(a, cpu_ns=tuple(c // 4 for c in a.cpu_ns))
+                                   for k, a in p.arms.items()}) for name, p in w.phases.items()}
+    got = signals.read_counts(valgrind(1_000_000, 1_000_000), idle, parity=0.02)
+    assert got.user_share == pytest.approx(0.25)
+    assert not signals.usable(got) and "outside user-space" in (got.reading_why or "")
+
+
+def test_perf_counts_of_every_run_read_per_triplet() -> None:
+    n = 20
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01), looks=2,
+                 instructions=([1000] * n, [1000] * n, [1040 + (i % 2) for i in range(n)]))
+    counts = Counts(method="perf", why="perf: the CPU's counters", every_run=True)
+    got = signals.read_counts(counts, w.phases, parity=0.02)
+    assert got.ratio == pytest.approx(1.0405)
+    assert got.reading == "up" and got.aa_ratio == 1.0
+
+
+# --- the joint rule, each branch ---------------------------------------------------------
+
+def test_a_time_call_with_the_same_instructions_is_held_back_within_the_layout_limit() -> None:
+    n = 76
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.05), looks=6)
+    assert judged(w).ab.outcome == "slower"  # type: ignore[union-attr]
+    got = judged(replace(w, counts=valgrind(1_000_000, 1_000_000)))
+    assert got.ab is not None and got.ab.outcome == "inconclusive"
+    assert got.ab.reason_code == "same_counts" and "same instructions" in (got.ab.reason or "")
+    assert sequential.stop_reason(got.ab, got.aa, pairs=n, max_pairs=1000,
+                                  parity=0.02) == "cannot_help"
+
+
+def test_a_time_call_beyond_the_layout_limit_stands_with_the_same_instructions() -> None:
+    n = 76
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.25), looks=6,
+                 counts=valgrind(1_000_000, 1_000_000))
+    got = judged(w).ab
+    assert got is not None and got.outcome == "slower" and got.settled_by == "time"
+    assert "same instructions" in (got.reason or "")
+
+
+def test_instructions_that_moved_let_time_call_before_the_fast_runs_follow() -> None:
+    n = 34  # a call needs 51 pairs for the fast runs' side: time alone waits
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
+    alone = judged(w).ab
+    assert alone is not None and alone.outcome == "inconclusive" and alone.reason_code == "few_runs"
+    got = judged(replace(w, counts=valgrind(1_000_000, 1_100_000))).ab
+    assert got is not None and got.outcome == "slower"
+    assert got.settled_by == "time and instructions"
+    # instructions moved the other way: no call
+    other = judged(replace(w, counts=valgrind(1_000_000, 900_000))).ab
+    assert other is not None and other.outcome == "inconclusive"
+
+
+def test_the_same_instructions_settle_level_with_time_s_interval_at_the_whole_alpha() -> None:
+    n = 51
+    w = triplets(runs(11, n, 0.02), runs(12, n, 0.02), runs(13, n, 0.02), looks=5)
+    alone = judged(w).ab
+    assert alone is not None and alone.outcome == "inconclusive" and alone.reason_code == "spread"
+    got = judged(replace(w, counts=valgrind(1_000_000, 1_000_000))).ab
+    assert got is not None and got.outcome == "level"
+    assert got.settled_by == "time and instructions"
+    # instructions that moved settle nothing
+    moved = judged(replace(w, counts=valgrind(1_000_000, 1_050_000))).ab
+    assert moved is not None and moved.outcome == "inconclusive"
+
+
+def test_instructions_never_make_a_call_against_time() -> None:
+    n = 76
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.05), looks=6,
+                 counts=valgrind(1_000_000, 900_000))
+    got = judged(w).ab
+    assert got is not None and got.outcome == "slower" and got.reason_code == "counts_disagree"
+    faster = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 0.95), looks=6,
+                      counts=valgrind(1_000_000, 1_000_000))
+    assert judged(faster).ab.outcome == "inconclusive"  # type: ignore[union-attr]
+
+
+def test_not_counted_gives_the_verdicts_of_before_byte_for_byte() -> None:
+    cases = [triplets(runs(s, n, spread), runs(s + 1, n, spread), runs(s + 2, n, spread, f),
+                      looks=k)
+             for s, n, spread, f, k in [(1, 76, 0.01, 1.05, 6), (11, 51, 0.03, 1.0, 5),
+                                        (1, 34, 0.01, 1.1, 4), (5, 10, 0.1, 1.0, 1)]]
+    policy = Policy()
+    for w in cases:
+        before = judge._triplets(w, policy, 1)[1]  # the time rule alone, as before counts
+        for counts in (None, Counts(method=None, why="off in the config")):
+            got = judged(replace(w, counts=counts))
+            assert codec.encode(got.ab) == codec.encode(before)
+            assert got.final == before
+    fixed = replace(cases[0], design="pairs", phases={
+        "aa": cases[0].phases["aa"],
+        "ab": cases[0].phases["ab"]})
+    before_fixed = judge._phase(fixed, "ab", policy, 1, 1, judge._phase(fixed, "aa", policy, 0, 1, None))
+    assert judged(fixed).ab == before_fixed
+
+
+def test_metric_instructions_judges_the_counts_alone() -> None:
+    def verdict(head: int) -> Verdict:
+        return signals.metric_instructions(
+            signals.read_counts(valgrind(1_000_000, head), {}, parity=0.02), parity=0.02)
+
+    assert verdict(1_050_000).outcome == "slower"
+    assert verdict(950_000).outcome == "faster"
+    assert verdict(1_000_000).outcome == "level"
+    assert verdict(1_010_000).reason_code == "below_parity"
+    assert verdict(1_050_000).settled_by == "instructions"
+    assert signals.metric_instructions(None, parity=0.02).outcome == "invalid"
+    w = Workload(name="w", parity=0.02, floor_ns=25_000.0, metric="instructions",
+                 counts=valgrind(1_000_000, 1_050_000))
+    assert judged(w).final.outcome == "slower"  # type: ignore[union-attr]
+
+
+# --- peak memory -------------------------------------------------------------------------
+
+def rss(seed: int, n: int, kib: int) -> list[int]:
+    return [kib + int(v) for v in np.random.default_rng(seed).integers(0, 300, n)]
+
+
+def test_peak_memory_is_judged_on_its_own() -> None:
+    n = 34
+    t = (runs(1, n, 0.03), runs(2, n, 0.03), runs(3, n, 0.03))
+    more = judged(triplets(*t, looks=4, rss=(rss(1, n, 66_000), rss(2, n, 66_000),
+                                              rss(3, n, 72_600))))
+    assert more.memory is not None and more.memory.outcome == "slower"
+    assert more.memory.settled_by == "peak memory"
+    same = judged(triplets(*t, looks=4, rss=(rss(1, n, 66_000), rss(2, n, 66_000),
+                                              rss(3, n, 66_000))))
+    assert same.memory is not None and same.memory.outcome == "level"
+    assert more.ab == same.ab  # the time verdict does not see memory
+
+
+# --- the estimate beyond a call ----------------------------------------------------------
+
+def test_a_call_is_judged_on_its_first_pairs_and_estimated_on_all() -> None:
+    n = 102
+    base, again, head = runs(1, n, 0.02), runs(2, n, 0.02), runs(3, n, 0.02, 1.10)
+    w = triplets(base, again, head, looks=5, called_at=51)
+    first = triplets(base[:51], again[:51], head[:51], looks=5)
+    got, at_call = judged(w).ab, judged(first).ab
+    assert got is not None and at_call is not None and at_call.outcome == "slower"
+    assert replace(got, estimate=None, estimate_ci=None, estimate_n=None) == at_call
+    assert got.estimate_n == n and got.estimate is not None and got.estimate_ci is not None
+    assert got.estimate_ci[0] < got.estimate < got.estimate_ci[1]
+    assert got.estimate == pytest.approx(1.10, abs=0.02)
+
+
+def test_the_estimate_rule_measures_on_to_twice_the_call() -> None:
+    assert sequential.estimate_pairs(51, 1000) == 2 * 51
+    assert sequential.estimate_pairs(865, 1000) == 1000
