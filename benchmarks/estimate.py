@@ -50,9 +50,9 @@ RULES: dict[str, Rule] = {
     "to 1.5n (the next look), all pairs": (lambda n: round(1.5 * n), lambda n: 0),
     "to 2n, all pairs": (lambda n: 2 * n, lambda n: 0),
     "to max(2n, 100), all pairs": (lambda n: max(2 * n, 100), lambda n: 0),
+    "to 2.5n, all pairs": (lambda n: round(2.5 * n), lambda n: 0),
     "to 3n, all pairs": (lambda n: 3 * n, lambda n: 0),
     "to 2n, after the call only": (lambda n: 2 * n, lambda n: n),
-    "to max(2n, 100), after the call only": (lambda n: max(2 * n, 100), lambda n: n),
 }
 
 

@@ -34,7 +34,7 @@ LAYOUT_LIMIT = 0.10
 # Counts say something about time only where the runs spend most of it on user-space CPU.
 USER_SHARE_MIN = 0.5
 # The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
-MEMORY_PARITY = 0.05
+MEMORY_PARITY = 0.03
 CALLS = ("slower", "faster")
 
 
