@@ -225,6 +225,7 @@ def test_a_call_is_judged_on_its_first_pairs_and_estimated_on_all() -> None:
     assert got.estimate == pytest.approx(1.10, abs=0.02)
 
 
-def test_the_estimate_rule_measures_on_to_twice_the_call() -> None:
+def test_the_estimate_rule_measures_on_to_twice_the_call_and_at_least_100_pairs() -> None:
     assert sequential.estimate_pairs(51, 1000) == 2 * 51
+    assert sequential.estimate_pairs(22, 1000) == 100
     assert sequential.estimate_pairs(865, 1000) == 1000
