@@ -36,6 +36,7 @@ USER_SHARE_MIN = 0.5
 # The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
 MEMORY_PARITY = 0.03
 CALLS = ("slower", "faster")
+MIN_PAIRS = 10  # the fewest pairs any verdict rests on (docs/verdict.md, Defaults)
 
 
 def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: float) -> Counts:
@@ -133,6 +134,8 @@ def _pending_with_counts(time: Verdict, counts: Counts, parity: float) -> bool:
     """Rule (b): the median left its tolerance, only the fast runs (or the pairs they
     need) have not followed, and the counts moved the same way by at least parity."""
     if time.reason_code not in ("best_disagree", "timing_modes", "few_runs"):
+        return False
+    if time.n < MIN_PAIRS:  # fewer than 10 a side are refused, whatever the counts say
         return False
     if time.ratio is None or time.tolerance is None or counts.ratio is None:
         return False

@@ -229,3 +229,12 @@ def test_the_estimate_rule_measures_on_to_twice_the_call_and_at_least_100_pairs(
     assert sequential.estimate_pairs(51, 1000) == 2 * 51
     assert sequential.estimate_pairs(22, 1000) == 100
     assert sequential.estimate_pairs(865, 1000) == 1000
+
+
+def test_instructions_never_call_on_fewer_than_ten_pairs() -> None:
+    n = 8
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=1,
+                 counts=valgrind(1_000_000, 1_100_000))
+    fixed = replace(w, design="pairs")
+    got = judged(fixed).ab
+    assert got is not None and got.outcome == "inconclusive" and got.reason_code == "few_runs"
