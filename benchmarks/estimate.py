@@ -114,6 +114,50 @@ def called_at(case: Case, base: np.ndarray, again: np.ndarray, head: np.ndarray,
     return None
 
 
+def outcome_of(change: float, counted_change: float | None, base: np.ndarray,
+               again: np.ndarray, head: np.ndarray, seed: int) -> tuple[str, str | None, int]:
+    """The verdict where measuring stops (outcome, reason code, pairs): for the nulls."""
+    counts = counts_of(counted_change) if counted_change is not None else None
+    outcome, code, n = "inconclusive", None, MAX_PAIRS
+    for k, n in enumerate(sequential.looks(MAX_PAIRS), start=1):
+        w = Workload(name="w", parity=0.02, floor_ns=25_000.0, design="triplets", looks=k,
+                     phases=phases(base, again, head, n), counts=counts)
+        judged = judge([w], Policy(seed=seed)).workloads["w"]
+        assert judged.ab is not None
+        outcome, code = judged.ab.outcome, judged.ab.reason_code
+        if sequential.stop_reason(judged.ab, judged.aa, pairs=n, max_pairs=MAX_PAIRS,
+                                  parity=0.02) is not None:
+            break
+    return outcome, code, n
+
+
+# (label, the change in time, the change in instructions (None: not counted))
+NULLS = (
+    ("identical, time only", 0.0, None),
+    ("identical, with counts", 0.0, 0.0),
+    ("layout only: time +3%, same instructions", 0.03, 0.0),
+)
+
+
+def nulls(reps: int, seed: int) -> str:
+    """Where measuring stops on the nulls, with and without counts: no call may be made."""
+    lines = ["| case | level | slower / faster | inconclusive (why) | pairs at the stop (median) |",
+             "|---|---|---|---|---|"]
+    for c_index, (label, change, counted) in enumerate(NULLS):
+        got = []
+        for rep in range(reps):
+            rng = np.random.default_rng([seed, 100 + c_index, rep])
+            base, again = (runs(rng, MAX_PAIRS, 1.0, False) for _ in range(2))
+            head = runs(rng, MAX_PAIRS, 1 + change, False)
+            got.append(outcome_of(change, counted, base, again, head, seed + rep))
+        codes = sorted({str(c) for o, c, _ in got if o == "inconclusive"})
+        calls = sum(o in ("slower", "faster") for o, _, _ in got)
+        lines.append(f"| {label} | {sum(o == 'level' for o, _, _ in got)}/{reps} | {calls} | "
+                     f"{sum(o == 'inconclusive' for o, _, _ in got)} ({', '.join(codes)}) | "
+                     f"{statistics.median(n for _, _, n in got):.0f} |")
+    return "\n".join(lines)
+
+
 def estimate(base: np.ndarray, again: np.ndarray, head: np.ndarray, start: int, end: int) -> float:
     """The ratio the judge reports (median per-triplet log ratio), from pairs start..end."""
     d = np.log(head[start:end]) - 0.5 * (np.log(base[start:end]) + np.log(again[start:end]))
@@ -169,6 +213,8 @@ def main() -> None:
     started = time.monotonic()
     rows = study(args.reps, args.seed)
     print(table(rows))
+    print()
+    print(nulls(max(1, args.reps // 3), args.seed))
     print(f"\n{args.reps} sequences a case, seed {args.seed}, "
           f"{time.monotonic() - started:.0f} s")
 
