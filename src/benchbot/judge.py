@@ -215,7 +215,8 @@ def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Ver
     n = min(len(base), len(again), len(head))
     if n <= (w.called_at or 0):
         return ab
-    logs = sorted(math.log(h) - 0.5 * (math.log(a) + math.log(b))
+    sign = -1.0 if w.better == "higher" else 1.0  # a throughput v is judged as 1/v
+    logs = sorted(sign * (math.log(h) - 0.5 * (math.log(a) + math.log(b)))
                   for a, b, h in zip(base[:n], again[:n], head[:n], strict=True))
     mid = n // 2
     median = logs[mid] if n % 2 else (logs[mid - 1] + logs[mid]) / 2

@@ -238,3 +238,15 @@ def test_instructions_never_call_on_fewer_than_ten_pairs() -> None:
     fixed = replace(w, design="pairs")
     got = judged(fixed).ab
     assert got is not None and got.outcome == "inconclusive" and got.reason_code == "few_runs"
+
+
+def test_the_estimate_of_a_throughput_reads_the_way_its_verdict_does() -> None:
+    n = 102
+    base, again, head = runs(1, n, 0.02), runs(2, n, 0.02), runs(3, n, 0.02, 1.10)
+    w = replace(triplets(base, again, head, looks=5, called_at=51), better="higher")
+    w = replace(w, phases={name: replace(p, arms={k: replace(a, values=a.samples_ns)
+                                                  for k, a in p.arms.items()})
+                           for name, p in w.phases.items()})
+    got = judged(w).ab
+    assert got is not None and got.outcome == "faster"  # 10% more throughput
+    assert got.estimate is not None and got.estimate == pytest.approx(1 / 1.10, abs=0.02)
