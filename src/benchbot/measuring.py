@@ -8,6 +8,9 @@
   cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
   (``sequential``). While the budget cannot carry every workload to a decision, the
   rounds go to a change not yet confirmed first, then to the workloads nearest to one.
+  A change called at n pairs is measured on to ``sequential.estimate_pairs(n)`` for its
+  estimate alone (its call judged on the first n: ``Measured.called``), after every
+  workload not yet settled.
 """
 
 from __future__ import annotations
