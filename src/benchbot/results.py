@@ -121,12 +121,20 @@ def benchmark(r: WorkloadResult) -> Benchmark:
     design = r.measuring.design if r.measuring else "pairs"
     return Benchmark(
         name=w.name, metric=w.metric, better=w.better,
-        unit="ns" if w.better == "lower" else (w.unit or "reported"), command=w.run,
+        unit=_unit(w), command=w.run,
         runs=w.runs if w.runs is not None else (r.measuring.pairs if r.measuring else 0),
         parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases, design),
         phases=dict(r.phases), aa=j.aa, ab=j.ab, verdict=j.final, confirmation=j.confirmation,
         measuring=r.measuring, counts=j.counts, memory=j.memory,
     )
+
+
+def _unit(w: WorkloadConfig) -> str:
+    """What the judged figure counts: instructions (metric: instructions, never a time),
+    ns, or a throughput's unit."""
+    if w.metric == "instructions":
+        return "instructions"
+    return "ns" if w.better == "lower" else (w.unit or "reported")
 
 
 def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], aborted: bool,
@@ -144,8 +152,8 @@ def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], abort
     logs = []
     for b in benchmarks:
         counts[b.verdict.outcome] += 1
-        if b.verdict.outcome != "invalid" and b.verdict.ratio:
-            logs.append(math.log(b.verdict.ratio))
+        if b.verdict.outcome != "invalid" and b.verdict.ratio and b.metric != "instructions":
+            logs.append(math.log(b.verdict.ratio))  # instructions are not a time
     geomean = math.exp(sum(logs) / len(logs)) if logs else None
     if any(counts[o] for o in fail_on):
         conclusion = "failure"

@@ -250,3 +250,16 @@ def test_the_estimate_of_a_throughput_reads_the_way_its_verdict_does() -> None:
     got = judged(w).ab
     assert got is not None and got.outcome == "faster"  # 10% more throughput
     assert got.estimate is not None and got.estimate == pytest.approx(1 / 1.10, abs=0.02)
+
+
+def test_instructions_are_never_in_the_time_geomean() -> None:
+    from benchbot.model import Benchmark
+    from benchbot.results import summarize
+
+    def bench(name: str, metric: str, ratio: float) -> Benchmark:
+        return Benchmark(name=name, metric=metric, arms={},  # type: ignore[arg-type]
+                         verdict=Verdict(outcome="slower", ratio=ratio))
+
+    summary = summarize([bench("t", "wall", 1.10), bench("i", "instructions", 2.0)], (), False)
+    assert summary.geomean_ratio == pytest.approx(1.10)
+    assert summary.slower == 2
