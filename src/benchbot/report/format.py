@@ -34,13 +34,14 @@ def number(value: float | None) -> str:
 
 
 def instructions(value: float | None) -> str:
-    """An instruction count with four significant figures and its unit: 585.8M instructions."""
+    """An instruction count with four significant figures and its unit: 585.8M instructions
+    (an ordinary space: in a narrow table cell the unit may go under the number)."""
     if value is None or not math.isfinite(value):
         return "–"
     for scale, prefix in _COUNT_PREFIXES:
         if abs(value) >= scale:
-            return f"{value / scale:.4g}{prefix}{NBSP}instructions"
-    return f"{value:.0f}{NBSP}instructions"
+            return f"{value / scale:.4g}{prefix} instructions"
+    return f"{value:.0f} instructions"
 
 
 def memory(kib: float | None) -> str:

@@ -189,7 +189,7 @@ class Row:
     @property
     def second_signal(self) -> bool:
         """Settled with a signal other than time alone: the note names it."""
-        return self.settled_by is not None and self.settled_by != "time"
+        return self.settled_by not in (None, "time") and self.metric != "instructions"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,6 +293,12 @@ class ReportView:
         return any(r.memory is not None for r in self.rows)
 
     @property
+    def signals(self) -> bool:
+        """The table shows instructions and memory beside time: to keep it within a comment's
+        width, the best-run ratio and the tolerance move to the details."""
+        return self.has_counts or self.has_memory
+
+    @property
     def has_estimate(self) -> bool:
         """Some ratio shown is an estimate measured on past its call."""
         return any(r.called_at is not None for r in self.rows)
@@ -366,7 +372,8 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
 def _has_note(bench: Benchmark) -> bool:
     """A reason, a second signal that settled it, or a call on peak memory: a note says it."""
     v, memory = bench.verdict, bench.memory
-    return bool(v.reason or (v.settled_by and v.settled_by != "time")
+    second = v.settled_by not in (None, "time") and bench.metric != "instructions"
+    return bool(v.reason or second
                 or (memory is not None and memory.outcome in ("slower", "faster", "inconclusive")
                     and (memory.outcome != "inconclusive" or memory.reason)))
 
