@@ -20,6 +20,7 @@ import numpy as np
 
 from benchbot.model import (
     OUTCOMES,
+    ArmRuns,
     Benchmark,
     Better,
     Counts,
@@ -62,6 +63,7 @@ class Distribution:
     modes: int  # 1, or 2 when the runs fall into two separated groups
 
 
+_NO_RUNS = ArmRuns(samples_ns=())
 # A memory verdict in one word: more memory is the "slower" side.
 MEMORY_WORDS: dict[Outcome, str] = {"slower": "more", "faster": "less", "level": "level",
                                     "inconclusive": "?", "invalid": "?"}
@@ -492,16 +494,20 @@ def _counts_view(bench: Benchmark, letter: str | None) -> CountsView | None:
                           base_again=None, head=None, runs=(0, 0, 0), cycles_ratio=None,
                           user_share=c.user_share, reading=None, reading_why=c.reading_why)
     base, again, head = c.base, c.base_again, c.head
-    if c.every_run and not (base or head):
-        aa = bench.phases.get("aa")
-        base = bench.arms["base"].instructions or () if "base" in bench.arms else ()
-        head = bench.arms["head"].instructions or () if "head" in bench.arms else ()
-        again = (aa.arms["base_again"].instructions or ()) if aa and "base_again" in aa.arms else ()
+    if c.every_run and not (base or head):  # perf: every measured run's count, per phase
+        base, again, head = (_counted(bench, phases, arm) for phases, arm in (
+            (("ab", "confirm"), "base"), (("aa",), "base_again"), (("ab", "confirm"), "head")))
     exact = c.method == "perf" and c.every_run and not c.scaled
     return CountsView(method=c.method, why=c.why, kind="exact" if exact else "sampled", letter=None,
                       ratio=c.ratio, base=_median(base), base_again=_median(again), head=_median(head),
                       runs=(len(base), len(again), len(head)), cycles_ratio=c.cycles_ratio,
                       user_share=c.user_share, reading=c.reading, reading_why=c.reading_why)
+
+
+def _counted(bench: Benchmark, phases: Sequence[str], arm: str) -> tuple[int, ...]:
+    """One arm's per-run instruction counts over the named phases, in measured order."""
+    return tuple(n for name in phases if name in bench.phases
+                 for n in bench.phases[name].arms.get(arm, _NO_RUNS).instructions or ())
 
 
 def _memory_view(bench: Benchmark) -> MemoryView | None:
