@@ -152,8 +152,9 @@ def summarize(benchmarks: Sequence[Benchmark], fail_on: Sequence[Outcome], abort
     logs = []
     for b in benchmarks:
         counts[b.verdict.outcome] += 1
-        if b.verdict.outcome != "invalid" and b.verdict.ratio and b.metric != "instructions":
-            logs.append(math.log(b.verdict.ratio))  # instructions are not a time
+        ratio = b.verdict.estimate or b.verdict.ratio  # the estimate, where measured past a call
+        if b.verdict.outcome != "invalid" and ratio and b.metric != "instructions":
+            logs.append(math.log(ratio))  # times only: an instruction count is not one
     geomean = math.exp(sum(logs) / len(logs)) if logs else None
     if any(counts[o] for o in fail_on):
         conclusion = "failure"

@@ -100,6 +100,17 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
         "sort": "slower", "sum": "level", "bfs": "level"}
     and d.unmeasured == ("copy", "parse") and d.failed_shards and d.missing_shards == ()
     and d.summary.conclusion == "failure" and len({b.machine for b in d.benchmarks}) == 2,
+    "counted": lambda d: outcomes(d) == {
+        "sort": ("slower", None), "layout": ("inconclusive", "same_counts"), "bfs": ("faster", None),
+        "alloc": ("level", None), "parse": ("level", None), "count_ops": ("slower", None)}
+    and {b.name: b.verdict.settled_by for b in d.benchmarks} == {
+        "sort": "time and instructions", "layout": None, "bfs": "time",
+        "alloc": "time and instructions", "parse": "time", "count_ops": "instructions"}
+    and {b.name: b.counts.method for b in d.benchmarks if b.counts} == {
+        "sort": "valgrind", "layout": "valgrind", "bfs": "perf", "alloc": "valgrind", "parse": None,
+        "count_ops": "valgrind"}
+    and {b.name for b in d.benchmarks if b.memory and b.memory.outcome == "slower"} == {"alloc"}
+    and d.benchmarks[-1].metric == "instructions",
 }
 
 

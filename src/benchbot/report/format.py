@@ -8,6 +8,7 @@ from collections.abc import Sequence
 _UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
 NBSP = "\u00a0"  # keeps a number and its unit on one line in narrow table cells
 SPARKS = "▁▂▃▄▅▆▇█"
+_COUNT_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
 def duration(ns: float | None) -> str:
@@ -32,11 +33,37 @@ def number(value: float | None) -> str:
     return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
 
 
+def instructions(value: float | None) -> str:
+    """An instruction count with four significant figures and its unit: 585.8M instructions
+    (an ordinary space: in a narrow table cell the unit may go under the number)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for scale, prefix in _COUNT_PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{prefix} instructions"
+    return f"{value:.0f} instructions"
+
+
+def memory(kib: float | None) -> str:
+    """A size in KiB with its unit and three significant figures: 2.05 MiB, 812 KiB."""
+    if kib is None or not math.isfinite(kib):
+        return "–"
+    for scale, unit in ((1024.0 ** 2, "GiB"), (1024.0, "MiB"), (1.0, "KiB")):
+        if abs(kib) >= scale or unit == "KiB":
+            value = kib / scale
+            digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+            return f"{value:.{digits}f}{NBSP}{unit}"
+    raise AssertionError("unreachable")
+
+
 def quantity(value: float | None, unit: str) -> str:
-    """A time (unit "ns") with its unit, a reported value (unit "value"), or a reported
-    value with its unit label (config ``unit``, e.g. "MB/s")."""
+    """A time (unit "ns") with its unit, a reported value (unit "value"), an instruction
+    count (unit "instructions"), or a reported value with its unit label (config ``unit``,
+    e.g. "MB/s")."""
     if unit == "ns":
         return duration(value)
+    if unit == "instructions":
+        return instructions(value)
     if unit == "value" or value is None or not math.isfinite(value):
         return number(value)
     return f"{number(value)}{NBSP}{unit}"

@@ -34,6 +34,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         spark=fmt.spark, verdict=verdict_words, md=md_inline, code=md_code_span,
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
+        instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
+        memory_cell=memory_cell,
     )
     env.globals["outcomes"] = OUTCOMES
     return env
@@ -62,7 +64,28 @@ def verdict_words(row: Row) -> str:
         return row.outcome
     if row.better == "higher":  # judged as time (1/throughput); say it as throughput
         return f"{row.outcome} ({fmt.change(1 / row.ratio)} throughput)"
+    if row.metric == "instructions":  # judged on counts alone: say what moved
+        return f"{row.outcome} ({fmt.change(row.ratio)} instructions)"
     return f"{row.outcome} {fmt.change(row.ratio)}"
+
+
+def counts_cell(row: Row) -> str:
+    """The instructions column: ``+3.0% exact``, ``+0.0% sampled``, ``–`` (not counted:
+    with the footnote letter that says why, where there is one)."""
+    c = row.counts
+    if c is None or c.method is None:
+        return f"– [{c.letter}]" if c is not None and c.letter else "–"
+    if c.ratio is None:
+        return f"– {c.kind}"
+    return f"{fmt.change(c.ratio)} {c.kind}"
+
+
+def memory_cell(row: Row) -> str:
+    """The memory column: peak RSS change and the memory verdict's word: ``+10.2% more``."""
+    m = row.memory
+    if m is None:
+        return "–"
+    return m.word if m.ratio is None else f"{fmt.change(m.ratio)} {m.word}"
 
 
 def picture(dist: Distribution | None, unit: str) -> str:

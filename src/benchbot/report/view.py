@@ -20,15 +20,17 @@ import numpy as np
 
 from benchbot.model import (
     OUTCOMES,
+    ArmRuns,
     Benchmark,
     Better,
+    Counts,
     Environment,
     Machine,
+    Metric,
     Outcome,
     PhaseRuns,
     Results,
     Revision,
-    Verdict,
 )
 from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
 
@@ -59,6 +61,49 @@ class Distribution:
     p90: float
     n: int
     modes: int  # 1, or 2 when the runs fall into two separated groups
+
+
+_NO_RUNS = ArmRuns(samples_ns=())
+# A memory verdict in one word: more memory is the "slower" side.
+MEMORY_WORDS: dict[Outcome, str] = {"slower": "more", "faster": "less", "level": "level",
+                                    "inconclusive": "?", "invalid": "?"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CountsView:
+    """A workload's instruction counts as a report shows them."""
+
+    method: str | None  # perf, valgrind; None: not counted
+    why: str  # why this method, or why none (from the results file: escape it)
+    kind: Literal["exact", "sampled"] | None  # exact: perf on every run, unscaled
+    letter: str | None  # the footnote that gives ``why`` where not counted
+    ratio: float | None  # head over base
+    base: float | None  # medians of the counted runs per arm
+    base_again: float | None
+    head: float | None
+    runs: tuple[int, int, int]  # counted runs: base, base again, head
+    cycles_ratio: float | None
+    user_share: float | None
+    reading: str | None
+    reading_why: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryView:
+    """Peak memory (RSS) per arm and its own verdict."""
+
+    outcome: Outcome
+    word: str  # more, less, level, ?
+    ratio: float | None
+    ci: tuple[float, float] | None
+    tolerance: float | None
+    base_kib: float | None  # median peak RSS of each arm's runs
+    head_kib: float | None
+    reason: str | None
+
+    @property
+    def called(self) -> bool:
+        return self.outcome in ("slower", "faster")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,7 +149,7 @@ class Row:
     # which would contradict the ratio whenever the machine moved between modes.
     base: float | None
     head: float | None
-    unit: str  # ns: a time; value: a throughput the program reports; else its unit (MB/s)
+    unit: str  # ns: a time; value: a throughput the program reports; instructions; else its unit (MB/s)
     ratio: float | None
     ci: tuple[float, float] | None
     best_ratio: float | None
@@ -133,6 +178,20 @@ class Row:
     base_series: tuple[float, ...]
     head_series: tuple[float, ...]
     phase_breaks: tuple[int, ...]  # pair indexes where a new phase (confirmation) began
+    metric: Metric = "wall"
+    # Which signals settled the verdict (Verdict.settled_by), in words; None: not recorded.
+    settled_by: str | None = None
+    # The call was made at this many pairs; ratio and ci are then the estimate over all
+    # ``estimate_n`` pairs measured (Verdict.estimate).
+    called_at: int | None = None
+    estimate_n: int | None = None
+    counts: CountsView | None = None
+    memory: MemoryView | None = None
+
+    @property
+    def second_signal(self) -> bool:
+        """Settled with a signal other than time alone: the note names it."""
+        return self.settled_by not in (None, "time") and self.metric != "instructions"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -222,6 +281,35 @@ class ReportView:
     created: str
     rule: str
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
+    # Why instructions were not counted, one footnote per distinct reason: (letter, why).
+    uncounted: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def has_counts(self) -> bool:
+        """Some workload was counted: the table has an instructions column."""
+        return any(r.counts is not None and r.counts.method is not None for r in self.rows)
+
+    @property
+    def has_memory(self) -> bool:
+        """Some workload's peak memory was judged: the table has a memory column."""
+        return any(r.memory is not None for r in self.rows)
+
+    @property
+    def signals(self) -> bool:
+        """The table shows instructions and memory beside time: to keep it within a comment's
+        width, the best-run ratio and the tolerance move to the details."""
+        return self.has_counts or self.has_memory
+
+    @property
+    def has_estimate(self) -> bool:
+        """Some ratio shown is an estimate measured on past its call."""
+        return any(r.called_at is not None for r in self.rows)
+
+    @property
+    def memory_calls(self) -> dict[str, int]:
+        """How many workloads use more or less peak memory (none when no call)."""
+        words = [r.memory.word for r in self.rows if r.memory is not None and r.memory.called]
+        return {w: words.count(w) for w in ("more", "less") if w in words}
 
     @property
     def per_machine(self) -> bool:
@@ -255,9 +343,13 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
     """Turn a results document into the view every report format renders."""
     ordered = sorted(doc.benchmarks, key=lambda b: (OUTCOME_ORDER[b.verdict.outcome], b.name))
     rows: list[Row] = []
+    whys: dict[str, str] = {}  # why not counted -> its footnote letter
     for bench in ordered:
-        note = sum(1 for r in rows if r.note is not None) + 1 if bench.verdict.reason else None
-        rows.append(_row(bench, note, _settle(bench, doc, command_style)))
+        counts = bench.counts
+        if counts is not None and counts.method is None and counts.why not in whys:
+            whys[counts.why] = chr(ord("a") + len(whys)) if len(whys) < 26 else f"z{len(whys)}"
+        note = sum(1 for r in rows if r.note is not None) + 1 if _has_note(bench) else None
+        rows.append(_row(bench, note, _settle(bench, doc, command_style), whys))
     env = doc.environment
     s = doc.settings
     return ReportView(
@@ -275,7 +367,17 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
+        uncounted=tuple((letter, why) for why, letter in whys.items()),
     )
+
+
+def _has_note(bench: Benchmark) -> bool:
+    """A reason, a second signal that settled it, or a call on peak memory: a note says it."""
+    v, memory = bench.verdict, bench.memory
+    second = v.settled_by not in (None, "time") and bench.metric != "instructions"
+    return bool(v.reason or second
+                or (memory is not None and memory.outcome in ("slower", "faster", "inconclusive")
+                    and (memory.outcome != "inconclusive" or memory.reason)))
 
 
 def _first_line(text: str, limit: int = 300) -> str:
@@ -333,25 +435,33 @@ def _shards_view(doc: Results) -> ShardsView | None:
                       machines=_machines(doc), gaps=tuple(gaps), unmeasured=unmeasured)
 
 
-def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
+def _row(bench: Benchmark, note: int | None, settle: Settle | None,
+         whys: dict[str, str] | None = None) -> Row:
     v = bench.verdict
+    counted = _counts_view(bench, (whys or {}).get(bench.counts.why) if bench.counts else None)
+    by_count = bench.metric == "instructions"  # judged on counts alone: no time to show
     judged = [p for n, p in bench.phases.items()
-              if n in ("ab", "confirm") and not (p.failure_code or p.failure)]
+              if n in ("ab", "confirm") and not (p.failure_code or p.failure) and not by_count]
     base_runs, head_runs = _series(judged, bench.better)
     pair_ratios = tuple(h / b for b, h in zip(base_runs, head_runs, strict=False) if b > 0)
     aa_phase = bench.phases.get("aa")
     aa_ok = aa_phase is not None and not (aa_phase.failure_code or aa_phase.failure)
-    aa_base, aa_again = _series([aa_phase], bench.better) if aa_phase and aa_ok else ((), ())
+    aa_base, aa_again = (_series([aa_phase], bench.better) if aa_phase and aa_ok and not by_count
+                         else ((), ()))
     aa_ratios = tuple(a / b for b, a in zip(aa_base, aa_again, strict=False) if b > 0)
     base = float(np.median(base_runs)) if base_runs else None
+    if by_count:
+        base = counted.base if counted else None
+    ratio, ci = (v.estimate, v.estimate_ci) if v.estimate is not None else (v.ratio, v.ci)
+    called_at = bench.measuring.called_at if bench.measuring else None
     breaks, total = [], 0
     for phase in judged[:-1]:  # pairs, not runs: a phase's order holds two letters a pair
         total += len(_series([phase], bench.better)[0])
         breaks.append(total)
     return Row(
         name=bench.name, outcome=v.outcome, icon=ICONS[v.outcome], better=bench.better,
-        base=base, head=_head(base, v, bench.better), unit=_unit(bench),
-        ratio=v.ratio, ci=v.ci, best_ratio=v.best_ratio, tolerance=v.tolerance,
+        base=base, head=_head(base, ratio, v.outcome, bench.better), unit=_unit(bench),
+        ratio=ratio, ci=ci, best_ratio=None if by_count else v.best_ratio, tolerance=v.tolerance,
         best_tolerance=v.best_tolerance, spread=v.spread, parity=bench.parity,
         aa_ratio=bench.aa.ratio if bench.aa else None, aa_outcome=bench.aa.outcome if bench.aa else None,
         pairs=bench.measuring.pairs if bench.measuring else v.n,
@@ -362,8 +472,53 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None) -> Row:
         ratios=distribution(pair_ratios), aa_ratios=distribution(aa_ratios),
         base_runs=distribution(base_runs), head_runs=distribution(head_runs),
         pair_ratios=pair_ratios, aa_pair_ratios=aa_ratios, base_series=base_runs,
-        head_series=head_runs, phase_breaks=tuple(breaks),
+        head_series=head_runs, phase_breaks=tuple(breaks), metric=bench.metric,
+        settled_by=v.settled_by, called_at=called_at if v.estimate is not None else None,
+        estimate_n=v.estimate_n if v.estimate is not None else None,
+        counts=counted, memory=_memory_view(bench),
     )
+
+
+def _median(values: Sequence[int] | None) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def _counts_view(bench: Benchmark, letter: str | None) -> CountsView | None:
+    """The counts as shown: per arm the counted runs' medians (valgrind's own runs, or with
+    perf every measured run's count in the arms)."""
+    c: Counts | None = bench.counts
+    if c is None:
+        return None
+    if c.method is None:
+        return CountsView(method=None, why=c.why, kind=None, letter=letter, ratio=None, base=None,
+                          base_again=None, head=None, runs=(0, 0, 0), cycles_ratio=None,
+                          user_share=c.user_share, reading=None, reading_why=c.reading_why)
+    base, again, head = c.base, c.base_again, c.head
+    if c.every_run and not (base or head):  # perf: every measured run's count, per phase
+        base, again, head = (_counted(bench, phases, arm) for phases, arm in (
+            (("ab", "confirm"), "base"), (("aa",), "base_again"), (("ab", "confirm"), "head")))
+    exact = c.method == "perf" and c.every_run and not c.scaled
+    return CountsView(method=c.method, why=c.why, kind="exact" if exact else "sampled", letter=None,
+                      ratio=c.ratio, base=_median(base), base_again=_median(again), head=_median(head),
+                      runs=(len(base), len(again), len(head)), cycles_ratio=c.cycles_ratio,
+                      user_share=c.user_share, reading=c.reading, reading_why=c.reading_why)
+
+
+def _counted(bench: Benchmark, phases: Sequence[str], arm: str) -> tuple[int, ...]:
+    """One arm's per-run instruction counts over the named phases, in measured order."""
+    return tuple(n for name in phases if name in bench.phases
+                 for n in bench.phases[name].arms.get(arm, _NO_RUNS).instructions or ())
+
+
+def _memory_view(bench: Benchmark) -> MemoryView | None:
+    m = bench.memory
+    if m is None:
+        return None
+    base = bench.arms["base"].maxrss_kib if "base" in bench.arms else ()
+    head = bench.arms["head"].maxrss_kib if "head" in bench.arms else ()
+    return MemoryView(outcome=m.outcome, word=MEMORY_WORDS[m.outcome], ratio=m.ratio, ci=m.ci,
+                      tolerance=m.tolerance, base_kib=_median(base), head_kib=_median(head),
+                      reason=m.reason)
 
 
 def _series(phases: Sequence[PhaseRuns], better: Better) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -385,6 +540,8 @@ def _unit(bench: Benchmark) -> str:
     """How the row's figures are shown: a time, a bare reported value, or a value with the
     unit the config gave it; a label a results file brings that the config could not
     have given (the file may come from an untrusted job) is left out."""
+    if bench.metric == "instructions":
+        return "instructions"
     if bench.better != "higher":
         return "ns"
     if bench.unit == "reported" or not UNIT_LABEL.fullmatch(bench.unit):
@@ -392,12 +549,12 @@ def _unit(bench: Benchmark) -> str:
     return bench.unit
 
 
-def _head(base: float | None, v: Verdict, better: Better) -> float | None:
+def _head(base: float | None, ratio: float | None, outcome: Outcome, better: Better) -> float | None:
     """Head as the verdict sees it: base x ratio (for a throughput, base / ratio, since the
     ratio is of the reciprocals)."""
-    if base is None or v.ratio is None or v.outcome == "invalid":
+    if base is None or ratio is None or outcome == "invalid":
         return None
-    return base / v.ratio if better == "higher" else base * v.ratio
+    return base / ratio if better == "higher" else base * ratio
 
 
 def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | None:
