@@ -53,7 +53,6 @@ from benchbot import engine, machine, results
 from benchbot.judge import Policy, Workload, judge
 from benchbot.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
 from benchbot.settings import Overrides
-from benchbot.spawn import ProcessSpawner
 from benchmarks import accuracy, scenarios
 from benchmarks.decisive import busy_core
 
@@ -150,7 +149,10 @@ int main(int argc, char **argv)
 
 BUILD = "cc -O2 -fno-toplevel-reorder -o prog prog.c"
 ITERATIONS = 1300  # chunks of 1,000 values: about 100 ms a run on a 2-core VM
-MEMORY_KIB = 8192  # the buffer every run touches
+# The buffer every run touches. Above what a run's peak RSS reads at the least: a run started
+# by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
+# about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
+MEMORY_KIB = 20480
 LAYOUT_PAD = 16  # bytes: moves the hot functions by 32 (function alignment 16)
 MEMORY_STEP = 0.10  # memory only: head's peak RSS over base's
 COUNTS_SAME = 0.001  # layout and memory only: the counts may differ by at most this
@@ -216,11 +218,14 @@ def _build(where: Path, files: Mapping[str, str]) -> Path:
     return where / "prog"
 
 
-def peak_rss(built: scenarios.Built, side: str, scratch: Path, runs: int = 5) -> float:
-    """The median peak RSS (KiB) of a side's build, outside the sandbox."""
-    spawner = ProcessSpawner(scratch)
-    return statistics.median(spawner.spawn(accuracy.request(built, built.argv(side))).maxrss_kib
-                             for _ in range(runs))
+def peak_rss(built: scenarios.Built, side: str, runs: int = 5) -> float:
+    """The median peak RSS (KiB) of a side's build, outside the sandbox, by GNU time (whose
+    own small address space is the one a run inherits at exec, unlike Python's)."""
+    def once() -> int:
+        got = subprocess.run(["/usr/bin/time", "-f", "%M", *built.argv(side)], check=True,
+                             capture_output=True, text=True, env=built.env())
+        return int(got.stderr.strip().splitlines()[-1])
+    return statistics.median(once() for _ in range(runs))
 
 
 def cachegrind(prog: Path, env: Mapping[str, str], scratch: Path) -> tuple[int, float]:
@@ -260,7 +265,7 @@ def make(s: Signal, root: Path, *, valgrind: bool) -> Made:
     if speed is not None:
         speed.write_text(f"{scenarios.DRIFT_LOW}\n")
     probe = scenarios.Built(s.base, repo, base_prog, base_prog, speed, ITERATIONS)
-    base_rss = peak_rss(probe, "base", top)
+    base_rss = peak_rss(probe, "base")
     memory_kib = MEMORY_KIB + round(MEMORY_STEP * base_rss) if s.memory else MEMORY_KIB
     head_h = work_h(s.base.permille, s.base.modes, s.base.slow_permille, memory_kib, s.pad)
     head_prog = _build(top / "build-head", {**base_files, "work.h": head_h})
@@ -274,7 +279,7 @@ def make(s: Signal, root: Path, *, valgrind: bool) -> Made:
     built = scenarios.Built(s.base, repo, base_prog, head_prog, speed, ITERATIONS)
     cal = accuracy.dilution(accuracy.calibrate(built, top, pairs=10))
     truth = scenarios.true_ratio(s.base, cal["dilution"])
-    memory_truth = peak_rss(built, "head", top) / peak_rss(built, "base", top)
+    memory_truth = peak_rss(built, "head") / peak_rss(built, "base")
     counts: dict[str, Any] = {}
     if valgrind:
         b, b_s = cachegrind(base_prog, built.env(), top)
@@ -312,13 +317,15 @@ def time_only(doc: Results) -> dict[str, Any]:
     verdict: Verdict | None = None
     pairs = m.pairs if m else bench.verdict.n
     settled = False
-    for i, at in enumerate(looks or (pairs,), start=1):
+    # Each look on the pairs it had, then (as the engine's last judgement) every pair.
+    steps = [(at, i) for i, at in enumerate(looks, start=1)] + [(None, max(1, len(looks)))]
+    for at, i in steps:
         w = Workload(name=bench.name, parity=bench.parity, floor_ns=bench.floor_ns,
                      better=bench.better, design=m.design if m else "pairs",
-                     phases={k: _cut(p, at) for k, p in bench.phases.items()} if looks
+                     phases={k: _cut(p, at) for k, p in bench.phases.items()} if at
                      else bench.phases, looks=i, counts=None)
         verdict = judge([w], policy).workloads[w.name].final
-        pairs = at
+        pairs = at or pairs
         if verdict is not None and verdict.outcome in (*CALLS, "level"):
             settled = True
             break
@@ -382,6 +389,9 @@ def one(made: Made, *, rep: int, budget: float, seed: int, require_counts: bool)
         "stopped": m.stopped if m else "fixed", "looks": list(m.looks) if m else [],
         "wall_s": wall, "measured_s": measured_s,
         "memory": _verdict_fields(getattr(bench, "memory", None)), "counts": counts,
+        "maxrss_kib": {arm: statistics.median(a.maxrss_kib) for arm, a in bench.arms.items()
+                       if a.maxrss_kib},
+        "maxrss_floor_kib": doc.environment.maxrss_floor_kib,
         "time_only": {**alone, "error_points": abs(alone["ratio"] - made.truth) * 100
                       if alone["ratio"] is not None else None},
     }
@@ -398,6 +408,11 @@ def run_reps(made: Mapping[str, Made], keys: Sequence[str], *, reps: int, budget
                     require_counts=require_counts)
             out.append(r)
             saved()
+            rss = r["maxrss_kib"]
+            if made[key].signal.memory and rss.get("head", 0) <= rss.get("base", 0):
+                log(f"  WARNING: {BY_KEY[key].label}: the recorded peak RSS did not move "
+                    f"(base {rss.get('base')} KiB, head {rss.get('head')} KiB): is the program "
+                    "below the worker's own peak at exec?")
             c, mem, t = r["counts"], r["memory"], r["time_only"]
             counted = (f"counts {c['method']} {c['reading']} "
                        f"{(c['ratio'] - 1) * 100:+.2f}%" if c and c["ratio"] else "counts none")
@@ -489,6 +504,8 @@ def memory_rows(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             f"{sum(1 for m in mem if m['outcome'] == 'slower')}/{len(rs)}",
             f"{sum(1 for m in mem if m['outcome'] in CALLS)}/{len(rs)}",
             _median([r["memory"]["ratio"] for r in rs if r["memory"]], "{:.4f}"),
+            _median([r["maxrss_kib"]["head"] / r["maxrss_kib"]["base"] for r in rs
+                      if {"base", "head"} <= set(r["maxrss_kib"])], "{:.4f}"),
             ", ".join(sorted({str(c["reading"]) for c in cnt})) or "–",
             _median([c["ratio"] for c in cnt], "{:.5f}"),
             _median([r["time_only"]["ratio"] for r in rs], "{:.4f}"),
@@ -535,7 +552,7 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
               ""]
     lines += ["Peak memory and counts:", "",
               markdown_table(["scenario", "true peak RSS change", "memory: more", "memory: any call",
-                              "median memory ratio", "counts reading", "median counts ratio",
+                              "median memory ratio", "recorded peak RSS head/base", "counts reading", "median counts ratio",
                               "median time ratio"], memory_rows(records)), ""]
     builds = doc.get("builds", {})
     cost = [b["counts"] for b in builds.values() if b.get("counts")]
