@@ -315,7 +315,7 @@ def time_only(doc: Results) -> dict[str, Any]:
     policy = Policy(alpha=doc.settings.alpha, aa=doc.settings.aa, seed=doc.settings.seed)
     looks = m.looks if m and m.design == "triplets" and m.looks else ()
     verdict: Verdict | None = None
-    pairs = m.pairs if m else bench.verdict.n
+    pairs = 0
     settled = False
     # Each look on the pairs it had, then (as the engine's last judgement) every pair.
     steps = [(at, i) for i, at in enumerate(looks, start=1)] + [(None, max(1, len(looks)))]
@@ -325,7 +325,7 @@ def time_only(doc: Results) -> dict[str, Any]:
                      phases={k: _cut(p, at) for k, p in bench.phases.items()} if at
                      else bench.phases, looks=i, counts=None)
         verdict = judge([w], policy).workloads[w.name].final
-        pairs = at or pairs
+        pairs = at or (m.pairs if m else bench.verdict.n)
         if verdict is not None and verdict.outcome in (*CALLS, "level"):
             settled = True
             break
