@@ -4,7 +4,7 @@
                                  [--demos 10] [--quick] [--require-counts]
 
 The program is a sort: ``prog N`` fills a 1,000-value array with xorshift values and
-qsorts it, N x WORK_PERMILLE / 1000 times (about 100 ms a run at N = 1300, single runs
+qsorts it, N x WORK_PERMILLE / 1000 times (about 100 ms a run at N = 1200, single runs
 varying 10-15% on a 2-core VM), after touching a buffer of MEMORY_KIB once a page (the
 run's peak memory, at almost no instructions). Every scenario is a throwaway git
 repository whose head differs from base only in ``work.h``:
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
     volatile char *buf = malloc(bytes);
     for (size_t i = 0; buf && i < bytes; i += 4096)
         buf[i] = (char)i;
-    uint64_t chunks = (uint64_t)((argc > 1 ? strtod(argv[1], NULL) : 1300) * factor + 0.5);
+    uint64_t chunks = (uint64_t)((argc > 1 ? strtod(argv[1], NULL) : 1200) * factor + 0.5);
     static uint64_t v[CHUNK];
     uint64_t x = 0x9E3779B97F4A7C15ull, acc = 0;
     for (uint64_t c = 0; c < chunks; c++)
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 """
 
 BUILD = "cc -O2 -fno-toplevel-reorder -o prog prog.c"
-ITERATIONS = 1300  # chunks of 1,000 values: about 100 ms a run on a 2-core VM
+ITERATIONS = 1200  # chunks of 1,000 values: about 100 ms a run on a quiet 2-core VM
 # The buffer every run touches. Above what a run's peak RSS reads at the least: a run started
 # by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
 # about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
