@@ -443,7 +443,7 @@ def counted() -> Results:
         memory=memory(parse, "level", 1.0, (0.998, 1.002)))
     ops = by_name["count_ops"]
     ops = replace(
-        ops, metric="instructions", unit="instructions", phases={}, aa=None, ab=None,
+        ops, metric="instructions", unit="instructions", phases={}, aa=None, ab=None, memory=None,
         arms={"base": ArmRuns(samples_ns=()), "head": ArmRuns(samples_ns=())},
         measuring=Measuring(design="pairs", pairs=3, stopped="settled",
                             why="counted runs only"),

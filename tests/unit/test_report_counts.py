@@ -81,7 +81,9 @@ def test_an_instructions_workload_is_left_out_of_the_geomean(doc: Results) -> No
 
 
 def test_a_file_without_counts_keeps_the_table_it_had() -> None:
-    md = render_results(mixed(), "markdown")
+    doc = mixed()  # as a file written before counts and memory were judged
+    old = replace(doc, benchmarks=tuple(replace(b, counts=None, memory=None) for b in doc.benchmarks))
+    md = render_results(old, "markdown")
     assert "| best-run ratio | tolerance | verdict |" in md
     assert "instructions" not in md and "memory" not in md.split("<details>")[0]
 
