@@ -30,8 +30,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
 from benchbot import sequential, signals, stats
 from benchbot.model import (
     AASummary,
@@ -163,7 +161,7 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
             if ab is not None and ab.outcome != "invalid":
                 ab = signals.joint(ab, counts, parity=w.parity,
                                    whole=_whole(w, policy, whole.sequential, ab))
-            if ab is not None and w.called_at is not None and ab.outcome in CALLS:
+            if ab is not None and ab.outcome in CALLS:
                 ab = _with_estimate(ab, whole_of[w.name], policy, whole.sequential)
             out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a, counts=counts,
                                  memory=_memory(w, policy, whole.sequential, comparisons))
@@ -207,21 +205,20 @@ def _cut(runs: ArmRuns, n: int) -> ArmRuns:
 
 
 def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Verdict:
-    """The call, with the ratio over every pair measured (those after the call too) and
-    its distribution-free interval at the workload's whole alpha (docs/verdict.md, "An
-    estimate the stopping rule does not inflate")."""
+    """The call, with the estimate of the change over every pair measured (those after
+    the call too): the Hodges-Lehmann centre of the per-round log ratios and its interval
+    at the workload's whole alpha (docs/verdict.md, "An estimate the stopping rule does
+    not inflate")."""
     base, again = w.values("aa")
     _, head = w.values("ab")
     n = min(len(base), len(again), len(head))
-    if n <= (w.called_at or 0):
+    if n < sequential.FIRST_LOOK:
         return ab
     sign = -1.0 if w.better == "higher" else 1.0  # a throughput v is judged as 1/v
-    logs = sorted(sign * (math.log(h) - 0.5 * (math.log(a) + math.log(b)))
-                  for a, b, h in zip(base[:n], again[:n], head[:n], strict=True))
-    mid = n // 2
-    median = logs[mid] if n % 2 else (logs[mid - 1] + logs[mid]) / 2
-    lo, hi = stats.order_interval(np.array(logs), 0.5, policy.alpha / max(family, 1), clip=True)
-    return replace(ab, estimate=math.exp(median), estimate_ci=(math.exp(lo), math.exp(hi)),
+    logs = [sign * (math.log(h) - 0.5 * (math.log(a) + math.log(b)))
+            for a, b, h in zip(base[:n], again[:n], head[:n], strict=True)]
+    centre, lo, hi = stats.pseudo_median(logs, policy.alpha / max(family, 1))
+    return replace(ab, estimate=math.exp(centre), estimate_ci=(math.exp(lo), math.exp(hi)),
                    estimate_n=n)
 
 

@@ -34,10 +34,10 @@ FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
 GROWTH = 1.5  # each look has half as many pairs again as the one before
 LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
 CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
-# After a call at n pairs, measure on to max(2n, 100) pairs for the estimate alone: the
-# cheapest rule of benchmarks/estimate.py whose median error stays within 0.5 points.
-ESTIMATE_GROWTH = 2
-ESTIMATE_MIN_PAIRS = 100
+# After a call at n pairs, measure on to n + 50 pairs for the estimate alone (a
+# Hodges-Lehmann centre over all of them): the cheapest rule of benchmarks/estimate.py
+# whose median error stays within 0.5 points, with a margin.
+ESTIMATE_EXTRA_PAIRS = 50
 
 StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
                      "aborted", "fixed"]
@@ -61,7 +61,7 @@ def estimate_pairs(called_at: int, max_pairs: int) -> int:
     """How many pairs in all a workload whose change was called at ``called_at`` pairs is
     measured to, for the estimate alone (docs/verdict.md, "An estimate the stopping rule
     does not inflate"; benchmarks/estimate.py chose the rule)."""
-    return min(max(ESTIMATE_GROWTH * called_at, ESTIMATE_MIN_PAIRS), max_pairs)
+    return min(called_at + ESTIMATE_EXTRA_PAIRS, max_pairs)
 
 
 def alpha_at(look: int, alpha: float, family: int) -> float:

@@ -103,7 +103,8 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
         return replace(time, outcome="level", reason_code=None, suggested_runs=None,
                        settled_by="time and instructions",
                        reason=f"the same instructions ({_pct(counts.ratio)}), and time's "
-                       f"interval lies inside the {parity * 100:g}% parity band")
+                       f"interval ({_interval(whole or time)}) holds no change beyond the "
+                       f"{parity * 100:g}% parity")
     return time
 
 
@@ -152,12 +153,18 @@ def _pending_with_counts(time: Verdict, counts: Counts, parity: float) -> bool:
 
 def _level_with_counts(time: Verdict, parity: float) -> bool:
     """Rule (c): the A/A noise and the floor within parity, and the interval (at the whole
-    alpha) inside the parity band."""
-    if time.ci is None or time.floor_med is None:
+    alpha) either inside the parity band, or holding no change and no wider than parity
+    each way: with the instructions the same, a measurement that would have seen a change
+    of twice parity and saw none."""
+    if time.ci is None or time.floor_med is None or time.ratio is None:
+        return False
+    if time.aa_noise > parity or time.floor_med > parity:
         return False
     p = math.log1p(parity)
-    lo, hi = math.log(time.ci[0]), math.log(time.ci[1])
-    return time.aa_noise <= parity and time.floor_med <= parity and lo >= -p and hi <= p
+    lo, hi, m = math.log(time.ci[0]), math.log(time.ci[1]), math.log(time.ratio)
+    inside = lo >= -p and hi <= p
+    narrow = lo <= 0.0 <= hi and max(hi - m, m - lo) <= p
+    return inside or narrow
 
 
 def metric_instructions(counts: Counts | None, *, parity: float) -> Verdict:
@@ -284,3 +291,10 @@ def _reading(ratio: float, noise: float, parity: float) -> tuple[CountsReading, 
 
 def _pct(ratio: float | None) -> str:
     return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+
+
+def _interval(verdict: Verdict) -> str:
+    if verdict.ci is None:
+        return "?"
+    lo, hi = verdict.ci
+    return f"{(lo - 1) * 100:+.1f}% … {(hi - 1) * 100:+.1f}%"

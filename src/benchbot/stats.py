@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -423,6 +424,24 @@ def order_interval(ordered: FloatArray, q: float, alpha: float, *,
     lo = float(ordered[j - 1]) if j >= 1 else -math.inf
     hi = float(ordered[m - 1]) if m is not None else math.inf
     return lo, hi
+
+
+def pseudo_median(logs: npt.ArrayLike, alpha: float) -> tuple[float, float, float]:
+    """The Hodges-Lehmann estimate of where the log ratios centre (the median of all
+    pairwise means, i <= j) and its interval at ``alpha``: the Walsh averages at the ranks
+    the signed-rank statistic bounds (normal approximation, n >= 10). For symmetric noise
+    it is as steady as the mean at 95% of its efficiency, against 64% for the median, and
+    it resists outliers nearly as well (docs/verdict.md, "An estimate the stopping rule
+    does not inflate")."""
+    d = np.asarray(logs, dtype=float)
+    n = d.size
+    i, j = np.triu_indices(n)
+    walsh = np.sort((d[i] + d[j]) / 2)
+    centre = float(np.median(walsh))
+    z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
+    k = math.floor(n * (n + 1) / 4 - z * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
+    k = min(max(k, 0), walsh.size - 1)
+    return centre, float(walsh[k]), float(walsh[walsh.size - 1 - k])
 
 
 @functools.lru_cache(maxsize=4096)

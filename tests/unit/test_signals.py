@@ -4,13 +4,14 @@ metric: instructions, the peak-memory verdict and the estimate beyond a call."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from benchbot import codec, judge, sequential, signals
+from benchbot import codec, judge, sequential, signals, stats
 from benchbot.judge import Policy, Workload
 from benchbot.model import ArmRuns, Counts, PhaseRuns, Verdict
 
@@ -166,8 +167,12 @@ def test_not_counted_gives_the_verdicts_of_before_byte_for_byte() -> None:
         before = judge._triplets(w, policy, 1)[1]  # the time rule alone, as before counts
         for counts in (None, Counts(method=None, why="off in the config")):
             got = judged(replace(w, counts=counts))
-            assert codec.encode(got.ab) == codec.encode(before)
-            assert got.final == before
+            assert got.ab is not None and got.final == got.ab
+            # every call now also carries its estimate (the Hodges-Lehmann centre): nothing
+            # else differs
+            assert (got.ab.estimate is not None) == (got.ab.outcome in ("slower", "faster"))
+            plain = replace(got.ab, estimate=None, estimate_ci=None, estimate_n=None)
+            assert codec.encode(plain) == codec.encode(before)
     fixed = replace(cases[0], design="pairs", phases={
         "aa": cases[0].phases["aa"],
         "ab": cases[0].phases["ab"]})
@@ -219,16 +224,28 @@ def test_a_call_is_judged_on_its_first_pairs_and_estimated_on_all() -> None:
     first = triplets(base[:51], again[:51], head[:51], looks=5)
     got, at_call = judged(w).ab, judged(first).ab
     assert got is not None and at_call is not None and at_call.outcome == "slower"
-    assert replace(got, estimate=None, estimate_ci=None, estimate_n=None) == at_call
+    plain = {"estimate": None, "estimate_ci": None, "estimate_n": None}
+    assert replace(got, **plain) == replace(at_call, **plain)  # type: ignore[arg-type]
+    assert at_call.estimate_n == 51  # a call carries its estimate from the pairs it has
     assert got.estimate_n == n and got.estimate is not None and got.estimate_ci is not None
     assert got.estimate_ci[0] < got.estimate < got.estimate_ci[1]
     assert got.estimate == pytest.approx(1.10, abs=0.02)
 
 
-def test_the_estimate_rule_measures_on_to_twice_the_call_and_at_least_100_pairs() -> None:
-    assert sequential.estimate_pairs(51, 1000) == 2 * 51
-    assert sequential.estimate_pairs(22, 1000) == 100
-    assert sequential.estimate_pairs(865, 1000) == 1000
+def test_the_estimate_rule_measures_on_for_50_pairs_within_max_runs() -> None:
+    assert sequential.estimate_pairs(51, 1000) == 101
+    assert sequential.estimate_pairs(384, 1000) == 434
+    assert sequential.estimate_pairs(976, 1000) == 1000
+
+
+def test_the_estimate_is_the_hodges_lehmann_centre_with_its_interval() -> None:
+    d = np.random.default_rng(7).normal(0.03, 0.1, 400)
+    centre, lo, hi = stats.pseudo_median(d, 0.05)
+    walsh = [(d[i] + d[j]) / 2 for i in range(d.size) for j in range(i, d.size)]
+    assert centre == pytest.approx(float(np.median(walsh)))
+    assert lo < float(np.mean(d)) < hi and lo < centre < hi
+    # about 1.96 standard errors of a mean of 400 such values each way (efficiency 95%)
+    assert (hi - lo) / 2 == pytest.approx(1.96 * 0.1 / 20 / math.sqrt(0.955), rel=0.15)
 
 
 def test_instructions_never_call_on_fewer_than_ten_pairs() -> None:
