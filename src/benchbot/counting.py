@@ -31,7 +31,7 @@ import os
 import platform
 import shutil
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -257,3 +257,60 @@ def find_valgrind(env: Mapping[str, str]) -> str | None:
 def valgrind_timeout(timeout_s: float) -> float:
     """A counted run's timeout, from the workload's."""
     return max(VALGRIND_MIN_TIMEOUT_S, VALGRIND_TIMEOUT_FACTOR * timeout_s)
+
+
+# --- which method, and why ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Means:
+    """What this comparison can count with: perf's problem (None: it works in the worker),
+    and valgrind's (None: it is on the runs' PATH and the sandbox shows it)."""
+
+    perf_problem: str | None
+    valgrind_problem: str | None
+
+
+def means(env: Mapping[str, str], *, shown: Callable[[str], bool] | None = None) -> Means:
+    """Probe perf (in this process: the worker runs on the same kernel, with the same
+    seccomp filter, and says so in its runs' ``count_error`` if it disagrees) and look for
+    valgrind on the runs' PATH, visible in the sandbox (``shown``: the sandbox view's)."""
+    found = find_valgrind(env)
+    if found is None:
+        valgrind_problem: str | None = "valgrind is not installed (not on the runs' PATH)"
+    elif shown is not None and not shown(found):
+        valgrind_problem = (f"valgrind ({found}) is not visible in the sandbox: list its "
+                            "directory under sandbox.read_only")
+    else:
+        valgrind_problem = None
+    return Means(perf_problem=perf_probe(), valgrind_problem=valgrind_problem)
+
+
+def choose(mode: str, means: Means, *, run_s: float | None = None) -> tuple[str | None, str]:
+    """The method for a workload's ``counts`` setting, and why, in words; ``run_s``: how
+    long its warm-up run took (None: not known yet; auto then answers only for perf)."""
+    perf, valgrind = means.perf_problem, means.valgrind_problem
+    if mode == "off":
+        return None, "off in the config"
+    if mode == "perf":
+        if perf is None:
+            return "perf", "perf: the CPU's counters, around every run (asked for in the config)"
+        return None, f"perf was asked for, but {perf}"
+    if mode == "valgrind":
+        if valgrind is None:
+            return "valgrind", "valgrind: a few counted runs of each revision (asked for in the config)"
+        return None, f"valgrind was asked for, but {valgrind}"
+    if perf is None:
+        return "perf", "perf: the CPU's counters count user-space instructions here"
+    if valgrind is not None:
+        return None, f"not counted: {perf}, and {valgrind}"
+    if run_s is not None and run_s > VALGRIND_MAX_RUN_S:
+        return None, (f"not counted: {perf}, and a run took {run_s:.2f} s, longer than "
+                      f"valgrind's limit of {VALGRIND_MAX_RUN_S:g} s (counts: valgrind "
+                      "asks for it anyway)")
+    return "valgrind", f"valgrind: {perf}"
+
+
+def asked_and_impossible(mode: str, method: str | None) -> bool:
+    """Whether a method asked for in the config could not be used (a warning)."""
+    return mode in ("perf", "valgrind") and method is None
