@@ -209,6 +209,9 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
         runs = [ctx.spawner.spawn(_warmup(ctx, w, tgt))
                 for _ in range(max(1, w.warmup)) for tgt in (ctx.base[name], ctx.head[name])]
         warm.update((("base", name), ("head", name)))
+        if any(run.failed for run in runs):  # the measured runs will say what it did
+            measured.counts[name] = Counts(method=None, why="not counted: a warm-up run failed")
+            continue
         count_apart(ctx, w, (ctx.clock() - start) / max(1, len(runs)), measured)
 
     def phase(name: str, among: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
@@ -284,7 +287,10 @@ class Sequential:
         self.ctx.reporter.phase("sequential", len(self.names), self._planned())
         self._warm_up()
         for name in self.names:  # after the warm-ups, before the first measured triplet
-            if name not in self.perf:
+            if name in self.triplets.warmup_failed:  # the measured runs will say what it did
+                self.measured.counts[name] = Counts(method=None,
+                                                    why="not counted: a warm-up run failed")
+            elif name not in self.perf:
                 count_apart(self.ctx, self.by_name[name], self.warmup_s.get(name),
                             self.measured, deadline=self.deadline)
         index = 0

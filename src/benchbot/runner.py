@@ -422,6 +422,7 @@ class Triplets:
                  seed: int, perf: Set[str] = frozenset()) -> None:
         self._by_name = {w.name: w for w in workloads}
         self.perf = set(perf)  # the workloads whose measured runs perf counts
+        self.warmup_failed: set[str] = set()  # workloads a warm-up run of which failed
         self._base, self._head = base, head
         self._spawner, self._env = spawner, env
         self._rng = random.Random(seed)
@@ -434,7 +435,8 @@ class Triplets:
             w = self._by_name[name]
             for _ in range(max(1, w.warmup)):
                 for tgt in (self._base[name], self._head[name]):
-                    _spawn(self._spawner, tgt, w, self._env)
+                    if _spawn(self._spawner, tgt, w, self._env).failed:
+                        self.warmup_failed.add(name)
                     self.runs += 1
 
     def rounds(self, names: Sequence[str], index: int, count: int,
