@@ -40,6 +40,7 @@ from pathlib import Path
 VALGRIND_MAX_RUN_S = 1.0
 VALGRIND = "valgrind"
 VALGRIND_OUT = "cg.benchbot"  # the out files' name prefix, in the worker's scratch
+VALGRIND_LOG = "vg.benchbot"  # valgrind's own messages (kept out of the run's stderr)
 # A counted run's timeout: valgrind's slowdown is large and varies by program.
 VALGRIND_TIMEOUT_FACTOR = 40
 VALGRIND_MIN_TIMEOUT_S = 60.0
@@ -212,7 +213,8 @@ def perf_probe(events: Events = HARDWARE) -> str | None:
 def valgrind_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str]:
     """``argv`` counted by cachegrind, its out files (one per process) in ``scratch``."""
     return [valgrind, "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
-            "--quiet", f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p", "--", *argv]
+            "--quiet", f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
+            f"--log-file={scratch}/{VALGRIND_LOG}.%p", "--", *argv]
 
 
 def read_valgrind(scratch: Path) -> int | None:
@@ -221,6 +223,7 @@ def read_valgrind(scratch: Path) -> int | None:
     total = 0
     found = False
     ok = True
+    _remove(scratch, VALGRIND_LOG)
     for path in sorted(scratch.glob(f"{VALGRIND_OUT}.*")):
         summary = None
         try:
@@ -240,9 +243,28 @@ def read_valgrind(scratch: Path) -> int | None:
     return total if found and ok else None
 
 
+def valgrind_said(scratch: Path) -> str:
+    """The last line valgrind wrote to its logs of the last counted run (warnings about the
+    simulated cache left out), or ""."""
+    lines: list[str] = []
+    for path in sorted(scratch.glob(f"{VALGRIND_LOG}.*")):
+        try:
+            lines += path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+    said = [line.split("-- ", 1)[-1].strip() for line in lines]
+    said = [line for line in said if line and "cache" not in line]
+    return said[-1] if said else ""
+
+
 def clear_valgrind(scratch: Path) -> None:
     """Remove out files a killed counted run may have left."""
-    for path in scratch.glob(f"{VALGRIND_OUT}.*"):
+    for prefix in (VALGRIND_OUT, VALGRIND_LOG):
+        _remove(scratch, prefix)
+
+
+def _remove(scratch: Path, prefix: str) -> None:
+    for path in scratch.glob(f"{prefix}.*"):
         try:
             path.unlink()
         except OSError:

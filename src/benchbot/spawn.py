@@ -287,11 +287,13 @@ class ProcessSpawner:
 
 def _counted_by_valgrind(run: RawRun, scratch: Path) -> RawRun:
     """A run made under cachegrind, with its instructions read from its out files."""
+    said = counting.valgrind_said(scratch)
     total = counting.read_valgrind(scratch)
     if run.failed:
-        return run
+        return dataclasses.replace(run, count_error=f"valgrind: {said}" if said else None)
     if total is None:
-        return dataclasses.replace(run, count_error="valgrind left no out file with a summary")
+        return dataclasses.replace(run, count_error="valgrind left no out file with a summary"
+                                   + (f" ({said})" if said else ""))
     return dataclasses.replace(run, instructions=total)
 
 
