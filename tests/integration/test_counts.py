@@ -188,3 +188,22 @@ def test_perf_asked_for_and_impossible_is_a_warning_and_time_alone(make_repo: Ma
     warning = f"t: perf was asked for, but {problem}; compared on time alone"
     assert warning in doc["environment"]["warnings"]
     assert doc["benchmarks"][0]["verdict"]["outcome"] in ("level", "inconclusive")
+
+
+@needs_valgrind
+def test_metric_instructions_from_the_command_to_the_verdict(make_repo: MakeRepo) -> None:
+    """A whole comparison: built by make in each worktree, counted runs only, a verdict on
+    the counts (twice the work: slower, whatever the machine's noise)."""
+    program = "int main(void){volatile long s=0; for(long i=0;i<N;i++) s+=i; return 0;}\n"
+    config = ("version: 1\nbuild: make\nworkloads:\n"
+              "  - {name: p, run: ./p, metric: instructions, counts: valgrind}\n")
+    repo = make_repo({"benchbot.yml": config, "p.c": program,
+                      "Makefile": "p: p.c\n\tcc -O1 -DN=100000 -o p p.c\n"},
+                     {"Makefile": "p: p.c\n\tcc -O1 -DN=200000 -o p p.c\n"})
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
+    (bench,) = doc["benchmarks"]
+    assert bench["metric"] == "instructions"
+    assert bench["verdict"]["outcome"] == "slower", bench["verdict"]
+    assert bench["phases"] == {}  # no timed runs
+    # (Not validated yet: the results schema gains settled_by and counts on the report
+    # branch.)
