@@ -108,9 +108,12 @@ def why_not(err: int) -> str:
         if paranoid is not None and paranoid.lstrip("-").isdigit() and int(paranoid) > 2:
             return (f"perf_event_paranoid is {paranoid}, which forbids counting "
                     f"(perf_event_open: {name}; sudo sysctl -w kernel.perf_event_paranoid=2)")
-        return (f"perf_event_open is not permitted here (perf_event_open: {name}: "
-                "a container's seccomp profile, or perf_event_paranoid "
-                f"{paranoid if paranoid is not None else 'unknown'})")
+        if paranoid is not None and paranoid.lstrip("-").isdigit():
+            return (f"perf_event_open is refused (perf_event_open: {name}) although "
+                    f"perf_event_paranoid is {paranoid}, which allows counting one's own user "
+                    "space: a seccomp profile refuses it (a container's default one does)")
+        return (f"perf_event_open is not permitted here (perf_event_open: {name}: a seccomp "
+                "profile, or perf_event_paranoid)")
     if err == errno.ENOSYS:
         return f"the kernel has no perf events (perf_event_open: {name})"
     if err == errno.EOPNOTSUPP:

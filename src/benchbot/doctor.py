@@ -118,9 +118,12 @@ def counting_findings() -> list[Finding]:
 
 
 def _perf_fix(problem: str) -> str | None:
-    if "paranoid" in problem or "not permitted" in problem:
-        return ("sudo sysctl -w kernel.perf_event_paranoid=2; in a container, a seccomp "
-                "profile that allows perf_event_open")
+    if "seccomp" in problem:
+        return ("in a container: run it with a seccomp profile that allows perf_event_open "
+                "(e.g. --security-opt seccomp=unconfined, or the default profile with "
+                "perf_event_open added)")
+    if "paranoid" in problem:
+        return "sudo sysctl -w kernel.perf_event_paranoid=2"
     return None
 
 
