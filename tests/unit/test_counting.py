@@ -137,3 +137,23 @@ def test_counting_in_the_sandbox_s_worker(tmp_path: Path, program: Path) -> None
             assert counted.instructions and counted.instructions > 20 * 100
     finally:
         spawner.close()
+
+
+def test_the_method_chosen_and_why_in_words() -> None:
+    none = "this machine has no hardware counters (perf_event_open: ENOENT)"
+    both = counting.Means(perf_problem=None, valgrind_problem=None)
+    no_perf = counting.Means(perf_problem=none, valgrind_problem=None)
+    nothing = counting.Means(perf_problem=none, valgrind_problem="valgrind is not installed")
+    assert counting.choose("auto", both)[0] == "perf"
+    assert counting.choose("auto", no_perf, run_s=0.2) == ("valgrind", f"valgrind: {none}")
+    method, why = counting.choose("auto", no_perf, run_s=1.5)
+    assert method is None and "1.50 s, longer than valgrind's limit of 1 s" in why
+    assert counting.choose("valgrind", no_perf, run_s=30)[0] == "valgrind"  # asked: no limit
+    assert counting.choose("perf", no_perf) == (None, f"perf was asked for, but {none}")
+    assert counting.choose("valgrind", nothing) == (
+        None, "valgrind was asked for, but valgrind is not installed")
+    assert counting.choose("auto", nothing) == (
+        None, f"not counted: {none}, and valgrind is not installed")
+    assert counting.choose("off", both) == (None, "off in the config")
+    assert counting.asked_and_impossible("perf", None)
+    assert not counting.asked_and_impossible("auto", None)
