@@ -14,6 +14,11 @@ next run starts and outside the timed region. Each run writes to
 anonymous files of its own; stdout is only kept when a pattern must be read from it,
 otherwise it goes to ``/dev/null`` (writing output nobody reads is part of the measured
 time, and a workload that prints tens of megabytes would be measured writing them).
+
+A request may ask for the run's instructions (``SpawnRequest.count``): "perf" reads the
+spawner's counter just before the spawn and just after the reap, outside the timed
+region; "valgrind" makes the run under cachegrind (a counted run, whose time is not a
+measurement). ``benchbot.counting`` says how.
 """
 
 from __future__ import annotations

@@ -31,6 +31,12 @@ nor ptrace it; and no descriptor it holds is inherited by a run. It is a child s
 so that whatever a run left behind comes back to it and is ended before the next run
 (``spawn.end_leftovers``). It needs the standard library only and holds nothing secret:
 its environment is the allow-listed one.
+
+Instruction counts (``benchbot.counting``): a run asked to be counted by perf is read
+from a counter the worker opens once on itself, inherited by its runs and enabled at
+their exec (its descriptor close-on-exec, like the others); one counted by valgrind is
+started under cachegrind, whose out files go to the worker's scratch directory and are
+summed and removed after the run.
 """
 
 from __future__ import annotations
