@@ -48,7 +48,7 @@ LABEL org.opencontainers.image.title="benchbot" \
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        bubblewrap ca-certificates gcc git libc6-dev make python3 python3-venv \
+        bubblewrap ca-certificates gcc git libc6-dev make python3 python3-venv valgrind \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 --user-group --shell /bin/bash benchbot \

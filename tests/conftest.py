@@ -24,12 +24,19 @@ def git(repo: Path, *args: str) -> str:
 
 
 def write_files(repo: Path, files: Mapping[str, str | None]) -> None:
-    """Write (or with None, delete) files; a file starting with #! is made executable."""
+    """Write (or with None, delete) files; a file starting with #! is made executable.
+
+    A benchbot.yml that does not say how to count instructions gets ``counts: off`` at its
+    end (the line numbers of what it holds stay the same): ``counts: auto`` would count
+    every short workload with valgrind, whose counted runs take about 0.4 s each, and most
+    tests are about something else. The tests of counting say ``counts:``."""
     for name, text in files.items():
         path = repo / name
         if text is None:
             path.unlink()
             continue
+        if name.endswith("benchbot.yml") and text.startswith("version:") and "counts:" not in text:
+            text = text + ("" if text.endswith("\n") else "\n") + "counts: off\n"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         if text.startswith("#!"):

@@ -27,7 +27,7 @@ from typing import Any, Literal, get_args
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from benchbot.errors import ConfigError
-from benchbot.model import OUTCOMES, Better, Metric, Order, Outcome
+from benchbot.model import OUTCOMES, Better, CountsMode, Metric, Order, Outcome
 from benchbot.sandbox import is_never_passed
 from benchbot.settings import (
     DEFAULT_PARITY,
@@ -67,6 +67,12 @@ _FLOOR_REPORTED_NS = 1_000.0
 _ORDERS: tuple[Order, ...] = get_args(Order)
 _METRICS: tuple[Metric, ...] = get_args(Metric)
 _BETTERS: tuple[Better, ...] = get_args(Better)
+_COUNTS: tuple[CountsMode, ...] = get_args(CountsMode)
+# The peak-RSS verdict's parity (docs/verdict.md): a placeholder until measured.
+DEFAULT_MEMORY_PARITY = 0.03  # signals.MEMORY_PARITY: peak RSS varies by under 1% (docs/verdict.md)
+# Settings that may also be given at the top level of the file, for every workload
+# (``defaults`` and a workload's own win over them).
+TOP_SETTINGS = ("counts", "memory_parity")
 _BASES: tuple[Literal["merge-base", "tip"], ...] = ("merge-base", "tip")
 _STDOUTS: tuple[Literal["capture", "discard"], ...] = ("capture", "discard")
 SANDBOX_MODES: tuple[Literal["auto", "on", "off"], ...] = ("auto", "on", "off")
@@ -100,6 +106,9 @@ class WorkloadConfig:
     # Expected cost relative to the other workloads, for splitting them over shards (a
     # cost measured in an earlier results file wins over it).
     weight: float = 1.0
+    # How instructions are counted (benchbot.counting): auto, perf, valgrind or off.
+    counts: CountsMode = "auto"
+    memory_parity: float = DEFAULT_MEMORY_PARITY  # the peak-RSS verdict's parity
     line: int = 0
 
     @property
@@ -172,6 +181,9 @@ class Config:
     sandbox: SandboxConfig = SandboxConfig()
     pass_env: tuple[str, ...] = ()  # environment variables passed to the build and workloads
     budget_s: float = 600.0  # sequential measuring: wall time for the whole comparison
+    # For every workload, unless ``defaults`` or the workload says otherwise.
+    counts: CountsMode = "auto"
+    memory_parity: float = DEFAULT_MEMORY_PARITY
 
     def with_overrides(self, over: Overrides) -> Config:
         """This config with ``over`` put over it. ``runs`` measures every workload a fixed
@@ -393,6 +405,16 @@ def _sandbox_mode(doc: Doc, node: Node, key: str) -> Literal["auto", "on", "off"
     return doc.choice(node, key, SANDBOX_MODES)
 
 
+def _counts_mode(doc: Doc, node: Node, key: str) -> CountsMode:
+    value = doc.scalar(node)
+    if value is True or value is False:  # YAML 1.1 reads on/off as booleans
+        return "auto" if value else "off"
+    return doc.choice(node, key, _COUNTS)
+
+
+_COUNTS_KIND = Kind(_counts_mode, {"enum": [*_COUNTS, True, False]})
+
+
 def _absolute_path(doc: Doc, node: Node, key: str) -> str:
     value = doc.string(node, key)
     expanded = os.path.expanduser(value)
@@ -480,8 +502,10 @@ SETTINGS = Section((
         "Order of the two revisions within each pair: alternate (AB, BA, ...) or random "
         "(seeded)."),
     Key("metric", _choice(_METRICS),
-        "What is compared: wall (process wall time, measured by benchbot) or reported (a "
-        "number the workload prints, read with pattern)."),
+        "What is compared: wall (process wall time, measured by benchbot), reported (a "
+        "number the workload prints, read with pattern) or instructions (the user-space "
+        "instructions of a few counted runs per revision, judged alone: not a time, never "
+        "in the time geomean; needs counts other than off)."),
     Key("pattern", _optional(_REGEX),
         "With metric: reported, a regular expression with exactly one group capturing the "
         "reported value (integer ns for times), e.g. 'elapsed_ns=(\\d+)'. Not allowed with "
@@ -517,6 +541,16 @@ SETTINGS = Section((
                                        "pattern": f"^{UNIT_LABEL.pattern}$"})),
         "With better: higher, what the reported figure counts, shown beside it (e.g. MB/s, "
         "ops/s): up to 16 letters, digits, spaces and / % . µ."),
+    Key("counts", _COUNTS_KIND,
+        "How instructions are counted, as a second signal beside time: perf (the CPU's "
+        "counters, around every run), valgrind (cachegrind, a few runs of each revision "
+        "apart from the timed ones), auto (perf where the counters work, else valgrind where "
+        "it is installed and a run takes at most 1s, else off) or off (on: auto). Asked for and "
+        "impossible here: the workload is compared on time, and the report says why."),
+    Key("memory_parity", Kind(_parity, {"type": "number", "exclusiveMinimum": 0,
+                                        "exclusiveMaximum": 1}),
+        "The smallest change of peak memory (max RSS) that matters, as a fraction: the "
+        "memory verdict's parity."),
 ), WorkloadConfig)
 
 WORKLOAD = Section((
@@ -643,6 +677,11 @@ TOP = Section((
         "Build base and head at once, each in its own worktree; off builds them one after "
         "the other (where two builds at once would not fit in memory, or share a directory "
         "outside the worktrees)."),
+    Key("counts", _COUNTS_KIND,
+        "counts for every workload (as under defaults, which wins over it)."),
+    Key("memory_parity", Kind(_parity, {"type": "number", "exclusiveMinimum": 0,
+                                        "exclusiveMaximum": 1}),
+        "memory_parity for every workload (as under defaults, which wins over it)."),
 ), Config)
 
 # Keys accepted in each mapping, in the order messages list them.
@@ -734,10 +773,12 @@ def _read_config(doc: Doc, root: Node) -> Config:
     if type(doc.scalar(vnode)) is not int or doc.scalar(vnode) != 1:
         doc.fail(vnode, "version", f"this benchbot reads version 1, got {doc.describe(vnode)}")
     top = doc.pairs(root, "", TOP_KEYS)
-    defaults: dict[str, _Setting] = {}
+    defaults: dict[str, _Setting] = {
+        name: _Setting(SETTINGS.key(name).kind.read(doc, top[name][1], name), top[name][1], name)
+        for name in TOP_SETTINGS if name in top}
     if "defaults" in top:
         dnode = top["defaults"][1]
-        defaults = _settings(doc, doc.pairs(dnode, "defaults", SETTING_KEYS), "defaults")
+        defaults |= _settings(doc, doc.pairs(dnode, "defaults", SETTING_KEYS), "defaults")
     if "workloads" not in top:
         doc.fail(root, "workloads", "missing; list the programs to time under workloads:")
     wnode = top["workloads"][1]
@@ -806,6 +847,13 @@ def _check_metric(doc: Doc, settings: dict[str, _Setting]) -> None:
     """The rules tying metric, pattern and better together, blamed on the most specific key."""
     metric, pattern, better = (settings.get(k) for k in ("metric", "pattern", "better"))
     reported = metric is not None and metric.value == "reported"
+    counts = settings.get("counts")
+    if metric is not None and metric.value == "instructions" and counts is not None \
+            and counts.value == "off":
+        blame = _blame(counts, metric)
+        doc.fail(blame.node, blame.key,
+                 "metric: instructions judges the counts alone, and counts is off "
+                 f"({counts.key}, line {line(counts.node)}); set counts: auto, perf or valgrind")
     if reported and (pattern is None or pattern.value is None):
         blame = _blame(pattern, metric)
         doc.fail(blame.node, blame.key,

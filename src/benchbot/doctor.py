@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchbot import fsview, machine, sandbox
+from benchbot import counting, fsview, machine, sandbox
 
 Level = Literal["ok", "warn", "info"]
 
@@ -65,6 +65,7 @@ def inspect() -> list[Finding]:
         found.append(Finding("info", "address space layout randomisation is on: layout varies per process, "
                              "which interleaved pairs average out"))
     found.extend(sandbox_findings())
+    found.extend(counting_findings())
     for tool in ("git", "cc"):
         have = shutil.which(tool) is not None
         found.append(Finding("ok" if have else "warn", f"{tool} {'found' if have else 'not found'}",
@@ -92,6 +93,66 @@ def sandbox_findings() -> list[Finding]:
                                    "uid 0 too, and can read every file the sandbox shows, whatever its mode",
                            "run the runner as an unprivileged user"))
     return out
+
+
+def counting_findings() -> list[Finding]:
+    """Whether instructions can be counted here, and by which method ``counts: auto``
+    takes: perf (the CPU's counters) or valgrind, tried where the runs would use it."""
+    perf = counting.perf_probe()
+    if perf is None:
+        return [Finding("ok", "instruction counts: perf works here (hardware counters, user "
+                              "space): counts: auto counts every measured run")]
+    out = [Finding("info", f"instruction counts: perf cannot count here: {perf}",
+                   _perf_fix(perf))]
+    problem = _valgrind_problem()
+    if problem is None:
+        out.append(Finding("ok", "instruction counts: valgrind works here"
+                                 f"{' in the sandbox' if sandbox.probe().works else ''}: "
+                                 "counts: auto counts a few runs of each revision of workloads "
+                                 f"whose run takes at most {counting.VALGRIND_MAX_RUN_S:g} s"))
+    else:
+        out.append(Finding("warn", f"instruction counts: {problem}, so counts: auto compares "
+                                   "on time alone (instruction counts settle changes sooner)",
+                           "apt-get install valgrind (dnf/zypper/pacman: valgrind)"))
+    return out
+
+
+def _perf_fix(problem: str) -> str | None:
+    if "seccomp" in problem:
+        return ("in a container: run it with a seccomp profile that allows perf_event_open "
+                "(e.g. --security-opt seccomp=unconfined, or the default profile with "
+                "perf_event_open added)")
+    if "paranoid" in problem:
+        return "sudo sysctl -w kernel.perf_event_paranoid=2"
+    return None
+
+
+def _valgrind_problem() -> str | None:
+    """None where cachegrind counts /bin/true (in the sandbox, where it works), else why not."""
+    import subprocess
+    import tempfile
+
+    env = sandbox.clean_env(os.environ)
+    path = counting.find_valgrind(env)
+    if path is None:
+        return "valgrind is not installed (not on PATH)"
+    with tempfile.TemporaryDirectory() as scratch:
+        argv = counting.valgrind_argv(path, ["/bin/true"], Path(scratch))
+        box = sandbox.choose("auto")
+        if box.active:
+            if box.view is not None and not box.view.shows(path):
+                return f"valgrind ({path}) is not visible in the sandbox"
+            argv = box.wrap(argv, cwd=Path(scratch), writable=[Path(scratch)], network=False)
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
+                                  env=box.adjust_env(env), stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"valgrind did not run: {exc}"
+        said = counting.valgrind_said(Path(scratch))
+        if proc.returncode != 0 or counting.read_valgrind(Path(scratch)) is None:
+            why = said or (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            return f"valgrind does not work here: {why}"
+    return None
 
 
 def hidden_tool_findings(env: Mapping[str, str]) -> list[Finding]:

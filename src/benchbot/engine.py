@@ -7,6 +7,7 @@ what a figure means lives in ``stats``, every byte of the results file in ``resu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import secrets
@@ -18,11 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot import gitops, machine, procs, sandbox, shards
+from benchbot import counting, gitops, machine, procs, sandbox, shards
 from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError
 from benchbot.findconfig import read_config
-from benchbot.model import AASummary, Results, Revision, SandboxInfo, Shard
+from benchbot.model import (
+    AASummary,
+    Environment,
+    Results,
+    Revision,
+    SandboxInfo,
+    Shard,
+)
 from benchbot.runner import ProcessSpawner, Spawner, target
 from benchbot.settings import Overrides
 
@@ -195,9 +203,20 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
                                           judged=judgement.workloads[w.name],
                                           measuring=got.measured.measuring.get(w.name))
                    for w in config.workloads],
-        environment=machine.finish(got.env_before, got.unreaped_cpu_s), aa=judgement.aa,
-        sandbox=SandboxInfo(kind=box.kind, description=box.description),
+        environment=_with_count_warnings(machine.finish(got.env_before, got.unreaped_cpu_s),
+                                         config, got.measured),
+        aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
     )
+
+
+def _with_count_warnings(env: Environment, config: Config,
+                         measured: measuring.Measured) -> Environment:
+    """The environment's warnings, and one for each workload whose ``counts`` asked for a
+    method that could not be used here (it was compared on time alone)."""
+    more = [f"{w.name}: {measured.counts[w.name].why}; compared on time alone"
+            for w in config.workloads if w.name in measured.counts
+            and counting.asked_and_impossible(w.counts, measured.counts[w.name].method)]
+    return dataclasses.replace(env, warnings=(*env.warnings, *more)) if more else env
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +265,8 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
                 policy=measuring.policy(config, plan.seed, family=plan.part.family,
                                         abort=plan.part.shard is None),
                 clock=clock,
+                means=counting.means(box.adjust_env(env),
+                                     shown=box.view.shows if box.view is not None else None),
             )
             measured = measuring.measure(ctx, deadline=deadline)
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0

@@ -21,11 +21,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from benchbot import sequential
-from benchbot.config import Config
+from benchbot import counting, sequential
+from benchbot.config import Config, WorkloadConfig
 from benchbot.judge import CALLS, Judgement, Policy, Workload, judge
-from benchbot.model import Counts, Family, Measuring, PhaseRuns, Verdict
-from benchbot.runner import BATCH_S, Spawner, Target, Triplets, planned_runs, run_phase
+from benchbot.model import CountMethod, Counts, Family, Measuring, PhaseRuns, Verdict
+from benchbot.runner import (
+    BATCH_S,
+    PERF_METRIC_PLAN,
+    VALGRIND_METRIC_PLAN,
+    VALGRIND_PLAN,
+    Spawner,
+    Target,
+    Tracked,
+    Triplets,
+    counted_runs,
+    planned_runs,
+    request,
+    run_phase,
+)
+from benchbot.spawn import SpawnRequest
 
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
 ETA_INTERVAL_S = 0.1  # the progress estimate's time per run: taken again this often
@@ -57,7 +71,8 @@ class Measured:
                      phases=self.phases[w.name],
                      design="triplets" if w.name in self.looks else "pairs",
                      looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
-                     metric=w.metric, called_at=self.called.get(w.name))
+                     metric=w.metric, called_at=self.called.get(w.name),
+                     memory_parity=w.memory_parity)
             for w in config.workloads
         ]
 
@@ -86,9 +101,99 @@ class Context:
     reporter: Progress
     policy: Policy
     clock: Callable[[], float] = time.monotonic  # seconds; the budget's deadline is on it
+    # What instructions can be counted with here (None: probed when measuring starts,
+    # without the sandbox's view).
+    means: counting.Means | None = None
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
+
+
+# --- instruction counts (docs/verdict.md, "A second signal") -----------------------------
+
+
+def _means(ctx: Context) -> counting.Means:
+    if ctx.means is None:
+        ctx.means = counting.means(ctx.env)
+    return ctx.means
+
+
+def _method(ctx: Context, w: WorkloadConfig, run_s: float | None) -> tuple[CountMethod | None, str]:
+    """The workload's counting method (its ``counts`` resolved here), and why."""
+    method, why = counting.choose(w.counts, _means(ctx), run_s=run_s)
+    return method, why  # type: ignore[return-value]
+
+
+def perf_counted(ctx: Context, workloads: Sequence[WorkloadConfig]) -> set[str]:
+    """The workloads whose measured runs perf counts (decided before any run)."""
+    return {w.name for w in workloads if _method(ctx, w, None)[0] == "perf"}
+
+
+def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: Measured,
+                *, deadline: float | None = None) -> None:
+    """For a workload not counted by perf: its ``counts`` resolved with the warm-up's time,
+    and valgrind's counted runs made where that is the method (base, head, base again,
+    head, each in its arm's worker), into ``measured.counts``. A counted run that fails
+    leaves the workload uncounted, with the reason, and its time verdict as it is."""
+    method, why = _method(ctx, w, run_s)
+    if method == "perf":
+        return
+    if method is None:
+        measured.counts[w.name] = Counts(method=None, why=why)
+        return
+    if deadline is not None and ctx.clock() >= deadline:
+        measured.counts[w.name] = Counts(method=None, why="not counted: the budget was spent "
+                                                          "before the counted runs")
+        return
+    made = counted_runs(ctx.spawner, w, ctx.base[w.name], ctx.head[w.name], ctx.env,
+                        method=method, plan=VALGRIND_PLAN)
+    if made.failure is not None:
+        measured.counts[w.name] = Counts(method=None, why=f"not counted: {made.failure}")
+        return
+    measured.counts[w.name] = Counts(
+        method="valgrind", why=why, base=tuple(made.instructions["base"]),
+        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]))
+
+
+def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked) -> Counts:
+    """A perf-counted workload's Counts (the counts themselves are its runs')."""
+    if result.count_error is not None:
+        return Counts(method=None, why=f"not counted: {result.count_error}")
+    return Counts(method="perf", why=_method(ctx, w, None)[1], every_run=True,
+                  scaled=result.counts_scaled)
+
+
+def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured) -> None:
+    """metric: instructions: counted runs only, no timed loop. Valgrind: three runs of each
+    arm and two of base again; perf: ten rounds of base, base again and head."""
+    by_name = {w.name: w for w in ctx.config.workloads}
+    for name in names:
+        w = by_name[name]
+        start = ctx.clock()
+        warm = [ctx.spawner.spawn(_warmup(ctx, w, tgt))
+                for _ in range(max(1, w.warmup)) for tgt in (ctx.base[name], ctx.head[name])]
+        run_s = (ctx.clock() - start) / max(1, len(warm))
+        method, why = _method(ctx, w, run_s)
+        counts = Counts(method=None, why=why)
+        if method is not None:
+            plan = PERF_METRIC_PLAN if method == "perf" else VALGRIND_METRIC_PLAN
+            made = counted_runs(ctx.spawner, w, ctx.base[name], ctx.head[name], ctx.env,
+                                method=method, plan=plan)
+            if made.failure is not None:
+                counts = Counts(method=None, why=f"not counted: {made.failure}")
+            else:
+                counts = Counts(method=method, why=why, every_run=method == "perf",
+                                scaled=made.scaled, base=tuple(made.instructions["base"]),
+                                base_again=tuple(made.instructions["base_again"]),
+                                head=tuple(made.instructions["head"]))
+        measured.counts[name] = counts
+        measured.measuring[name] = Measuring(
+            design="pairs", pairs=len(counts.head), stopped="fixed",
+            why="metric: instructions: a fixed number of counted runs, no timed runs")
+
+
+def _warmup(ctx: Context, w: WorkloadConfig, tgt: Target) -> SpawnRequest:
+    return request(tgt, w, ctx.env)
 
 
 def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> None:
@@ -96,6 +201,24 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
     config, by_name = ctx.config, {w.name: w for w in ctx.config.workloads}
     expected: dict[str, str] = {}
     warm: set[tuple[str, str]] = set()
+    perf = perf_counted(ctx, [by_name[n] for n in names])
+    perf_state = {n: Tracked() for n in perf}  # what the phases' runs said of their counts
+    # Before the A/A phase: each build's warm-ups (timed, for counts: auto), then the
+    # counted runs apart where valgrind counts.
+    for name in names:
+        if name in perf or by_name[name].counts == "off":
+            if name not in perf:
+                count_apart(ctx, by_name[name], None, measured)
+            continue
+        w = by_name[name]
+        start = ctx.clock()
+        runs = [ctx.spawner.spawn(_warmup(ctx, w, tgt))
+                for _ in range(max(1, w.warmup)) for tgt in (ctx.base[name], ctx.head[name])]
+        warm.update((("base", name), ("head", name)))
+        if any(run.failed for run in runs):  # the measured runs will say what it did
+            measured.counts[name] = Counts(method=None, why="not counted: a warm-up run failed")
+            continue
+        count_apart(ctx, w, (ctx.clock() - start) / max(1, len(runs)), measured)
 
     def phase(name: str, among: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
               phase_seed: int, runs: int | None = None) -> Judgement:
@@ -105,9 +228,15 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
             configs, ctx.base, cand, spawner=ctx.spawner, env=ctx.env, seed=phase_seed,
             warm=warm, arm_keys=keys, expected=expected,
             progress=lambda wl, done, total: ctx.reporter.progress(name, wl, done, total),
+            perf=perf,
         )
         for w in configs:
             measured.phases[w.name][name] = results[w.name].recorded(name, w)
+            if w.name in perf:
+                state, made = perf_state[w.name], results[w.name]
+                state.count_error = state.count_error or made.count_error
+                state.counts_scaled |= made.counts_scaled
+                measured.counts[w.name] = perf_counts(ctx, w, state)
             if results[w.name].expected is not None:
                 expected.setdefault(w.name, results[w.name].expected)  # type: ignore[arg-type]
         return _among(ctx.judged(measured), names, abort=ctx.policy.abort)
@@ -147,8 +276,10 @@ class Sequential:
                  deadline: float) -> None:
         self.ctx, self.names, self.measured, self.deadline = ctx, list(names), measured, deadline
         self.by_name = {w.name: w for w in ctx.config.workloads}
+        self.perf = perf_counted(ctx, [self.by_name[n] for n in names])
         self.triplets = Triplets([self.by_name[n] for n in names], ctx.base, ctx.head,
-                                 spawner=ctx.spawner, env=ctx.env, seed=ctx.seed + 3)
+                                 spawner=ctx.spawner, env=ctx.env, seed=ctx.seed + 3,
+                                 perf=self.perf)
         self.schedule = {n: sequential.looks(self.by_name[n].max_runs) for n in names}
         self.done_looks = dict.fromkeys(names, 0)
         self.stopped: dict[str, sequential.StopReason] = {}
@@ -164,6 +295,13 @@ class Sequential:
         """Measure until every workload has stopped; leave the records in ``measured``."""
         self.ctx.reporter.phase("sequential", len(self.names), self._planned())
         self._warm_up()
+        for name in self.names:  # after the warm-ups, before the first measured triplet
+            if name in self.triplets.warmup_failed:  # the measured runs will say what it did
+                self.measured.counts[name] = Counts(method=None,
+                                                    why="not counted: a warm-up run failed")
+            elif name not in self.perf:
+                count_apart(self.ctx, self.by_name[name], self.warmup_s.get(name),
+                            self.measured, deadline=self.deadline)
         index = 0
         active = list(self.names)
         admitted = self._admit(active)
@@ -240,6 +378,8 @@ class Sequential:
             w = self.by_name[name]
             self.measured.phases[name] = self.triplets.results[name].recorded(w)
             self.measured.looks[name] = max(1, self.done_looks[name])
+            if name in self.perf:
+                self.measured.counts[name] = perf_counts(self.ctx, w, self.triplets.results[name])
         judgement = self.ctx.judged(self.measured)
         if final:  # what would settle it, from the verdict the report shows
             for name in self.names:
@@ -364,8 +504,11 @@ def _median(values: Sequence[int]) -> float:
 def measure(ctx: Context, *, deadline: float) -> Measured:
     """Measure every workload of the config: the fixed ones, then the sequential ones."""
     measured = Measured(phases={w.name: {} for w in ctx.config.workloads})
-    fixed = [w.name for w in ctx.config.workloads if w.runs is not None]
-    rest = [w.name for w in ctx.config.workloads if w.runs is None]
+    counted = [w.name for w in ctx.config.workloads if w.metric == "instructions"]
+    fixed = [w.name for w in ctx.config.workloads if w.runs is not None and w.name not in counted]
+    rest = [w.name for w in ctx.config.workloads if w.runs is None and w.name not in counted]
+    if counted:
+        measure_instructions(ctx, counted, measured)
     if fixed:
         measure_fixed(ctx, fixed, measured)
     if rest:

@@ -16,8 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from benchbot import counting
 from benchbot.config import WorkloadConfig
-from benchbot.model import ARM_NAMES, ArmRuns, ArmSamples, PhaseRuns, RunFailure, RunRecord
+from benchbot.model import (
+    ARM_NAMES,
+    ArmRuns,
+    ArmSamples,
+    CountMethod,
+    PhaseRuns,
+    RunFailure,
+    RunRecord,
+)
 from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, in_groups
 
 __all__ = ["ProcessSpawner", "RawRun", "SpawnRequest", "Spawner"]
@@ -70,24 +79,28 @@ def target(workload: WorkloadConfig, root: Path) -> Target:
     return Target(argv=(program, *workload.run[1:]), cwd=cwd)
 
 
-def request(tgt: Target, w: WorkloadConfig, env: Mapping[str, str]) -> SpawnRequest:
-    """The spawn request for one run of a workload in one arm."""
+def request(tgt: Target, w: WorkloadConfig, env: Mapping[str, str],
+            count: CountMethod | None = None) -> SpawnRequest:
+    """The spawn request for one run of a workload in one arm, counted by ``count``'s
+    method (a valgrind run gets ``counting.valgrind_timeout``)."""
     merged = {**env, **dict(w.env)}
     patterns = tuple(p for p in (w.pattern if w.metric == "reported" else None, w.expect) if p)
+    timeout_s = counting.valgrind_timeout(w.timeout_s) if count == "valgrind" else w.timeout_s
     return SpawnRequest(
-        argv=tgt.argv, cwd=str(tgt.cwd), env=tuple(merged.items()), timeout_s=w.timeout_s,
-        pin=w.pin, patterns=patterns, keep_stdout=w.keeps_stdout,
+        argv=tgt.argv, cwd=str(tgt.cwd), env=tuple(merged.items()), timeout_s=timeout_s,
+        pin=w.pin, patterns=patterns, keep_stdout=w.keeps_stdout, count=count,
     )
 
 
-def record(raw: RawRun, workload: WorkloadConfig) -> RunRecord:
-    """Turn a raw run into a RunRecord: read the reported metric and the expected output."""
+def record(raw: RawRun, workload: WorkloadConfig, *, timeout_s: float | None = None) -> RunRecord:
+    """Turn a raw run into a RunRecord: read the reported metric and the expected output
+    (``timeout_s``: the run's, where not the workload's: a counted run's)."""
     failure: RunFailure | None = None
     error = None
     if raw.not_started is not None:
         failure, error = "not_started", raw.not_started
     elif raw.timed_out:
-        failure, error = "timeout", f"timed out after {workload.timeout_s:g} s"
+        failure, error = "timeout", f"timed out after {timeout_s or workload.timeout_s:g} s"
     elif raw.returncode != 0:
         # The last three lines of its stderr, each cut short: the report's note stays a
         # line, however long a line the program printed.
@@ -119,6 +132,7 @@ def record(raw: RawRun, workload: WorkloadConfig) -> RunRecord:
         wall_ns=raw.wall_ns, cpu_ns=raw.cpu_ns, maxrss_kib=raw.maxrss_kib,
         returncode=raw.returncode, timed_out=raw.timed_out,
         value_ns=value, expect=expect, error=error, failure=failure,
+        instructions=raw.instructions, cycles=raw.cycles, counts_scaled=raw.counts_scaled,
     )
 
 
@@ -134,6 +148,15 @@ class Tracked:
     failure_text: str | None = None
     failure_side: str | None = None  # base or head: whose run failed
     expected: str | None = None  # the first `expect` capture, which all must equal
+    counts_scaled: bool = False  # perf multiplexed the counters in some run
+    count_error: str | None = None  # why a run asked to be counted was not (the first)
+
+    def noted(self, raw: RawRun) -> RawRun:
+        """Remember what a run's count says about all of them; the run."""
+        if raw.count_error is not None and self.count_error is None:
+            self.count_error = raw.count_error
+        self.counts_scaled |= raw.counts_scaled
+        return raw
 
 
 @dataclass(slots=True, kw_only=True)
@@ -163,6 +186,8 @@ def _arm(samples: ArmSamples, w: WorkloadConfig) -> ArmRuns:
         wall_ns=tuple(samples.wall_ns), cpu_ns=tuple(samples.cpu_ns),
         maxrss_kib=tuple(samples.maxrss_kib),
         values=tuple(samples.value_ns) if reported and w.better == "higher" else None,
+        instructions=tuple(samples.instructions) if samples.instructions else None,
+        cycles=tuple(samples.cycles) if samples.cycles else None,
     )
 
 
@@ -181,6 +206,7 @@ def run_phase(
     arm_keys: tuple[str, str],
     progress: Progress | None = None,
     expected: Mapping[str, str] | None = None,
+    perf: Set[str] = frozenset(),
 ) -> dict[str, PhaseResult]:
     """Measure every workload's reference against its candidate in interleaved pairs.
 
@@ -188,7 +214,8 @@ def run_phase(
     build not yet warm (keyed by ``arm_keys`` and workload in ``warm``): a later phase
     follows the last one's runs at once and finds its builds warm. The first execution
     of a build is always discarded, even with ``warmup: 0``. A workload whose run fails
-    stops being run; the others go on.
+    stops being run; the others go on. The measured runs of the workloads named in
+    ``perf`` are counted by the worker's perf counter.
     """
     rng = random.Random(seed)
     results = {w.name: PhaseResult() for w in workloads}
@@ -226,8 +253,8 @@ def run_phase(
                 continue
             batch.append((index, w, _reference_first(w.order, index, rng)))
             expected_s += _last_s(result.reference, result.candidate)
-        groups = [[request(tgt, w, env) for tgt in _sides(first, reference[w.name],
-                                                         candidate[w.name])]
+        groups = [[request(tgt, w, env, "perf" if w.name in perf else None)
+                   for tgt in _sides(first, reference[w.name], candidate[w.name])]
                   for _, w, first in batch]
         answers = _spawn_groups(spawner, groups, [w.name for _, w, _ in batch])
         for (index, w, first_is_ref), raws in zip(batch, answers, strict=True):
@@ -239,7 +266,7 @@ def run_phase(
             sides = _sides(first_is_ref, *arm_keys)
             for made, (samples, raw) in enumerate(zip(ordered, raws, strict=False), start=1):
                 tick(w.name)
-                if not _accept(result, samples, record(raw, w), sides[made - 1]):
+                if not _accept(result, samples, record(result.noted(raw), w), sides[made - 1]):
                     planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
                     break
     return results
@@ -378,7 +405,8 @@ def _cut(samples: ArmSamples, n: int) -> ArmSamples:
     """The first ``n`` runs (a failed round leaves a partial triplet behind)."""
     return ArmSamples(wall_ns=samples.wall_ns[:n], cpu_ns=samples.cpu_ns[:n],
                       maxrss_kib=samples.maxrss_kib[:n], value_ns=samples.value_ns[:n],
-                      expect=samples.expect[:n])
+                      expect=samples.expect[:n], instructions=samples.instructions[:n],
+                      cycles=samples.cycles[:n])
 
 
 def _before(order: str, a: str, b: str) -> str:
@@ -391,8 +419,10 @@ class Triplets:
 
     def __init__(self, workloads: Sequence[WorkloadConfig], base: Mapping[str, Target],
                  head: Mapping[str, Target], *, spawner: Spawner, env: Mapping[str, str],
-                 seed: int) -> None:
+                 seed: int, perf: Set[str] = frozenset()) -> None:
         self._by_name = {w.name: w for w in workloads}
+        self.perf = set(perf)  # the workloads whose measured runs perf counts
+        self.warmup_failed: set[str] = set()  # workloads a warm-up run of which failed
         self._base, self._head = base, head
         self._spawner, self._env = spawner, env
         self._rng = random.Random(seed)
@@ -405,7 +435,8 @@ class Triplets:
             w = self._by_name[name]
             for _ in range(max(1, w.warmup)):
                 for tgt in (self._base[name], self._head[name]):
-                    _spawn(self._spawner, tgt, w, self._env)
+                    if _spawn(self._spawner, tgt, w, self._env).failed:
+                        self.warmup_failed.add(name)
                     self.runs += 1
 
     def rounds(self, names: Sequence[str], index: int, count: int,
@@ -422,7 +453,8 @@ class Triplets:
                          else TRIPLET_ORDERS[(index + r) % len(TRIPLET_ORDERS)])
                 batch.append((name, order))
         groups = [[request(self._base[name] if key in "12" else self._head[name],
-                           self._by_name[name], self._env) for key in order]
+                           self._by_name[name], self._env, "perf" if name in self.perf else None)
+                   for key in order]
                   for name, order in batch]
         answers = _spawn_groups(self._spawner, groups, [name for name, _ in batch])
         for (name, order), raws in zip(batch, answers, strict=True):
@@ -435,5 +467,57 @@ class Triplets:
                 self.runs += 1
                 if progress is not None:
                     progress(name)
-                if not _accept(result, arms[key], record(raw, w), "head" if key == "H" else "base"):
+                if not _accept(result, arms[key], record(result.noted(raw), w),
+                               "head" if key == "H" else "base"):
                     break
+
+
+# --- counted runs: instructions apart from the timed ones ----------------------------------
+
+# The arms of a counted run by their letter in a plan: base, base again (the same build,
+# another run) and head.
+COUNTED_ARMS = {"B": "base", "A": "base_again", "H": "head"}
+# valgrind's counted runs beside a timed workload: base, head, base again, head
+# (docs/verdict.md, "A second signal"); for metric: instructions, three of each arm and
+# two of base again; perf's, ten rounds of each.
+VALGRIND_PLAN = "BHAH"
+VALGRIND_METRIC_PLAN = "BHAHBAHB"
+PERF_METRIC_PLAN = "BAH" * 10
+
+
+@dataclass(slots=True, kw_only=True)
+class Counted:
+    """A workload's counted runs: each arm's instructions, in the order made, and why they
+    stopped short, if they did (in words)."""
+
+    instructions: dict[str, list[int]] = field(
+        default_factory=lambda: {arm: [] for arm in COUNTED_ARMS.values()})
+    cycles: dict[str, list[int]] = field(
+        default_factory=lambda: {arm: [] for arm in COUNTED_ARMS.values()})
+    scaled: bool = False
+    failure: str | None = None
+
+
+def counted_runs(spawner: Spawner, w: WorkloadConfig, base: Target, head: Target,
+                 env: Mapping[str, str], *, method: CountMethod, plan: str) -> Counted:
+    """The counted runs of ``plan`` (letters of COUNTED_ARMS), each in its arm's worker, in
+    one exchange; they stop at the first that failed or was not counted. Their times are
+    not measurements: only their counts are kept."""
+    sides = [(COUNTED_ARMS[key], base if key in "BA" else head) for key in plan]
+    group = [request(tgt, w, env, method) for _, tgt in sides]
+    answers = _spawn_groups(spawner, [group], [w.name])[0]
+    counted = Counted()
+    for (arm, _tgt), raw, made in zip(sides, answers, group, strict=False):
+        run = record(raw, w, timeout_s=made.timeout_s)
+        side = "head" if arm == "head" else "base"
+        if run.failure is not None:
+            counted.failure = f"the counted {side} run {run.error}"
+            break
+        if run.instructions is None:
+            counted.failure = raw.count_error or f"the counted {side} run was not counted"
+            break
+        counted.instructions[arm].append(run.instructions)
+        if run.cycles is not None:
+            counted.cycles[arm].append(run.cycles)
+        counted.scaled |= run.counts_scaled
+    return counted

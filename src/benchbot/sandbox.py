@@ -319,7 +319,8 @@ class WorkerSpawner:
     place, the worker's scratch directory and ``writable`` are the only writable
     directories and the other place is not bound at all. A run goes to the worker of the
     place that holds its working directory; with two places the workers hand the turn to
-    each other directly (the worker module says how, and why).
+    each other directly (the worker module says how, and why). ``perf_events`` names the
+    events the workers count with (``counting.EVENT_NAMES``; tests: "software-test").
 
     Making one starts the workers and returns at once: their start-up (bwrap and a Python,
     about 50 ms) overlaps whatever comes next (the builds); ``ready`` waits for them, and
@@ -328,7 +329,8 @@ class WorkerSpawner:
 
     def __init__(self, sandbox: Sandbox, scratch: Path, env: Mapping[str, str], *,
                  places: Sequence[Path], writable: Sequence[Path] = (),
-                 git_dir: Path | None = None, git_config: Path | None = None) -> None:
+                 git_dir: Path | None = None, git_config: Path | None = None,
+                 perf_events: str = "hardware") -> None:
         if len(places) not in (1, 2):
             raise ValueError(f"one or two places to measure in, not {len(places)}")
         self._places = [Path(p) for p in places]
@@ -340,9 +342,10 @@ class WorkerSpawner:
             for index, (place, fds) in enumerate(zip(self._places, turns, strict=True)):
                 work = scratch / f"worker-{index}"
                 work.mkdir(exist_ok=True)
+                events = [] if perf_events == "hardware" else [f"--perf-events={perf_events}"]
                 argv = sandbox.wrap(
-                    [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, str(work),
-                     *(str(fd) for fd in fds)],
+                    [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events,
+                     str(work), *(str(fd) for fd in fds)],
                     cwd=work, writable=[place, work, *writable], network=False,
                     git_dir=git_dir, git_config=git_config,
                 )

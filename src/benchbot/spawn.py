@@ -14,10 +14,16 @@ next run starts and outside the timed region. Each run writes to
 anonymous files of its own; stdout is only kept when a pattern must be read from it,
 otherwise it goes to ``/dev/null`` (writing output nobody reads is part of the measured
 time, and a workload that prints tens of megabytes would be measured writing them).
+
+A request may ask for the run's instructions (``SpawnRequest.count``): "perf" reads the
+spawner's counter just before the spawn and just after the reap, outside the timed
+region; "valgrind" makes the run under cachegrind (a counted run, whose time is not a
+measurement). ``benchbot.counting`` says how.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import select
@@ -29,6 +35,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from benchbot import counting
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
@@ -52,6 +60,10 @@ class SpawnRequest:
     # first match of each comes back in RawRun.captures.
     patterns: tuple[str, ...] = ()
     keep_stdout: bool = False  # False: stdout goes to /dev/null
+    # How the run's instructions are counted (benchbot.counting): "perf", the worker's
+    # counter read around it; "valgrind", the run made under cachegrind (a counted run,
+    # whose time is not a measurement); None: not counted.
+    count: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The request as plain JSON values (for the sandboxed worker)."""
@@ -59,6 +71,7 @@ class SpawnRequest:
             "argv": list(self.argv), "cwd": self.cwd, "env": [list(p) for p in self.env],
             "timeout_s": self.timeout_s, "pin": list(self.pin) if self.pin else None,
             "patterns": list(self.patterns), "keep_stdout": self.keep_stdout,
+            "count": self.count,
         }
 
     @classmethod
@@ -70,6 +83,7 @@ class SpawnRequest:
             timeout_s=float(data["timeout_s"]),
             pin=tuple(data["pin"]) if data.get("pin") else None,
             patterns=tuple(data.get("patterns", ())), keep_stdout=bool(data.get("keep_stdout")),
+            count=data.get("count"),
         )
 
 
@@ -85,6 +99,10 @@ class RawRun:
     captures: tuple[str | None, ...] = ()
     stderr_tail: str = ""
     not_started: str | None = None  # why the process could not be started at all
+    instructions: int | None = None  # SpawnRequest.count: the run's user-space instructions
+    cycles: int | None = None  # perf, where the CPU counts cycles
+    counts_scaled: bool = False  # perf multiplexed the counter: the counts are estimates
+    count_error: str | None = None  # why a run asked to be counted was not, in words
 
     @property
     def failed(self) -> bool:
@@ -97,7 +115,9 @@ class RawRun:
             "wall_ns": self.wall_ns, "cpu_ns": self.cpu_ns, "maxrss_kib": self.maxrss_kib,
             "returncode": self.returncode, "timed_out": self.timed_out,
             "captures": list(self.captures), "stderr_tail": self.stderr_tail,
-            "not_started": self.not_started,
+            "not_started": self.not_started, "instructions": self.instructions,
+            "cycles": self.cycles, "counts_scaled": self.counts_scaled,
+            "count_error": self.count_error,
         }
 
     @classmethod
@@ -109,7 +129,14 @@ class RawRun:
             timed_out=bool(data["timed_out"]),
             captures=tuple(None if c is None else str(c) for c in data["captures"]),
             stderr_tail=str(data["stderr_tail"]), not_started=data.get("not_started"),
+            instructions=_int_or_none(data.get("instructions")),
+            cycles=_int_or_none(data.get("cycles")),
+            counts_scaled=bool(data.get("counts_scaled")), count_error=data.get("count_error"),
         )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def find_captures(patterns: Sequence[str], stdout: str, stderr: str) -> tuple[str | None, ...]:
@@ -141,16 +168,33 @@ class ProcessSpawner:
     process meanwhile.
     """
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, *, perf_events: counting.Events = counting.HARDWARE) -> None:
         self._scratch = Path(scratch)
         self._devnull = -1
         self._keep: frozenset[int] | None = None  # children that are not the runs'
+        self._perf_events = perf_events  # counting.SOFTWARE_TEST in tests
+        self._perf: counting.PerfCounter | None = None  # opened at the first counted run
+        self._perf_error: str | None = None  # why it could not be opened
 
     def close(self) -> None:
         """Release the file descriptors kept between runs."""
         if self._devnull >= 0:
             os.close(self._devnull)
             self._devnull = -1
+        if self._perf is not None:
+            self._perf.close()
+            self._perf = None
+
+    def _counter(self) -> counting.PerfCounter | None:
+        """The perf counter, opened once (None, with ``_perf_error``, where it cannot be)."""
+        if self._perf is None and self._perf_error is None:
+            try:
+                self._perf = counting.PerfCounter(self._perf_events)
+            except counting.CountingError as exc:
+                self._perf_error = f"perf: {exc}"
+            except OSError as exc:  # pragma: no cover - no libc to call it through
+                self._perf_error = f"perf: perf_event_open cannot be called: {exc}"
+        return self._perf
 
     def spawn_many(self, requests: Sequence[SpawnRequest]) -> list[RawRun]:
         """The requests' runs one after another, up to and including the first that failed."""
@@ -167,6 +211,14 @@ class ProcessSpawner:
         program = _which(request.argv[0], env)
         if program is None:
             return _not_started(request, "no such file or command")
+        argv = list(request.argv)
+        if request.count == "valgrind":
+            valgrind = counting.find_valgrind(env)
+            if valgrind is None:
+                return _not_started(request, "valgrind is not on the run's PATH")
+            counting.clear_valgrind(self._scratch)
+            argv = counting.valgrind_argv(valgrind, [program, *argv[1:]], self._scratch)
+            program = valgrind
         if self._devnull < 0:
             self._devnull = os.open(os.devnull, os.O_RDWR)
         if self._keep is None:  # before the first run: what is not the runs'
@@ -176,20 +228,37 @@ class ProcessSpawner:
         out_fd = _anonymous_file(self._scratch) if capture_out else self._devnull
         err_fd = _anonymous_file(self._scratch)
         try:
-            return self._run(request, program, env, out_fd, err_fd)
+            if request.count == "perf":
+                return self._perf_run(request, program, argv, env, out_fd, err_fd)
+            run = self._run(request, program, argv, env, out_fd, err_fd)
+            if request.count == "valgrind":
+                return _counted_by_valgrind(run, self._scratch)
+            return run
         finally:
             if out_fd != self._devnull:
                 os.close(out_fd)
             os.close(err_fd)
 
-    def _run(self, request: SpawnRequest, program: str, env: dict[str, str], out_fd: int,
-             err_fd: int) -> RawRun:
+    def _perf_run(self, request: SpawnRequest, program: str, argv: list[str],
+                  env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:
+        """A run with the perf counter read before and after it, outside the timed region."""
+        counter = self._counter()
+        if counter is None:
+            run = self._run(request, program, argv, env, out_fd, err_fd)
+            return dataclasses.replace(run, count_error=self._perf_error)
+        before = counter.read()
+        run = self._run(request, program, argv, env, out_fd, err_fd)
+        count = counter.between(before, counter.read())
+        return dataclasses.replace(run, instructions=count.instructions, cycles=count.cycles,
+                                   counts_scaled=count.scaled)
+
+    def _run(self, request: SpawnRequest, program: str, argv: list[str], env: dict[str, str],
+             out_fd: int, err_fd: int) -> RawRun:
         actions = [
             (os.POSIX_SPAWN_DUP2, self._devnull, 0),
             (os.POSIX_SPAWN_DUP2, out_fd, 1),
             (os.POSIX_SPAWN_DUP2, err_fd, 2),
         ]
-        argv = list(request.argv)
         previous_pin = _pin_self(request.pin)
         here = os.getcwd()
         try:
@@ -219,6 +288,18 @@ class ProcessSpawner:
             captures=find_captures(request.patterns, stdout, stderr),
             stderr_tail=stderr[-STDERR_TAIL_BYTES:],
         )
+
+
+def _counted_by_valgrind(run: RawRun, scratch: Path) -> RawRun:
+    """A run made under cachegrind, with its instructions read from its out files."""
+    said = counting.valgrind_said(scratch)
+    total = counting.read_valgrind(scratch)
+    if run.failed:
+        return dataclasses.replace(run, count_error=f"valgrind: {said}" if said else None)
+    if total is None:
+        return dataclasses.replace(run, count_error="valgrind left no out file with a summary"
+                                   + (f" ({said})" if said else ""))
+    return dataclasses.replace(run, instructions=total)
 
 
 def in_turn(spawn: Callable[[_R], RawRun], requests: Sequence[_R]) -> list[RawRun]:

@@ -31,6 +31,12 @@ nor ptrace it; and no descriptor it holds is inherited by a run. It is a child s
 so that whatever a run left behind comes back to it and is ended before the next run
 (``spawn.end_leftovers``). It needs the standard library only and holds nothing secret:
 its environment is the allow-listed one.
+
+Instruction counts (``benchbot.counting``): a run asked to be counted by perf is read
+from a counter the worker opens once on itself, inherited by its runs and enabled at
+their exec (its descriptor close-on-exec, like the others); one counted by valgrind is
+started under cachegrind, whose out files go to the worker's scratch directory and are
+summed and removed after the run.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from benchbot import procs
+from benchbot import counting, procs
 from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, close_on_exec, in_groups
 
 
@@ -102,9 +108,10 @@ def run_batch(spawner: ProcessSpawner, turn: Turn | None,
             for g, runs in zip(groups, made, strict=True)]
 
 
-def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None) -> int:
+def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None, *,
+          perf_events: counting.Events = counting.HARDWARE) -> int:
     """Answer run requests from ``lines`` on ``out`` until end of input."""
-    spawner = ProcessSpawner(scratch)
+    spawner = ProcessSpawner(scratch, perf_events=perf_events)
     _answer(out, {"ready": True})
     try:
         for line in lines:
@@ -149,14 +156,20 @@ def guard() -> None:
 
 
 def main() -> int:
-    """Entry point: ``python -m benchbot.worker SCRATCH [TAKE_FD GIVE_FD]``."""
+    """Entry point: ``python -m benchbot.worker [--perf-events=NAME] SCRATCH [TAKE_FD
+    GIVE_FD]`` (NAME: a key of ``counting.EVENT_NAMES``; tests pass software-test)."""
     args = sys.argv[1:]
-    if len(args) not in (1, 3) or not all(a.isdigit() for a in args[1:]):
-        sys.stderr.write("usage: python -m benchbot.worker SCRATCH_DIR [TAKE_FD GIVE_FD]\n")
+    events = counting.HARDWARE
+    if args and args[0].startswith("--perf-events="):
+        events = counting.EVENT_NAMES.get(args.pop(0).partition("=")[2], ())  # type: ignore[arg-type]
+    if (len(args) not in (1, 3) or not all(a.isdigit() for a in args[1:])
+            or len(events) != 2):
+        sys.stderr.write("usage: python -m benchbot.worker [--perf-events=NAME] SCRATCH_DIR "
+                         "[TAKE_FD GIVE_FD]\n")
         return 2
     guard()
     turn = Turn(int(args[1]), int(args[2])) if len(args) == 3 else None
-    return serve(Path(args[0]), sys.stdin, sys.stdout, turn)
+    return serve(Path(args[0]), sys.stdin, sys.stdout, turn, perf_events=events)
 
 
 if __name__ == "__main__":

@@ -180,3 +180,21 @@ def test_git_would_refuse_the_mounted_repository_without_the_images_setting(
                  "compare", "--repo", "/repo", "--base", "base", "--head", "HEAD"])
     assert proc.returncode == 1, _tail(proc)
     assert "safe.directory" in proc.stderr, proc.stderr
+
+
+def test_what_counting_instructions_finds_in_the_container(podman: list[str], image: str) -> None:
+    """valgrind is in the image and counts there; perf_event_open answers as the host's
+    kernel and podman's seccomp profile let it (this VM: no hardware counters, ENOENT)."""
+    proc = _run([*podman, "run", "--rm", *LIMITS, image, "doctor"])
+    assert proc.returncode == 0, _tail(proc)
+    lines = [line for line in proc.stdout.splitlines() if "instruction counts: " in line]
+    assert any("instruction counts: perf" in line for line in lines), proc.stdout
+    assert any("instruction counts: valgrind works here" in line for line in lines), proc.stdout
+    # Without podman's seccomp profile perf answers as on the host: whatever refused it
+    # above was the profile.
+    free = _run([*podman, "run", "--rm", *LIMITS, "--security-opt", "seccomp=unconfined",
+                 image, "doctor"])
+    assert free.returncode == 0, _tail(free)
+    freed = [line for line in free.stdout.splitlines() if "instruction counts: perf" in line]
+    assert freed and "seccomp" not in freed[0], freed
+    print("\n".join([*lines, "unconfined:", *freed]))  # for the record (-s)

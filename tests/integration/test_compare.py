@@ -197,15 +197,15 @@ def test_each_checkout_is_at_its_revision_and_gone_after(make_repo: MakeRepo) ->
 
 def test_revisions_and_files_are_read_in_one_git_each(make_repo: MakeRepo) -> None:
     data = b"line one\n\x00binary\r\n\nno newline at the end"
-    repo = make_repo({"benchbot.yml": "version: 1\n", "dir/x": "x"})
+    repo = make_repo({"benchbot.yml": "version: 1\ncounts: off\n", "dir/x": "x"})
     (repo / "blob.bin").write_bytes(data)
     git(repo, "add", "blob.bin")
     git(repo, "commit", "-q", "-m", "a binary file")
     base, sha = gitops.resolve_all(repo, ["base", "HEAD"])
     assert gitops.resolve_all(repo, ["HEAD", "HEAD~1"]) == [sha, base]
     assert gitops.show_files(repo, sha, [".github/benchbot.yml", "benchbot.yml", "blob.bin",
-                                         "dir", "dir/x"]) == [None, b"version: 1\n", data,
-                                                              None, b"x"]
+                                         "dir", "dir/x"]) == [None, b"version: 1\ncounts: off\n",
+                                                              data, None, b"x"]
     for bad in ("nope", "HEAD^{tree}", "base~5"):
         with pytest.raises(GitError, match=re.escape(f"revision {bad!r} does not name a commit")):
             gitops.resolve_all(repo, ["base", bad])

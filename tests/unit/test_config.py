@@ -847,3 +847,55 @@ def test_a_unit_is_a_short_plain_label(unit: str, words: str) -> None:
 def test_a_unit_is_only_for_a_throughput() -> None:
     message = config_error("version: 1\nworkloads:\n  - {name: q, run: q, unit: MB/s}\n")
     assert ":3: workloads[0].unit: a unit is only for a figure the workload reports" in message
+
+
+# --- instruction counts and memory (issue 20) --------------------------------------------------
+
+
+def test_counts_and_memory_parity_at_the_top_in_defaults_and_per_workload() -> None:
+    config = parse_config(dedent("""
+        version: 1
+        counts: valgrind
+        memory_parity: 0.1
+        defaults:
+          memory_parity: 0.2
+        workloads:
+          - {name: a, run: ./a}
+          - {name: b, run: ./b, counts: perf, memory_parity: 0.3}
+          - {name: c, run: ./c, counts: off, metric: wall}
+          - {name: d, run: ./d, counts: on, metric: instructions}
+        """), path=PATH)
+    assert (config.counts, config.memory_parity) == ("valgrind", 0.1)
+    assert [(w.counts, w.memory_parity) for w in config.workloads] == [
+        ("valgrind", 0.2), ("perf", 0.3), ("off", 0.2), ("auto", 0.2)]
+    assert config.workloads[3].metric == "instructions"
+    plain = parse_config("version: 1\nworkloads:\n  - {name: a, run: ./a}\n", path=PATH)
+    assert (plain.workloads[0].counts, plain.workloads[0].memory_parity) == ("auto", 0.03)
+
+
+def test_counts_errors_name_the_key_and_the_line() -> None:
+    assert config_error("""
+        version: 1
+        workloads:
+          - name: a
+            run: ./a
+            counts: sometimes
+        """) == (f"{PATH}:5: workloads[0].counts: must be one of auto | perf | valgrind | off, "
+                 "got a string ('sometimes')")
+    assert config_error("""
+        version: 1
+        memory_parity: 1.5
+        workloads:
+          - {name: a, run: ./a}
+        """).startswith(f"{PATH}:2: memory_parity: must be above 0 and below 1")
+    message = config_error("""
+        version: 1
+        defaults:
+          counts: off
+        workloads:
+          - name: a
+            run: ./a
+            metric: instructions
+        """)
+    assert message.startswith(f"{PATH}:7: workloads[0].metric: metric: instructions judges "
+                              "the counts alone, and counts is off (defaults.counts, line 3)")

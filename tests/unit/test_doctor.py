@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import shutil
 from dataclasses import replace
 
 import pytest
 
-from benchbot import cli, doctor, machine
+from benchbot import cli, counting, doctor, machine
 from benchbot.model import Environment
 
 
@@ -67,3 +68,18 @@ def test_another_process_s_work_counts_as_other_work() -> None:
         other.kill()
         other.wait()
     assert theirs is not None and theirs > 0.3, theirs  # more when the machine is busier
+
+
+def test_doctor_says_whether_instructions_can_be_counted_and_how() -> None:
+    found = doctor.counting_findings()
+    said = " ".join(f.what for f in found)
+    assert all(f.what.startswith("instruction counts: ") for f in found)
+    problem = counting.perf_probe()
+    if problem is None:
+        assert "perf works here" in said
+    else:
+        assert f"perf cannot count here: {problem}" in said
+        if shutil.which("valgrind"):
+            assert "valgrind works here" in said, said
+        else:
+            assert "valgrind is not installed" in said

@@ -280,3 +280,10 @@ def test_instructions_are_never_in_the_time_geomean() -> None:
     summary = summarize([bench("t", "wall", 1.10), bench("i", "instructions", 2.0)], (), False)
     assert summary.geomean_ratio == pytest.approx(1.10)
     assert summary.slower == 2
+
+
+def test_the_config_and_the_judge_default_to_the_same_memory_parity() -> None:
+    from benchbot import config
+
+    assert config.DEFAULT_MEMORY_PARITY == signals.MEMORY_PARITY == judge.Workload(
+        name="w", parity=0.02, floor_ns=1.0).memory_parity

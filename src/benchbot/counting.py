@@ -1,0 +1,341 @@
+"""Instruction counts of runs: ``perf_event_open`` around each run, or valgrind's cachegrind.
+
+This module imports the standard library only: it runs inside the sandbox, in the worker
+(``benchbot.worker``), with nothing but the interpreter.
+
+**perf** (docs/verdict.md, "A second signal"): the worker opens, once, a counter on itself
+(pid 0, any CPU) for user-space instructions retired (and cycles, where the CPU counts
+them) with ``disabled``, ``inherit`` and ``enable_on_exec``: a run the worker spawns
+inherits the counter, it is enabled at the run's ``exec``, and the counts of the run and
+of its children fold into the worker's counter as they exit. The worker reads the counter
+before and after each run, outside the timed region: the difference is the run's. The
+worker itself never execs, so its own work is never counted. When the kernel multiplexed
+the counter (time running below time enabled), the count is scaled, and marked so.
+
+Where there are no hardware counters (a VM without a virtual PMU answers ENOENT) a
+software event can stand in (``PerfCounter(events=SOFTWARE_TEST)``): the page faults of
+the run, which prove the same plumbing (inherit, enable at exec, fold at exit) on any
+machine. Tests use it; a comparison never does.
+
+**valgrind**: a run wrapped in ``valgrind --tool=cachegrind --cache-sim=no
+--trace-children=yes``, whose out files (one per process, in the worker's scratch) are
+summed and removed (``valgrind_argv``, ``read_valgrind``). About 7x slower, and exact for a
+deterministic program.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import shutil
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# The counted runs of valgrind: only for a workload whose warm-up run took at most this
+# long (valgrind makes a run about 7x slower; four counted runs of a 1 s workload is ~30 s).
+VALGRIND_MAX_RUN_S = 1.0
+VALGRIND = "valgrind"
+VALGRIND_OUT = "cg.benchbot"  # the out files' name prefix, in the worker's scratch
+VALGRIND_LOG = "vg.benchbot"  # valgrind's own messages (kept out of the run's stderr)
+# A counted run's timeout: valgrind's slowdown is large and varies by program.
+VALGRIND_TIMEOUT_FACTOR = 40
+VALGRIND_MIN_TIMEOUT_S = 60.0
+
+# perf_event_open: the syscall's number per machine, the constants of <linux/perf_event.h>.
+_SYSCALL = {"x86_64": 298, "amd64": 298, "aarch64": 241, "arm64": 241}
+PERF_TYPE_HARDWARE = 0
+PERF_TYPE_SOFTWARE = 1
+PERF_COUNT_HW_CPU_CYCLES = 0
+PERF_COUNT_HW_INSTRUCTIONS = 1
+PERF_COUNT_SW_TASK_CLOCK = 1
+PERF_COUNT_SW_PAGE_FAULTS = 2
+PERF_FORMAT_TOTAL_TIME_ENABLED = 1
+PERF_FORMAT_TOTAL_TIME_RUNNING = 2
+_ATTR_SIZE = 64  # PERF_ATTR_SIZE_VER0: every field this module sets
+_DISABLED, _INHERIT, _EXCLUDE_KERNEL, _EXCLUDE_HV, _ENABLE_ON_EXEC = 1, 2, 1 << 5, 1 << 6, 1 << 12
+PERF_EVENT_IOC_ENABLE = 0x2400
+
+# (type, config) of the instructions event, and of the cycles event where there is one.
+Events = tuple[tuple[int, int], tuple[int, int] | None]
+HARDWARE: Events = ((PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS),
+                    (PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES))
+# Stands in for HARDWARE on a machine without counters, in tests only: page faults.
+SOFTWARE_TEST: Events = ((PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS), None)
+EVENT_NAMES: dict[str, Events] = {"hardware": HARDWARE, "software-test": SOFTWARE_TEST}
+
+
+class CountingError(Exception):
+    """Counting cannot work here; the message says why, in words."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A counter's value, and the times it was enabled and running (ns)."""
+
+    value: int
+    enabled: int
+    running: int
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """One run's counts: instructions, cycles (None where not counted), whether scaled."""
+
+    instructions: int
+    cycles: int | None = None
+    scaled: bool = False
+
+
+def _syscall_number() -> int:
+    number = _SYSCALL.get(platform.machine().lower())
+    if number is None:
+        raise CountingError(f"perf_event_open: not known on {platform.machine()} "
+                            "(benchbot knows x86_64 and aarch64)")
+    return number
+
+
+def why_not(err: int) -> str:
+    """Why ``perf_event_open`` answered ``err``, in words."""
+    name = errno.errorcode.get(err, str(err))
+    if err == errno.ENOENT:
+        return f"this machine has no hardware counters (perf_event_open: {name})"
+    if err in (errno.EACCES, errno.EPERM):
+        paranoid = _read("/proc/sys/kernel/perf_event_paranoid")
+        if paranoid is not None and paranoid.lstrip("-").isdigit() and int(paranoid) > 2:
+            return (f"perf_event_paranoid is {paranoid}, which forbids counting "
+                    f"(perf_event_open: {name}; sudo sysctl -w kernel.perf_event_paranoid=2)")
+        if paranoid is not None and paranoid.lstrip("-").isdigit():
+            return (f"perf_event_open is refused (perf_event_open: {name}) although "
+                    f"perf_event_paranoid is {paranoid}, which allows counting one's own user "
+                    "space: a seccomp profile refuses it (a container's default one does)")
+        return (f"perf_event_open is not permitted here (perf_event_open: {name}: a seccomp "
+                "profile, or perf_event_paranoid)")
+    if err == errno.ENOSYS:
+        return f"the kernel has no perf events (perf_event_open: {name})"
+    if err == errno.EOPNOTSUPP:
+        return f"the counters cannot count user space alone here (perf_event_open: {name})"
+    return f"perf_event_open: {name} ({os.strerror(err)})"
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _open(kind: int, config: int, *, inherit: bool = True) -> int:
+    """A disabled, inherited counter on this process, enabled at the next exec (with
+    ``inherit`` False: a counter that is never enabled, never inherited)."""
+    attr = bytearray(_ATTR_SIZE)
+    flags = _DISABLED | _EXCLUDE_KERNEL | _EXCLUDE_HV
+    if inherit:
+        flags |= _INHERIT | _ENABLE_ON_EXEC
+    struct.pack_into("=IIQQQQQ", attr, 0, kind, _ATTR_SIZE, config, 0, 0,
+                     PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING, flags)
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = (ctypes.c_char * _ATTR_SIZE).from_buffer(attr)
+    fd = int(libc.syscall(ctypes.c_long(_syscall_number()), buf, ctypes.c_int(0),
+                          ctypes.c_int(-1), ctypes.c_int(-1), ctypes.c_ulong(0)))
+    if fd < 0:
+        raise CountingError(why_not(ctypes.get_errno()))
+    os.set_inheritable(fd, False)
+    return fd
+
+
+def _reading(fd: int) -> Reading:
+    data = os.read(fd, 24)
+    if len(data) != 24:
+        raise CountingError(f"perf counter read {len(data)} bytes, not 24")
+    value, enabled, running = struct.unpack("=QQQ", data)
+    return Reading(value, enabled, running)
+
+
+class PerfCounter:
+    """The worker's counters (module docstring): open once, read around each run."""
+
+    def __init__(self, events: Events = HARDWARE) -> None:
+        instructions, cycles = events
+        self._fds: list[int] = [_open(*instructions)]
+        # A counter that is not inherited keeps the kernel from taking a run's copy of the
+        # context for the worker's own: where every counter of a context is inherited, the
+        # child's context is a clone, and at a switch between the two (posix_spawn's vfork)
+        # the kernel swaps them, so that the worker's counter moves to the run, ends with
+        # it, and reads the same from then on (seen on Linux 6.18: counts after the second
+        # run were 0).
+        self._blocker = _open(*instructions, inherit=False)
+        if cycles is not None:
+            try:
+                self._fds.append(_open(*cycles))
+            except CountingError:  # some virtual PMUs count instructions only
+                pass
+
+    def read(self) -> tuple[Reading, ...]:
+        """The counters now: instructions, then cycles where counted."""
+        return tuple(_reading(fd) for fd in self._fds)
+
+    @staticmethod
+    def between(before: Sequence[Reading], after: Sequence[Reading]) -> Count:
+        """The counts of what ran between two readings, scaled where multiplexed."""
+        values: list[int] = []
+        scaled = False
+        for b, a in zip(before, after, strict=True):
+            value, enabled, running = a.value - b.value, a.enabled - b.enabled, a.running - b.running
+            if running < enabled and running > 0:
+                value = round(value * enabled / running)
+                scaled = True
+            values.append(value)
+        return Count(instructions=values[0], cycles=values[1] if len(values) > 1 else None,
+                     scaled=scaled)
+
+    def close(self) -> None:
+        """Close the counters."""
+        for fd in (*self._fds, self._blocker):
+            os.close(fd)
+        self._fds = []
+
+
+def perf_probe(events: Events = HARDWARE) -> str | None:
+    """None where a user-space instructions counter opens in this process, else why not."""
+    try:
+        PerfCounter(events).close()
+    except CountingError as exc:
+        return str(exc)
+    except OSError as exc:  # pragma: no cover - no libc to load
+        return f"perf_event_open cannot be called: {exc}"
+    return None
+
+
+# --- valgrind ---------------------------------------------------------------------------------
+
+
+def valgrind_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str]:
+    """``argv`` counted by cachegrind, its out files (one per process) in ``scratch``."""
+    return [valgrind, "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+            "--quiet", f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
+            f"--log-file={scratch}/{VALGRIND_LOG}.%p", "--", *argv]
+
+
+def read_valgrind(scratch: Path) -> int | None:
+    """The instructions of every out file a counted run left in ``scratch`` (summed), the
+    files removed; None when there was none or one had no ``summary:`` line."""
+    total = 0
+    found = False
+    ok = True
+    _remove(scratch, VALGRIND_LOG)
+    for path in sorted(scratch.glob(f"{VALGRIND_OUT}.*")):
+        summary = None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for text in fh:
+                    if text.startswith("summary:"):
+                        summary = text.split()[1:]
+            path.unlink()
+        except OSError:
+            ok = False
+            continue
+        if not summary or not summary[0].isdigit():
+            ok = False
+            continue
+        total += int(summary[0])
+        found = True
+    return total if found and ok else None
+
+
+def valgrind_said(scratch: Path) -> str:
+    """The last line valgrind wrote to its logs of the last counted run (warnings about the
+    simulated cache left out), or ""."""
+    lines: list[str] = []
+    for path in sorted(scratch.glob(f"{VALGRIND_LOG}.*")):
+        try:
+            lines += path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+    said = [line.split("-- ", 1)[-1].strip() for line in lines]
+    said = [line for line in said if line and "cache" not in line]
+    return said[-1] if said else ""
+
+
+def clear_valgrind(scratch: Path) -> None:
+    """Remove out files a killed counted run may have left."""
+    for prefix in (VALGRIND_OUT, VALGRIND_LOG):
+        _remove(scratch, prefix)
+
+
+def _remove(scratch: Path, prefix: str) -> None:
+    for path in scratch.glob(f"{prefix}.*"):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def find_valgrind(env: Mapping[str, str]) -> str | None:
+    """valgrind on the runs' PATH, or None."""
+    return shutil.which(VALGRIND, path=env.get("PATH", os.defpath))
+
+
+def valgrind_timeout(timeout_s: float) -> float:
+    """A counted run's timeout, from the workload's."""
+    return max(VALGRIND_MIN_TIMEOUT_S, VALGRIND_TIMEOUT_FACTOR * timeout_s)
+
+
+# --- which method, and why ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Means:
+    """What this comparison can count with: perf's problem (None: it works in the worker),
+    and valgrind's (None: it is on the runs' PATH and the sandbox shows it)."""
+
+    perf_problem: str | None
+    valgrind_problem: str | None
+
+
+def means(env: Mapping[str, str], *, shown: Callable[[str], bool] | None = None) -> Means:
+    """Probe perf (in this process: the worker runs on the same kernel, with the same
+    seccomp filter, and says so in its runs' ``count_error`` if it disagrees) and look for
+    valgrind on the runs' PATH, visible in the sandbox (``shown``: the sandbox view's)."""
+    found = find_valgrind(env)
+    if found is None:
+        valgrind_problem: str | None = "valgrind is not installed (not on the runs' PATH)"
+    elif shown is not None and not shown(found):
+        valgrind_problem = (f"valgrind ({found}) is not visible in the sandbox: list its "
+                            "directory under sandbox.read_only")
+    else:
+        valgrind_problem = None
+    return Means(perf_problem=perf_probe(), valgrind_problem=valgrind_problem)
+
+
+def choose(mode: str, means: Means, *, run_s: float | None = None) -> tuple[str | None, str]:
+    """The method for a workload's ``counts`` setting, and why, in words; ``run_s``: how
+    long its warm-up run took (None: not known yet; auto then answers only for perf)."""
+    perf, valgrind = means.perf_problem, means.valgrind_problem
+    if mode == "off":
+        return None, "off in the config"
+    if mode == "perf":
+        if perf is None:
+            return "perf", "perf: the CPU's counters, around every run (asked for in the config)"
+        return None, f"perf was asked for, but {perf}"
+    if mode == "valgrind":
+        if valgrind is None:
+            return "valgrind", "valgrind: a few counted runs of each revision (asked for in the config)"
+        return None, f"valgrind was asked for, but {valgrind}"
+    if perf is None:
+        return "perf", "perf: the CPU's counters count user-space instructions here"
+    if valgrind is not None:
+        return None, f"not counted: {perf}, and {valgrind}"
+    if run_s is not None and run_s > VALGRIND_MAX_RUN_S:
+        return None, (f"not counted: {perf}, and a run took {run_s:.2f} s, longer than "
+                      f"valgrind's limit of {VALGRIND_MAX_RUN_S:g} s (counts: valgrind "
+                      "asks for it anyway)")
+    return "valgrind", f"valgrind: {perf}"
+
+
+def asked_and_impossible(mode: str, method: str | None) -> bool:
+    """Whether a method asked for in the config could not be used (a warning)."""
+    return mode in ("perf", "valgrind") and method is None

@@ -1,0 +1,159 @@
+"""Instruction counts with real processes: perf's plumbing (a software event standing in for
+the hardware counters this VM lacks) and valgrind's cachegrind, in this process and in the
+sandbox's worker."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchbot import counting, sandbox
+from benchbot.spawn import ProcessSpawner, SpawnRequest
+
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+
+# Touches argv[1] pages (one page fault each), then does argv[1] * argv[2] units of work.
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    long pages = atol(argv[1]), work = argc > 2 ? atol(argv[2]) : 0;
+    volatile char *p = malloc(pages * 4096 + 1);
+    for (long i = 0; i < pages; i++) p[i * 4096] = 1;
+    unsigned long s = 0;
+    for (long i = 0; i < pages * work; i++) s = s * 31 + (unsigned long)i;
+    printf("%lu\n", s);
+    return argc > 3 ? atoi(argv[3]) : 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    where = tmp_path_factory.mktemp("counting")
+    (where / "p.c").write_text(PROGRAM)
+    subprocess.run(["cc", "-O1", "-o", str(where / "p"), str(where / "p.c")], check=True)
+    return where / "p"
+
+
+def req(cwd: Path, *argv: str, count: str | None = None) -> SpawnRequest:
+    env = sandbox.clean_env(os.environ)
+    return SpawnRequest(argv=argv, cwd=str(cwd), env=tuple(env.items()), timeout_s=60,
+                        count=count)
+
+
+def test_perf_says_in_words_why_it_cannot_count() -> None:
+    assert "no hardware counters" in counting.why_not(errno.ENOENT)
+    assert "ENOENT" in counting.why_not(errno.ENOENT)
+    assert "seccomp" in counting.why_not(errno.EPERM)
+    assert "perf_event_open" in counting.why_not(errno.EACCES)
+    found = counting.perf_probe()
+    assert found is None or "perf_event_open" in found  # this VM: no PMU, ENOENT
+
+
+def test_the_perf_counter_counts_each_run_and_its_children(tmp_path: Path, program: Path) -> None:
+    """The software event standing in: page faults, about one per page touched, of the
+    run and of a child it started (through sh), in the order the runs were made."""
+    spawner = ProcessSpawner(tmp_path, perf_events=counting.SOFTWARE_TEST)
+    try:
+        counts = []
+        for pages in (2000, 4000, 2000, 1000, 4000):
+            run = spawner.spawn(req(tmp_path, "sh", "-c", f"{program} {pages}", count="perf"))
+            assert run.returncode == 0 and run.count_error is None
+            assert run.instructions is not None and not run.counts_scaled
+            counts.append(run.instructions)
+        for pages, count in zip((2000, 4000, 2000, 1000, 4000), counts, strict=True):
+            assert pages <= count <= pages + 1000, counts
+        plain = spawner.spawn(req(tmp_path, str(program), "10"))
+        assert plain.instructions is None  # not asked to be counted
+    finally:
+        spawner.close()
+
+
+def test_perf_that_cannot_open_says_why_and_the_run_still_counts_as_time(tmp_path: Path) -> None:
+    if counting.perf_probe() is None:
+        pytest.skip("this machine has hardware counters")
+    spawner = ProcessSpawner(tmp_path)
+    try:
+        run = spawner.spawn(req(tmp_path, "true", count="perf"))
+        assert run.returncode == 0 and run.wall_ns > 0 and run.instructions is None
+        assert run.count_error is not None and run.count_error.startswith("perf: ")
+    finally:
+        spawner.close()
+
+
+@needs_valgrind
+def test_valgrind_counts_are_exact_and_twice_the_work_reads_twice(tmp_path: Path,
+                                                                  program: Path) -> None:
+    spawner = ProcessSpawner(tmp_path)
+    try:
+        once = [spawner.spawn(req(tmp_path, str(program), "50", "40000", count="valgrind"))
+                for _ in range(2)]
+        twice = spawner.spawn(req(tmp_path, "sh", "-c", f"{program} 100 40000", count="valgrind"))
+    finally:
+        spawner.close()
+    assert once[0].instructions is not None and once[0].instructions == once[1].instructions
+    assert twice.instructions is not None
+    assert 1.9 < twice.instructions / once[0].instructions < 2.1  # sh counted too, and small
+    assert not list(tmp_path.glob(f"{counting.VALGRIND_OUT}.*"))  # out files removed
+
+
+@needs_valgrind
+def test_a_failing_counted_run_fails_like_any_run(tmp_path: Path, program: Path) -> None:
+    spawner = ProcessSpawner(tmp_path)
+    try:
+        run = spawner.spawn(req(tmp_path, str(program), "1", "1", "3", count="valgrind"))
+    finally:
+        spawner.close()
+    assert run.returncode == 3 and run.failed and run.instructions is None
+
+
+@pytest.mark.skipif(not sandbox.probe().works, reason="bubblewrap cannot make a sandbox here")
+def test_counting_in_the_sandbox_s_worker(tmp_path: Path, program: Path) -> None:
+    """The real worker in bubblewrap: its counter follows a run started inside the sandbox,
+    and valgrind is visible there and counts."""
+    place = tmp_path / "place"
+    place.mkdir()
+    shutil.copy(program, place / "p")
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=[place], perf_events="software-test")
+    try:
+        runs = spawner.spawn_many([req(place, "sh", "-c", f"./p {pages}", count="perf")
+                                   for pages in (3000, 1000)])
+        assert [r.count_error for r in runs] == [None, None]
+        assert 3000 <= (runs[0].instructions or 0) <= 4000
+        assert 1000 <= (runs[1].instructions or 0) <= 2000
+        if shutil.which("valgrind"):
+            counted = spawner.spawn(req(place, "./p", "20", "100", count="valgrind"))
+            assert counted.returncode == 0, counted.stderr_tail
+            assert counted.instructions and counted.instructions > 20 * 100
+    finally:
+        spawner.close()
+
+
+def test_the_method_chosen_and_why_in_words() -> None:
+    none = "this machine has no hardware counters (perf_event_open: ENOENT)"
+    both = counting.Means(perf_problem=None, valgrind_problem=None)
+    no_perf = counting.Means(perf_problem=none, valgrind_problem=None)
+    nothing = counting.Means(perf_problem=none, valgrind_problem="valgrind is not installed")
+    assert counting.choose("auto", both)[0] == "perf"
+    assert counting.choose("auto", no_perf, run_s=0.2) == ("valgrind", f"valgrind: {none}")
+    method, why = counting.choose("auto", no_perf, run_s=1.5)
+    assert method is None and "1.50 s, longer than valgrind's limit of 1 s" in why
+    assert counting.choose("valgrind", no_perf, run_s=30)[0] == "valgrind"  # asked: no limit
+    assert counting.choose("perf", no_perf) == (None, f"perf was asked for, but {none}")
+    assert counting.choose("valgrind", nothing) == (
+        None, "valgrind was asked for, but valgrind is not installed")
+    assert counting.choose("auto", nothing) == (
+        None, f"not counted: {none}, and valgrind is not installed")
+    assert counting.choose("off", both) == (None, "off in the config")
+    assert counting.asked_and_impossible("perf", None)
+    assert not counting.asked_and_impossible("auto", None)
