@@ -203,7 +203,8 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
                                           judged=judgement.workloads[w.name],
                                           measuring=got.measured.measuring.get(w.name))
                    for w in config.workloads],
-        environment=_with_count_warnings(machine.finish(got.env_before, got.unreaped_cpu_s),
+        environment=_with_count_warnings(machine.finish(got.env_before, got.unreaped_cpu_s,
+                                                        maxrss_floor_kib=got.measured.maxrss_floor_kib),
                                          config, got.measured),
         aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
     )
@@ -270,6 +271,10 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             )
             measured = measuring.measure(ctx, deadline=deadline)
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
+    # No run's peak RSS reads below its spawner's own: the workers', else benchbot's.
+    floor = (spawner.maxrss_floor_kib if isinstance(spawner, sandbox.WorkerSpawner)
+             else machine.own_peak_rss_kib())
+    measured.maxrss_floor_kib = floor or None
     return _Measured(measured, env_before, unreaped)
 
 

@@ -63,6 +63,7 @@ class Workload:
     # counted runs); judging fills in how they read. None: not counted.
     counts: Counts | None = None
     memory_parity: float = signals.MEMORY_PARITY  # the peak-RSS verdict's parity
+    maxrss_floor_kib: int | None = None  # no run's peak RSS reads below this (None: unknown)
     metric: Metric = "wall"  # instructions: judged on the counts alone (no timed runs)
     # triplets: its change was called at this many pairs and measured on for the estimate
     # alone; the verdict is judged on these first pairs, the estimate on all of them.
@@ -259,7 +260,8 @@ def _memory(w: Workload, policy: Policy, family: int, comparisons: int) -> Verdi
                   if triplets else None)
     return signals.memory(w.phases, parity=w.memory_parity,
                           alpha=policy.alpha / (1 if triplets else comparisons),
-                          look_alpha=look_alpha, seed=_seed(w, policy) + 1, triplets=triplets)
+                          look_alpha=look_alpha, seed=_seed(w, policy) + 1, triplets=triplets,
+                          floor_kib=w.maxrss_floor_kib)
 
 
 def _seed(w: Workload, policy: Policy) -> int:

@@ -164,11 +164,14 @@ def other_cpu(before: Before, unreaped_s: float = 0.0) -> float | None:
     return max(0.0, others / elapsed)
 
 
-def finish(before: Before, unreaped_s: float = 0.0) -> Environment:
-    """The environment after measuring: the load, the memory floor, other processes' CPU
-    use (``other_cpu``), and the warnings a reader should see."""
+def finish(before: Before, unreaped_s: float = 0.0, *,
+           maxrss_floor_kib: int | None = None) -> Environment:
+    """The environment after measuring: the load, the memory floor (the spawner's own peak
+    RSS: the sandbox's workers', else this process's), other processes' CPU use
+    (``other_cpu``), and the warnings a reader should see."""
     env = replace(before.environment, load_after=tuple(load_average()),
-                  maxrss_floor_kib=own_peak_rss_kib(), other_cpu=other_cpu(before, unreaped_s))
+                  maxrss_floor_kib=maxrss_floor_kib or own_peak_rss_kib(),
+                  other_cpu=other_cpu(before, unreaped_s))
     return replace(env, warnings=tuple(warnings(env)))
 
 

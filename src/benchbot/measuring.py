@@ -61,6 +61,8 @@ class Measured:
     measuring: dict[str, Measuring] = field(default_factory=dict)
     looks: dict[str, int] = field(default_factory=dict)  # triplets: looks taken
     counts: dict[str, Counts] = field(default_factory=dict)  # how each workload was counted
+    # The spawner's own peak RSS: no run's peak reads below it (the memory verdict's floor).
+    maxrss_floor_kib: int | None = None
     # triplets: a change called at this many pairs, measured on for the estimate alone
     called: dict[str, int] = field(default_factory=dict)
 
@@ -72,7 +74,7 @@ class Measured:
                      design="triplets" if w.name in self.looks else "pairs",
                      looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
                      metric=w.metric, called_at=self.called.get(w.name),
-                     memory_parity=w.memory_parity)
+                     memory_parity=w.memory_parity, maxrss_floor_kib=self.maxrss_floor_kib)
             for w in config.workloads
         ]
 

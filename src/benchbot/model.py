@@ -53,6 +53,7 @@ REASON_CODES = (
     "too_fast",  # median below the floor, or a reported time of 0
     "same_counts",  # time moved while the instruction counts did not: layout, environment, modes
     "counts_disagree",  # time moved one way, the instruction counts the other
+    "rss_floor",  # memory: peak RSS at the floor the spawner's own peak sets
 )
 
 

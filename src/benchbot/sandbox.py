@@ -414,6 +414,12 @@ class WorkerSpawner:
         other processes' work and every sandboxed comparison would warn of a busy machine."""
         return max(0.0, sum(w.cpu_s for w in self._workers) - self._reaped_cpu_s)
 
+    @property
+    def maxrss_floor_kib(self) -> int:
+        """The larger of the workers' own peak RSS: no run's peak reads below it (see
+        ``machine.own_peak_rss_kib``), so a peak near it hides the run's own."""
+        return max((w.maxrss_kib for w in self._workers), default=0)
+
     def close(self) -> None:
         """Stop the workers (closing their input ends them; each sandbox dies with its worker)."""
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -446,6 +452,7 @@ class _Worker:
             env=dict(env), start_new_session=True, text=True, bufsize=1, pass_fds=pass_fds,
         )
         self.cpu_s = 0.0  # the worker's and its runs' CPU time, as it last reported it
+        self.maxrss_kib = 0  # the worker's own peak RSS, as it last reported it
 
     def send(self, line: str) -> None:
         """Write one request line (a worker that is gone says why in ``expect``)."""
@@ -482,6 +489,9 @@ class _Worker:
         cpu = message.get("cpu_s")
         if isinstance(cpu, (int, float)):
             self.cpu_s = float(cpu)
+        peak = message.get("maxrss_kib")
+        if isinstance(peak, int):
+            self.maxrss_kib = max(self.maxrss_kib, peak)
         return message
 
     def end_input(self) -> None:

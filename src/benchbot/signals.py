@@ -100,7 +100,7 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
                        "instructions moved the same way")
     if (counts.reading == "same" and time.reason_code in ("spread", "few_runs")
             and _level_with_counts(whole or time, parity)):
-        return replace(time, outcome="level", reason_code=None, suggested_runs=None,
+        return replace(whole or time, outcome="level", reason_code=None, suggested_runs=None,
                        settled_by="time and instructions",
                        reason=f"the same instructions ({_pct(counts.ratio)}), and time's "
                        f"interval ({_interval(whole or time)}) holds no change beyond the "
@@ -198,7 +198,8 @@ def _counted(counts: Counts, parity: float, outcome: Outcome, code: str | None,
 
 
 def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
-           look_alpha: float | None, seed: int, triplets: bool) -> Verdict | None:
+           look_alpha: float | None, seed: int, triplets: bool,
+           floor_kib: int | None = None) -> Verdict | None:
     """Peak RSS of head against base, judged with the time rule at ``parity`` (no floor,
     no best-run side: a call rests on the central interval, as time's error control does),
     the A/A noise from base against base again. None where the runs cannot be judged."""
@@ -219,6 +220,10 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
         head = tuple(v for p in ab for v in p.arms["head"].maxrss_kib)
     if not base or not again or not head or min((*base, *again, *head)) <= 0:
         return None
+    if floor_kib:
+        hidden = _under_floor(base, head, floor_kib, parity)
+        if hidden is not None:
+            return hidden
     aa = stats.compare(base, again, rule=rule)
     verdict = stats.compare(ref, head, rule=rule, aa_noise=stats.aa_noise_of(aa))
     if aa.outcome in CALLS:
@@ -226,6 +231,20 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
     if verdict.outcome in ("slower", "faster", "level"):
         verdict = replace(verdict, settled_by="peak memory")
     return verdict
+
+
+def _under_floor(base: Sequence[int], head: Sequence[int], floor_kib: int,
+                 parity: float) -> Verdict | None:
+    """Invalid where either build's median peak is within parity of the floor: the
+    spawner's own peak RSS, which every run's reads at least (Linux keeps the replaced
+    address space's high-water mark at exec), hides a run's own peak there."""
+    low = min(statistics.median(base), statistics.median(head))
+    if low > floor_kib * (1 + parity):
+        return None
+    return stats.invalid(
+        "rss_floor", f"peak RSS {low / 1024:.1f} MiB is within {parity * 100:g}% of the "
+        f"{floor_kib / 1024:.1f} MiB the measuring process itself held when it started the "
+        "runs: no run's peak reads below that, so a change under it cannot be seen")
 
 
 def _per_run(phases: Mapping[str, PhaseRuns]) -> tuple[list[int], list[int], list[int],

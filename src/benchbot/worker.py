@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -126,8 +127,11 @@ def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None, *
                 _answer(out, {"error": str(exc), "peer_gone": True})
                 continue
             t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
+            # Its own peak RSS: a run's peak reads at least this (Linux keeps the old
+            # address space's high-water mark at exec), the floor of the memory verdict.
             _answer(out, {"groups": answers, "cpu_s": t.user + t.system + t.children_user
-                          + t.children_system})
+                          + t.children_system,
+                          "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss})
     finally:
         spawner.close()
     return 0

@@ -146,6 +146,25 @@ def test_the_same_instructions_settle_level_with_time_s_interval_at_the_whole_al
     assert moved is not None and moved.outcome == "inconclusive"
 
 
+def test_the_same_instructions_settle_level_once_time_s_interval_holds_no_change_within_parity(
+) -> None:
+    """The interval at the whole alpha reaches past +2% but holds 1 and is no wider than
+    ±2%: with the same instructions, level; with instructions that moved, not."""
+    n = 384
+    head = RUN_NS * np.exp(np.random.default_rng(0).normal(0.012, 0.1, n))
+    w = triplets([RUN_NS] * n, [RUN_NS] * n, head, looks=10)
+    alone = judged(w).ab
+    assert alone is not None and alone.outcome == "inconclusive"
+    whole = judge._whole(replace(w, counts=valgrind(1, 1)), Policy(), 1, alone)
+    assert whole is not None and whole.ci is not None and whole.ci_half is not None
+    assert whole.ci[0] < 1 < whole.ci[1] and whole.ci[1] > 1.02 and whole.ci_half <= 0.02
+    got = judged(replace(w, counts=valgrind(1_000_000, 1_000_000))).ab
+    assert got is not None and got.outcome == "level" and got.ci == whole.ci
+    assert "holds no change" in (got.reason or "")
+    moved = judged(replace(w, counts=valgrind(1_000_000, 1_050_000))).ab
+    assert moved is not None and moved.outcome == "inconclusive"
+
+
 def test_instructions_never_make_a_call_against_time() -> None:
     n = 76
     w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.05), looks=6,
@@ -213,6 +232,18 @@ def test_peak_memory_is_judged_on_its_own() -> None:
                                               rss(3, n, 66_000))))
     assert same.memory is not None and same.memory.outcome == "level"
     assert more.ab == same.ab  # the time verdict does not see memory
+
+
+def test_peak_memory_at_the_spawner_s_floor_is_not_judged() -> None:
+    n = 34
+    t = (runs(1, n, 0.03), runs(2, n, 0.03), runs(3, n, 0.03))
+    small = (rss(1, n, 15_000), rss(2, n, 15_000), rss(3, n, 15_000))
+    at_floor = judged(replace(triplets(*t, looks=4, rss=small), maxrss_floor_kib=14_900))
+    assert at_floor.memory is not None and at_floor.memory.outcome == "invalid"
+    assert at_floor.memory.reason_code == "rss_floor" and "14.6 MiB" in (at_floor.memory.reason or "")
+    big = (rss(1, n, 66_000), rss(2, n, 66_000), rss(3, n, 72_600))
+    above = judged(replace(triplets(*t, looks=4, rss=big), maxrss_floor_kib=14_900))
+    assert above.memory is not None and above.memory.outcome == "slower"
 
 
 # --- the estimate beyond a call ----------------------------------------------------------

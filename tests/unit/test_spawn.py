@@ -207,3 +207,17 @@ def test_one_of_two_workers_dying_is_an_error_not_a_hang(tmp_path: Path) -> None
             spawner.spawn_groups([[req(a, "true"), kill, req(a, "true")]], ["x"])
     finally:
         spawner.close()
+
+
+@needs_bwrap
+def test_the_worker_reports_the_peak_rss_no_run_reads_below(tmp_path: Path) -> None:
+    """Linux keeps the replaced address space's high-water mark at exec, so a run's peak
+    RSS reads at least its spawner's: the worker says its own, the memory verdict's floor."""
+    worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                   places=[tmp_path])
+    try:
+        run = worker.spawn(req(tmp_path, "true"))
+        floor = worker.maxrss_floor_kib
+        assert 1024 < floor <= run.maxrss_kib  # /bin/true's own peak is far below a Python's
+    finally:
+        worker.close()

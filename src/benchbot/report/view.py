@@ -66,7 +66,7 @@ class Distribution:
 _NO_RUNS = ArmRuns(samples_ns=())
 # A memory verdict in one word: more memory is the "slower" side.
 MEMORY_WORDS: dict[Outcome, str] = {"slower": "more", "faster": "less", "level": "level",
-                                    "inconclusive": "?", "invalid": "?"}
+                                    "inconclusive": "?", "invalid": "–"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,9 +101,26 @@ class MemoryView:
     head_kib: float | None
     reason: str | None
 
+    floor_kib: float | None = None  # below_floor: the floor that hid the runs' own peak
+
     @property
     def called(self) -> bool:
         return self.outcome in ("slower", "faster")
+
+    @property
+    def below_floor(self) -> bool:
+        """Not judged: the runs' peak sits at the floor the spawner's own peak sets."""
+        return self.outcome == "invalid" and self.floor_kib is not None
+
+    @property
+    def noted(self) -> bool:
+        """Worth a note of the workload's own: a call, or a verdict with a reason that is
+        not the floor (which one line under the table explains for all)."""
+        return self.called or (self.reason is not None and not self.below_floor)
+
+    @property
+    def note_word(self) -> str:
+        return {"inconclusive": "not settled", "invalid": "not judged"}.get(self.outcome, self.word)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,7 +309,14 @@ class ReportView:
     @property
     def has_memory(self) -> bool:
         """Some workload's peak memory was judged: the table has a memory column."""
-        return any(r.memory is not None for r in self.rows)
+        return any(r.memory is not None and not r.memory.below_floor for r in self.rows)
+
+    @property
+    def memory_floor_kib(self) -> float | None:
+        """The floor under which peak memory was not judged, where it hid some workload's."""
+        floors = [r.memory.floor_kib for r in self.rows
+                  if r.memory is not None and r.memory.below_floor and r.memory.floor_kib]
+        return max(floors) if floors else None
 
     @property
     def signals(self) -> bool:
@@ -349,7 +373,8 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         if counts is not None and counts.method is None and counts.why not in whys:
             whys[counts.why] = chr(ord("a") + len(whys)) if len(whys) < 26 else f"z{len(whys)}"
         note = sum(1 for r in rows if r.note is not None) + 1 if _has_note(bench) else None
-        rows.append(_row(bench, note, _settle(bench, doc, command_style), whys))
+        rows.append(_row(bench, note, _settle(bench, doc, command_style), whys,
+                         floor_kib=doc.environment.maxrss_floor_kib))
     env = doc.environment
     s = doc.settings
     return ReportView(
@@ -436,7 +461,7 @@ def _shards_view(doc: Results) -> ShardsView | None:
 
 
 def _row(bench: Benchmark, note: int | None, settle: Settle | None,
-         whys: dict[str, str] | None = None) -> Row:
+         whys: dict[str, str] | None = None, *, floor_kib: int | None = None) -> Row:
     v = bench.verdict
     counted = _counts_view(bench, (whys or {}).get(bench.counts.why) if bench.counts else None)
     by_count = bench.metric == "instructions"  # judged on counts alone: no time to show
@@ -475,7 +500,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         head_series=head_runs, phase_breaks=tuple(breaks), metric=bench.metric,
         settled_by=v.settled_by, called_at=called_at if v.estimate is not None else None,
         estimate_n=v.estimate_n if v.estimate is not None else None,
-        counts=counted, memory=_memory_view(bench),
+        counts=counted, memory=_memory_view(bench, floor_kib),
     )
 
 
@@ -510,15 +535,16 @@ def _counted(bench: Benchmark, phases: Sequence[str], arm: str) -> tuple[int, ..
                  for n in bench.phases[name].arms.get(arm, _NO_RUNS).instructions or ())
 
 
-def _memory_view(bench: Benchmark) -> MemoryView | None:
+def _memory_view(bench: Benchmark, env_floor_kib: int | None) -> MemoryView | None:
     m = bench.memory
     if m is None:
         return None
+    floor = float(env_floor_kib) if m.reason_code == "rss_floor" and env_floor_kib else None
     base = bench.arms["base"].maxrss_kib if "base" in bench.arms else ()
     head = bench.arms["head"].maxrss_kib if "head" in bench.arms else ()
     return MemoryView(outcome=m.outcome, word=MEMORY_WORDS[m.outcome], ratio=m.ratio, ci=m.ci,
                       tolerance=m.tolerance, base_kib=_median(base), head_kib=_median(head),
-                      reason=m.reason)
+                      reason=m.reason, floor_kib=floor)
 
 
 def _series(phases: Sequence[PhaseRuns], better: Better) -> tuple[tuple[float, ...], tuple[float, ...]]:
