@@ -388,6 +388,8 @@ def one(made: Made, *, rep: int, budget: float, seed: int, require_counts: bool)
         "pairs": m.pairs if m else v.n, "called_at": getattr(m, "called_at", None) if m else None,
         "stopped": m.stopped if m else "fixed", "looks": list(m.looks) if m else [],
         "wall_s": wall, "measured_s": measured_s,
+        # how much single runs varied: the largest IQR/median of base's and head's runs
+        "spread": _spread(bench), "load": list(doc.environment.load_after),
         "memory": _verdict_fields(getattr(bench, "memory", None)), "counts": counts,
         "maxrss_kib": {arm: statistics.median(a.maxrss_kib) for arm, a in bench.arms.items()
                        if a.maxrss_kib},
@@ -395,6 +397,17 @@ def one(made: Made, *, rep: int, budget: float, seed: int, require_counts: bool)
         "time_only": {**alone, "error_points": abs(alone["ratio"] - made.truth) * 100
                       if alone["ratio"] is not None else None},
     }
+
+
+def _spread(bench: Any) -> float | None:
+    """The largest IQR/median over base's and head's single runs (wall time)."""
+    spreads = []
+    for arm in ("base", "head"):
+        runs = bench.arms[arm].wall_ns if arm in bench.arms else ()
+        if len(runs) >= 4:
+            q1, q2, q3 = statistics.quantiles(runs, n=4)
+            spreads.append((q3 - q1) / q2)
+    return max(spreads) if spreads else None
 
 
 def run_reps(made: Mapping[str, Made], keys: Sequence[str], *, reps: int, budget: float,

@@ -31,6 +31,11 @@ NOISE_TIMES = 3.0
 # Time may move this far (either way) with the same instructions before a call is held
 # back: code layout and timing modes move time by a few percent, rarely by ten.
 LAYOUT_LIMIT = 0.10
+# Rule (b): time's move and the counts' must agree in size within this factor (log scale).
+# A program whose work varies from process to process (a slow mode made of extra work)
+# can give a few counted runs a move of +25% while time's median moves +4%: such counts
+# do not account for what time saw, and may not stand in for the fast runs.
+AGREE_WITHIN = 2.0
 # Counts say something about time only where the runs spend most of it on user-space CPU.
 USER_SHARE_MIN = 0.5
 # The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
@@ -145,8 +150,11 @@ def _pending_with_counts(time: Verdict, counts: Counts, parity: float) -> bool:
         return False
     if counts.reading != ("up" if central > 0 else "down"):
         return False
-    if abs(math.log(counts.ratio)) < math.log1p(parity):
+    counted = math.log(counts.ratio)
+    if abs(counted) < math.log1p(parity):
         return False
+    if not 1 / AGREE_WITHIN <= central / counted <= AGREE_WITHIN:
+        return False  # the counts do not account for what time saw (a mode made of work?)
     best = time.low_ratio if time.low_ratio is not None else time.best_ratio
     return best is not None and (best > 1) == (central > 0) and best != 1
 

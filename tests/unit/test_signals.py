@@ -318,3 +318,13 @@ def test_the_config_and_the_judge_default_to_the_same_memory_parity() -> None:
 
     assert config.DEFAULT_MEMORY_PARITY == signals.MEMORY_PARITY == judge.Workload(
         name="w", parity=0.02, floor_ns=1.0).memory_parity
+
+
+def test_instructions_that_moved_far_more_than_time_do_not_stand_in_for_the_fast_runs() -> None:
+    """A slow mode made of extra work: two counted runs a build can read +25% where time's
+    median moved +10%; such counts do not account for time and settle nothing."""
+    n = 34
+    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
+    assert judged(replace(w, counts=valgrind(1_000_000, 1_100_000))).ab.outcome == "slower"  # type: ignore[union-attr]
+    far = judged(replace(w, counts=valgrind(1_000_000, 1_250_000))).ab
+    assert far is not None and far.outcome == "inconclusive" and far.reason_code == "few_runs"
