@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
 import shutil
 import statistics
@@ -69,7 +70,7 @@ PROG_C = r"""/* prog: a sort for benchbot's signals study (benchmarks/signals.py
 
 #include "work.h"
 
-#define CHUNK 1000
+#define ITEMS 700000
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
@@ -105,20 +106,30 @@ __attribute__((used, noinline)) static void layout_pad(void)
 
 static int cmp(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
 }
 
-__attribute__((noinline)) static uint64_t sort_chunk(uint64_t *v, uint64_t *x)
+/* One sort of n xorshift values in a fresh array of a few MB, like a real program's sort:
+   it reaches past the core's own caches, and how much of the array the kernel backs with
+   huge pages depends on where the allocation lands, so single runs vary by 10-30% on a
+   shared VM (the memory buffer above makes that likelier). */
+__attribute__((noinline)) static uint64_t sort_values(uint64_t n)
 {
-    for (int i = 0; i < CHUNK; i++) {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        v[i] = *x;
+    uint32_t *v = malloc(n * sizeof *v + 1);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    if (!v)
+        exit(2);
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v[i] = (uint32_t)(x >> 32);
     }
-    qsort(v, CHUNK, sizeof v[0], cmp);
-    return v[CHUNK / 2];
+    qsort(v, n, sizeof v[0], cmp);
+    uint64_t mid = n ? v[n / 2] : 0;
+    free(v);
+    return mid;
 }
 
 int main(int argc, char **argv)
@@ -136,19 +147,18 @@ int main(int argc, char **argv)
     volatile char *buf = malloc(bytes);
     for (size_t i = 0; buf && i < bytes; i += 4096)
         buf[i] = (char)i;
-    uint64_t chunks = (uint64_t)((argc > 1 ? strtod(argv[1], NULL) : 1200) * factor + 0.5);
-    static uint64_t v[CHUNK];
-    uint64_t x = 0x9E3779B97F4A7C15ull, acc = 0;
-    for (uint64_t c = 0; c < chunks; c++)
-        acc += sort_chunk(v, &x);
-    printf("checksum=%016llx chunks=%llu\n", (unsigned long long)acc, (unsigned long long)chunks);
+    uint64_t n = (uint64_t)((argc > 1 ? strtod(argv[1], NULL) : ITEMS) * factor + 0.5);
+    printf("median=%016llx n=%llu\n", (unsigned long long)sort_values(n), (unsigned long long)n);
     free((void *)buf);
     return 0;
 }
 """
 
 BUILD = "cc -O2 -fno-toplevel-reorder -o prog prog.c"
-ITERATIONS = 1200  # chunks of 1,000 values: about 100 ms a run on a quiet 2-core VM
+ITERATIONS = 700_000  # values sorted: 100-130 ms a run on this 2-core VM
+# The work of sorting n values grows as n log n: a head that sorts f times as many values
+# does f (1 + ln f / ln n) times the work. The scenarios plant f so that the work is +3%
+# (f = 1.028) or -4% (f = 0.963), and the truth is computed from the work (work_of).
 # The buffer every run touches. Above what a run's peak RSS reads at the least: a run started
 # by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
 # about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
@@ -156,6 +166,11 @@ MEMORY_KIB = 20480
 LAYOUT_PAD = 16  # bytes: moves the hot functions by 32 (function alignment 16)
 MEMORY_STEP = 0.10  # memory only: head's peak RSS over base's
 COUNTS_SAME = 0.001  # layout and memory only: the counts may differ by at most this
+
+
+def work_of(factor: float, n: int = ITERATIONS) -> float:
+    """The work of sorting ``factor`` times as many values, over sorting n: n log n."""
+    return factor * math.log(factor * n) / math.log(n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +193,8 @@ class Signal:
 
 SCENARIOS: tuple[Signal, ...] = (
     Signal(scenarios.Scenario("aa", "identical")),
-    Signal(scenarios.Scenario("p3", "+3%", 1.03)),
-    Signal(scenarios.Scenario("m4", "-4%", 0.96)),
+    Signal(scenarios.Scenario("p3", "+3%", 1.028)),  # 1.028 times the values: +3.0% work
+    Signal(scenarios.Scenario("m4", "-4%", 0.963)),  # 0.963 times: -4.0% work
     Signal(scenarios.Scenario("drift", "drift, identical", drift=True)),
     Signal(scenarios.Scenario("modes", "modes, identical", modes=True)),
     Signal(scenarios.BIASED_MODES),
@@ -278,7 +293,7 @@ def make(s: Signal, root: Path, *, valgrind: bool) -> Made:
     scenarios._git(repo, "commit", "-q", "--allow-empty", "-am", f"head: {s.label}")
     built = scenarios.Built(s.base, repo, base_prog, head_prog, speed, ITERATIONS)
     cal = accuracy.dilution(accuracy.calibrate(built, top, pairs=10))
-    truth = scenarios.true_ratio(s.base, cal["dilution"])
+    truth = scenarios.true_ratio(replace(s.base, work=work_of(s.base.work)), cal["dilution"])
     memory_truth = peak_rss(built, "head") / peak_rss(built, "base")
     counts: dict[str, Any] = {}
     if valgrind:
