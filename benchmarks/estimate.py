@@ -19,8 +19,9 @@ what measuring on after the call buys back, with the real judge at the real look
 
 The figure per rule: the median absolute error of called changes, in points of percent,
 and the median extra pairs the rule costs. The cheapest rule with an error of at most 0.5
-points is the one benchbot ships (``sequential.estimate_pairs``: n + 50, with the
-Hodges-Lehmann centre of the per-triplet log ratios, ``stats.pseudo_median``).
+points is the one benchbot ships: n + 50 pairs (``sequential.estimate_pairs``), then on
+until the estimate's interval is within ±1.4% (``sequential.estimate_until``), with the
+Hodges-Lehmann centre of the per-triplet log ratios (``stats.pseudo_median``).
 
 Run: ``python -m benchmarks.estimate [--reps 150] [--seed 1]`` (40-80 s on a 2-core VM).
 """
@@ -38,7 +39,7 @@ import numpy as np
 
 from benchbot import sequential, stats
 from benchbot.judge import Policy, Workload, judge
-from benchbot.model import ArmRuns, Counts, PhaseRuns
+from benchbot.model import ArmRuns, Counts, PhaseRuns, Verdict
 
 SIGMA = math.asinh(0.13 / 2) / 0.6745  # log-normal whose IQR/median is 13%
 RUN_NS = 110e6  # a run of about 110 ms (the issue's sort)
@@ -58,7 +59,9 @@ RULES: dict[str, Rule] = {
     "median, to 3n": (lambda n: 3 * n, lambda n: 0, "median"),
     "median, to 2n, after the call only": (lambda n: 2 * n, lambda n: n, "median"),
     "HL, stop at the call": (lambda n: n, lambda n: 0, "hl"),
-    "HL, to n + 50 (shipped)": (lambda n: n + 50, lambda n: 0, "hl"),
+    "HL, to n + 50": (lambda n: n + 50, lambda n: 0, "hl"),
+    # the shipped rule: n + 50, then on until the interval is within ±1.4% (``adaptive``)
+    "HL, n + 50 then to ±1.4% (shipped)": (lambda n: n + 50, lambda n: 0, "adaptive"),
     "HL, to 1.5n": (lambda n: round(1.5 * n), lambda n: 0, "hl"),
     "HL, to 2n": (lambda n: 2 * n, lambda n: 0, "hl"),
 }
@@ -166,12 +169,26 @@ def nulls(reps: int, seed: int) -> str:
     return "\n".join(lines)
 
 
+def adaptive_end(base: np.ndarray, again: np.ndarray, head: np.ndarray, end: int) -> int:
+    """Where the shipped rule stops measuring: from ``end`` pairs on, as
+    ``sequential.estimate_until`` says on the estimate's interval."""
+    while True:
+        d = np.log(head[:end]) - 0.5 * (np.log(base[:end]) + np.log(again[:end]))
+        centre, lo, hi = stats.pseudo_median(d, 0.05)
+        verdict = Verdict(outcome="slower", estimate=math.exp(centre),
+                          estimate_ci=(math.exp(lo), math.exp(hi)))
+        more = sequential.estimate_until(verdict, end, MAX_PAIRS)
+        if more is None:
+            return end
+        end = more
+
+
 def estimate(base: np.ndarray, again: np.ndarray, head: np.ndarray, start: int, end: int,
              how: str) -> float:
     """The ratio from pairs start..end: the median per-triplet log ratio (the judge's
     ``ratio``), or their Hodges-Lehmann centre (the judge's ``estimate``)."""
     d = np.log(head[start:end]) - 0.5 * (np.log(base[start:end]) + np.log(again[start:end]))
-    if how == "hl":
+    if how in ("hl", "adaptive"):
         return float(np.exp(stats.pseudo_median(d, 0.05)[0]))
     return float(np.exp(np.median(d)))
 
@@ -192,6 +209,8 @@ def study(reps: int, seed: int) -> list[dict[str, object]]:
             calls.append(n)
             for name, (end_of, start_of, how) in RULES.items():
                 end = min(end_of(n), MAX_PAIRS)
+                if how == "adaptive":
+                    end = adaptive_end(base, again, head, end)
                 got = estimate(base, again, head, start_of(n) if end > n else 0, end, how)
                 errors[name].append(abs(got - 1 - case.change) * 100)
                 extra[name].append(end - n)

@@ -8,8 +8,8 @@
   cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
   (``sequential``). While the budget cannot carry every workload to a decision, the
   rounds go to a change not yet confirmed first, then to the workloads nearest to one.
-  A change called at n pairs is measured on to ``sequential.estimate_pairs(n)`` for its
-  estimate alone (its call judged on the first n: ``Measured.called``), after every
+  A change called at n pairs is measured on to ``sequential.estimate_pairs(n)``, then as
+  ``sequential.estimate_until`` says, for its estimate alone (its call judged on the first n: ``Measured.called``), after every
   workload not yet settled.
 """
 
@@ -346,15 +346,19 @@ class Sequential:
         return bool(result.failure) or result.pairs >= self._next_look(name)
 
     def _look(self, due: Sequence[str]) -> None:
-        for name in due:
-            if name in self.estimating:  # no look: its call stands on its first pairs
-                self.stopped[name] = "settled"
+        estimating = [n for n in due if n in self.estimating]
         due = [n for n in due if n not in self.estimating]
-        if not due:
-            return
         for name in due:
             self.done_looks[name] += 1
         judgement = self._record(final=False)
+        for name in estimating:  # no look: its call stands on its first pairs
+            more = sequential.estimate_until(judgement.workloads[name].ab,
+                                             self.triplets.results[name].pairs,
+                                             self.by_name[name].max_runs)
+            if more is None:
+                self.stopped[name] = "settled"
+            else:
+                self.estimating[name] = more
         for name in due:
             judged = judgement.workloads[name]
             self.verdicts[name] = judged.ab

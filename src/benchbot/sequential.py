@@ -34,10 +34,13 @@ FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
 GROWTH = 1.5  # each look has half as many pairs again as the one before
 LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
 CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
-# After a call at n pairs, measure on to n + 50 pairs for the estimate alone (a
-# Hodges-Lehmann centre over all of them): the cheapest rule of benchmarks/estimate.py
-# whose median error stays within 0.5 points, with a margin.
+# After a call at n pairs, measure on for the estimate alone (a Hodges-Lehmann centre
+# over all pairs): at least ESTIMATE_EXTRA_PAIRS more, then until the estimate's interval
+# is within ESTIMATE_HALF each way (its standard error about 0.7%, a median error of about
+# half a point), at most max_runs. benchmarks/estimate.py and benchmarks/signals.py
+# measured the rule.
 ESTIMATE_EXTRA_PAIRS = 50
+ESTIMATE_HALF = 0.014
 
 StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
                      "aborted", "fixed"]
@@ -59,9 +62,27 @@ def looks(max_pairs: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
 
 def estimate_pairs(called_at: int, max_pairs: int) -> int:
     """How many pairs in all a workload whose change was called at ``called_at`` pairs is
-    measured to, for the estimate alone (docs/verdict.md, "An estimate the stopping rule
-    does not inflate"; benchmarks/estimate.py chose the rule)."""
+    measured to, at least, for the estimate alone (docs/verdict.md, "An estimate the
+    stopping rule does not inflate")."""
     return min(called_at + ESTIMATE_EXTRA_PAIRS, max_pairs)
+
+
+def estimate_until(verdict: Verdict | None, pairs: int, max_pairs: int) -> int | None:
+    """After the estimate's first pairs: how many pairs in all to measure to before its
+    interval is within ESTIMATE_HALF each way (from how it shrinks, 1/sqrt n), or None
+    where it is already, or max_pairs is reached. Stopping on the interval's width, not on
+    where it lies, adds no bias of its own."""
+    if verdict is None or verdict.estimate is None or verdict.estimate_ci is None:
+        return None
+    if pairs >= max_pairs:
+        return None
+    lo, hi = verdict.estimate_ci
+    half = max(math.log(hi / verdict.estimate), math.log(verdict.estimate / lo))
+    target = math.log1p(ESTIMATE_HALF)
+    if half <= target:
+        return None
+    need = math.ceil(pairs * (half / target) ** 2)
+    return min(max(need, pairs + FIRST_LOOK), max_pairs)
 
 
 def alpha_at(look: int, alpha: float, family: int) -> float:

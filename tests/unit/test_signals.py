@@ -328,3 +328,19 @@ def test_instructions_that_moved_far_more_than_time_do_not_stand_in_for_the_fast
     assert judged(replace(w, counts=valgrind(1_000_000, 1_100_000))).ab.outcome == "slower"  # type: ignore[union-attr]
     far = judged(replace(w, counts=valgrind(1_000_000, 1_250_000))).ab
     assert far is not None and far.outcome == "inconclusive" and far.reason_code == "few_runs"
+
+
+def test_the_estimate_is_measured_on_until_its_interval_is_narrow_enough() -> None:
+    def called(half: float) -> Verdict:
+        return Verdict(outcome="slower", n=51, ratio=1.05, estimate=1.05,
+                       estimate_ci=(1.05 / (1 + half), 1.05 * (1 + half)))
+
+    narrow = sequential.ESTIMATE_HALF * 0.9
+    assert sequential.estimate_until(called(narrow), 101, 1000) is None
+    # twice as wide: about four times the pairs
+    wide = sequential.estimate_until(called(2 * sequential.ESTIMATE_HALF), 101, 1000)
+    assert wide is not None and 380 <= wide <= 420
+    assert sequential.estimate_until(called(0.2), 101, 1000) == 1000  # at most max_runs
+    assert sequential.estimate_until(called(0.2), 1000, 1000) is None
+    # just wider than the target: at least one look's worth more
+    assert sequential.estimate_until(called(sequential.ESTIMATE_HALF * 1.01), 101, 1000) == 111
