@@ -48,9 +48,9 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
     """``counts`` with its ratio, noise, user share and reading filled in."""
     if counts.method is None:
         return counts
-    if counts.every_run:
+    if counts.every_run and not counts.head:  # perf: the counts are the measured runs'
         base, again, head, ratios, aa_ratios = _per_run(phases)
-    else:
+    else:  # counted runs apart (valgrind's; perf's for metric: instructions)
         base, again, head = list(counts.base), list(counts.base_again), list(counts.head)
         ratios, aa_ratios = [], []
     user = _user_share(phases)

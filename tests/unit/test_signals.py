@@ -344,3 +344,13 @@ def test_the_estimate_is_measured_on_until_its_interval_is_narrow_enough() -> No
     assert sequential.estimate_until(called(0.2), 1000, 1000) is None
     # just wider than the target: at least one look's worth more
     assert sequential.estimate_until(called(sequential.ESTIMATE_HALF * 1.01), 101, 1000) == 111
+
+
+def test_metric_instructions_counted_by_perf_reads_its_counted_runs() -> None:
+    """metric: instructions has no timed runs: perf's counts are its counted runs'."""
+    counts = Counts(method="perf", why="perf", every_run=True, base=(1_000_000,) * 10,
+                    base_again=(1_000_000,) * 10, head=(1_050_000,) * 10)
+    w = Workload(name="w", parity=0.02, floor_ns=25_000.0, metric="instructions", counts=counts)
+    got = judged(w)
+    assert got.final is not None and got.final.outcome == "slower"
+    assert got.counts is not None and got.counts.ratio == pytest.approx(1.05)
