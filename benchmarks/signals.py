@@ -50,10 +50,11 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 # Measure this checkout's benchbot, not whichever one is installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import engine, machine, results
+from benchbot import engine, machine, results, stats
 from benchbot.judge import Policy, Workload, judge
 from benchbot.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
 from benchbot.settings import Overrides
+from benchbot.spawn import ProcessSpawner
 from benchmarks import accuracy, scenarios
 from benchmarks.decisive import busy_core
 
@@ -307,6 +308,29 @@ def make(s: Signal, root: Path, *, valgrind: bool) -> Made:
     return Made(s, built, truth, memory_truth, counts)
 
 
+def measure_truth(made: Made, scratch: Path, pairs: int) -> dict[str, Any]:
+    """The true time ratio measured, not modelled: ``pairs`` interleaved pairs of base and
+    head (the order alternating, two pairs of warm-up), outside the sandbox, their
+    Hodges-Lehmann centre and its 95% interval, and the fastest runs' ratio. The model
+    (``work_of`` and the fixed cost) leaves out what does not grow as n log n (filling the
+    array, its page faults), so it can be off by a few tenths of a point."""
+    spawner = ProcessSpawner(scratch)
+    base = accuracy.request(made.built, made.built.argv("base"))
+    head = accuracy.request(made.built, made.built.argv("head"))
+    times: dict[str, list[int]] = {"base": [], "head": []}
+    for i in range(pairs + 2):
+        order = (("base", base), ("head", head)) if i % 2 else (("head", head), ("base", base))
+        for arm, req in order:
+            run = spawner.spawn(req)
+            if i >= 2:
+                times[arm].append(run.wall_ns)
+    spawner.close()
+    d = [math.log(h / b) for b, h in zip(times["base"], times["head"], strict=True)]
+    centre, lo, hi = stats.pseudo_median(d, 0.05)
+    return {"pairs": pairs, "ratio": math.exp(centre), "ci": [math.exp(lo), math.exp(hi)],
+            "best_ratio": min(times["head"]) / min(times["base"])}
+
+
 # --- the time-only design, replayed on the same recording -----------------------------------
 
 
@@ -493,8 +517,10 @@ def _median(xs: Sequence[float | None], fmt: str = "{:.1f}") -> str:
     return fmt.format(statistics.median(ys)) if ys else "–"
 
 
-def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
-    """Per scenario and design: calls, level, inconclusive, false, pairs, wall, estimate error."""
+def summary_rows(records: Sequence[Mapping[str, Any]],
+                 builds: Mapping[str, Any] | None = None) -> list[list[str]]:
+    """Per scenario and design: calls, level, inconclusive, false, pairs, wall, estimate
+    error (against the modelled truth, and against the measured one where it was)."""
     rows = []
     for s in SCENARIOS:
         rs = [r for r in records if r["scenario"] == s.key]
@@ -506,6 +532,9 @@ def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
             false = f"{sum(1 for r in got if r['outcome'] in CALLS and r['outcome'] != truth)}/{len(got)}"
             called = [r for r in got if truth and r["outcome"] == truth]
             err = [r["error_points"] for r in called]
+            measured = ((builds or {}).get(s.key) or {}).get("measured")
+            err_m = ([abs(_figure(r) - measured["ratio"]) * 100 for r in called]
+                     if measured else [])
             rows.append([
                 s.label, design, _of(got, lambda r: r["outcome"] in CALLS),
                 _of(got, lambda r: r["outcome"] == "level"),
@@ -514,9 +543,18 @@ def summary_rows(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
                 _median([r["wall_s"] for r in got]) if design == JOINT else
                 f"(unsettled {_of(got, lambda r: not r['settled_in_recording'])})",
                 _median([r["ratio"] for r in got], "{:.4f}"),
+                _median([r["spread"] * 100 for r in rs if r.get("spread") is not None], "{:.0f}%")
+                if design == JOINT else "",
                 _median(err, "{:.2f}") if truth else "",
+                _median(err_m, "{:.2f}") if truth and measured else "",
             ])
     return rows
+
+
+def _figure(r: Mapping[str, Any]) -> float:
+    """The ratio a record reports: its estimate where it has one."""
+    est = r.get("estimate")
+    return float(est if est is not None else r["ratio"])
 
 
 def memory_rows(records: Sequence[Mapping[str, Any]]) -> list[list[str]]:
@@ -572,8 +610,10 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
              f"{'yes' if meta['engine_counts'] else 'NO (this engine has no counting: both designs are time only)'}.",
              ""]
     head = ["scenario", "design", "calls", "level", "inconclusive", "false or wrong",
-            "median pairs", "median wall s", "median ratio", "estimate error (points, median)"]
-    lines += [markdown_table(head, summary_rows(records)), "",
+            "median pairs", "median wall s", "median ratio", "single runs' spread (median)",
+            "estimate error (points, median)",
+            "error vs measured truth"]
+    lines += [markdown_table(head, summary_rows(records, doc.get("builds"))), "",
               "Time only is the live recording judged again without counts at each of its "
               "looks; its wall time is not its own (the recording's measuring stopped by the "
               "joint rule), so the column gives how many did not settle within the recording.",
@@ -594,6 +634,13 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
                         "comparison's wall" if walls else "") + ".")
     lines.append("- Counting's cost, perf: not available on this VM (no PMU: perf_event_open "
                  "for hardware events answers ENOENT).")
+    for key, b in builds.items():
+        m = b.get("measured")
+        if m:
+            lines.append(f"- {BY_KEY[key].label}: true time ratio {b['truth']:.4f} modelled, "
+                         f"{m['ratio']:.4f} measured ({m['pairs']} interleaved pairs, 95% "
+                         f"interval {m['ci'][0]:.4f}–{m['ci'][1]:.4f}, fastest runs "
+                         f"{m['best_ratio']:.4f}).")
     layout = builds.get("layout", {}).get("counts")
     if layout:
         lines.append(f"- Layout only: valgrind counts head/base {layout['ratio']:.6f} (outside "
@@ -607,6 +654,24 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
 
 
 # --- main -------------------------------------------------------------------------------------
+
+
+def rescore(name: str, pairs: int) -> int:
+    """Measure the true ratios of a results file's changed scenarios (the same programs,
+    built again) and write its tables again."""
+    path = RESULTS / f"{name}.json"
+    doc = json.loads(path.read_text())
+    keys = sorted({r["scenario"] for r in doc["records"]} & {k for k, s in BY_KEY.items()
+                                                            if s.base.work != 1})
+    with tempfile.TemporaryDirectory(prefix="benchbot-signals-") as tmp:
+        for key in keys:
+            made = make(BY_KEY[key], Path(tmp), valgrind=False)
+            doc["builds"].setdefault(key, {})["measured"] = measure_truth(made, Path(tmp), pairs)
+            log(f"{BY_KEY[key].label}: measured {doc['builds'][key]['measured']['ratio']:.4f}")
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    (RESULTS / f"{name}.md").write_text("\n".join(markdown(doc)) + "\n")
+    print("\n".join(markdown(doc)))
+    return 0
 
 
 def log(message: str) -> None:
@@ -623,6 +688,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="2 reps, 1 demo, written as signals-quick")
     p.add_argument("--name", help="results file name (default signals, or signals-quick)")
     p.add_argument("--seed", type=int, default=20261202)
+    p.add_argument("--truth-pairs", type=int, default=300,
+                   help="interleaved pairs that measure the true ratio of +3%% and -4%% (300; 0: "
+                   "the model only)")
+    p.add_argument("--rescore", metavar="NAME",
+                   help="measure the true ratios for results/NAME.json's scenarios and "
+                   "write its tables again (no comparisons)")
     p.add_argument("--require-counts", action="store_true",
                    help="fail if a comparison has no counts (the default where the engine counts)")
     return p
@@ -637,6 +708,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown scenarios: {', '.join(sorted(unknown))}")
     name = args.name or ("signals-quick" if args.quick else "signals")
+    if args.rescore:
+        return rescore(args.rescore, args.truth_pairs)
     expected = counting_expected()
     if not expected:
         log("WARNING: this engine does not count instructions (no benchbot.counting, or no "
@@ -663,6 +736,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             c = made[key].counts
             doc["builds"][key] = {"truth": made[key].truth, "memory_truth": made[key].memory_truth,
                                   "counts": c}
+            if args.truth_pairs and BY_KEY[key].base.work != 1:
+                doc["builds"][key]["measured"] = measure_truth(made[key], Path(tmp), args.truth_pairs)
             log(f"built {BY_KEY[key].label}: true time ratio {made[key].truth:.4f}, peak RSS "
                 f"{made[key].memory_truth:.3f}" + (f", valgrind counts {c['ratio']:.6f} "
                                                    f"({c['base_s']:.2f} s a counted run)" if c else ""))
