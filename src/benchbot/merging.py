@@ -185,8 +185,11 @@ def _workload(b: Benchmark, seed: int) -> Workload:
 
 def _with(b: Benchmark, j: Judged) -> Benchmark:
     assert j.final is not None
+    # Peak memory keeps the shard's own verdict: it was judged with the whole comparison's
+    # family already, against its machine's floor and its config's memory_parity, which
+    # the shard's file records only there.
     return replace(b, aa=j.aa, ab=j.ab, confirmation=j.confirmation, verdict=j.final,
-                   counts=j.counts, memory=j.memory)
+                   counts=j.counts)
 
 
 def _record(doc: Results) -> ShardRecord:

@@ -421,9 +421,10 @@ def test_the_sandboxed_runs_are_benchbot_s_own_work_not_other_processes(
     handed: list[float] = []
     finish = machine.finish
 
-    def spy(before: machine.Before, unreaped_s: float = 0.0) -> Environment:
+    def spy(before: machine.Before, unreaped_s: float = 0.0, *,
+            maxrss_floor_kib: int | None = None) -> Environment:
         handed.append(unreaped_s)
-        return finish(before, unreaped_s)
+        return finish(before, unreaped_s, maxrss_floor_kib=maxrss_floor_kib)
 
     monkeypatch.setattr(machine, "finish", spy)
     doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",

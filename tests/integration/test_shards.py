@@ -66,7 +66,8 @@ def test_two_real_shards_merge_into_the_whole_comparison(make_repo: MakeRepo, tm
     # each shard's seed, they are what the shards said and what the merge says
     by_shard = {b.name: (b, s.settings.seed) for s in shards for b in s.benchmarks}
     whole = judge([Workload(name=n, parity=b.parity, floor_ns=b.floor_ns, phases=b.phases,
-                            design="triplets", seed=seed,
+                            design="triplets", seed=seed, counts=b.counts,
+                            called_at=b.measuring.called_at if b.measuring else None,
                             looks=len(b.measuring.looks) if b.measuring else 1)
                    for n, (b, seed) in by_shard.items()],
                   Policy(alpha=0.05, family=Family(sequential=4, fixed=0)))
