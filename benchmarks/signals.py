@@ -656,6 +656,27 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
 # --- main -------------------------------------------------------------------------------------
 
 
+def combine(names: Sequence[str], out: str) -> int:
+    """Pool the records of several results files into ``out`` (builds: the first file's,
+    with any measured truth from the others)."""
+    docs = [json.loads((RESULTS / f"{n}.json").read_text()) for n in names]
+    builds: dict[str, Any] = {}
+    for d in docs:
+        for key, b in d["builds"].items():
+            builds.setdefault(key, dict(b))
+            if "measured" in b:
+                builds[key]["measured"] = b["measured"]
+    meta = {**docs[0]["meta"], "command": " + ".join(d["meta"]["command"] for d in docs),
+            "started": ", ".join(d["meta"]["started"] for d in docs),
+            "minutes": sum(d["meta"].get("minutes", 0) for d in docs), "pooled": list(names)}
+    doc = {"meta": meta, "builds": builds, "records": [r for d in docs for r in d["records"]],
+           "demos": [x for d in docs for x in d.get("demos", [])]}
+    (RESULTS / f"{out}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (RESULTS / f"{out}.md").write_text("\n".join(markdown(doc)) + "\n")
+    print("\n".join(markdown(doc)))
+    return 0
+
+
 def rescore(name: str, pairs: int) -> int:
     """Measure the true ratios of a results file's changed scenarios (the same programs,
     built again) and write its tables again."""
@@ -694,6 +715,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rescore", metavar="NAME",
                    help="measure the true ratios for results/NAME.json's scenarios and "
                    "write its tables again (no comparisons)")
+    p.add_argument("--combine", metavar="NAME,NAME",
+                   help="pool the records of results files (runs of different scenarios or "
+                   "seeds) into --name, and write its tables (no comparisons)")
     p.add_argument("--require-counts", action="store_true",
                    help="fail if a comparison has no counts (the default where the engine counts)")
     return p
@@ -710,6 +734,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = args.name or ("signals-quick" if args.quick else "signals")
     if args.rescore:
         return rescore(args.rescore, args.truth_pairs)
+    if args.combine:
+        return combine([n.strip() for n in args.combine.split(",")], name)
     expected = counting_expected()
     if not expected:
         log("WARNING: this engine does not count instructions (no benchbot.counting, or no "
