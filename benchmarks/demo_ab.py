@@ -23,19 +23,26 @@ from pathlib import Path
 from typing import Any
 
 from benchbot import results
+from benchbot.model import Results
 
 CHANGED = "sort"  # the one kernel the demo's head commit changes
 
 
-def run_demo(src: Path, scratch: Path, tag: str) -> dict[str, Any]:
-    """One ``benchbot demo`` with the benchbot in ``src``; its outcomes per kernel."""
+def demo_results(src: Path, scratch: Path, tag: str) -> tuple[Results, float]:
+    """One ``benchbot demo`` (its own default budget) with the benchbot in ``src``: its
+    results file and its wall time in seconds."""
     out = scratch / f"{tag}.json"
     env = {**os.environ, "PYTHONPATH": str(src)}
     start = time.monotonic()
     subprocess.run([sys.executable, "-m", "benchbot", "demo", "--json", str(out), "--quiet"],
                    check=True, capture_output=True, env=env)
     wall = time.monotonic() - start
-    doc = results.load(out)
+    return results.load(out), wall
+
+
+def run_demo(src: Path, scratch: Path, tag: str) -> dict[str, Any]:
+    """One ``benchbot demo`` with the benchbot in ``src``; its outcomes per kernel."""
+    doc, wall = demo_results(src, scratch, tag)
     kernels = {}
     for b in doc.benchmarks:
         base = b.phases["ab"].arms["base"].wall_ns if "ab" in b.phases else ()

@@ -50,12 +50,12 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 # Measure this checkout's benchbot, not whichever one is installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import engine, machine, results, stats
+from benchbot import engine, machine, stats
 from benchbot.judge import Policy, Workload, judge
 from benchbot.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
 from benchbot.settings import Overrides
 from benchbot.spawn import ProcessSpawner
-from benchmarks import accuracy, scenarios
+from benchmarks import accuracy, demo_ab, scenarios
 from benchmarks.decisive import busy_core
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -484,13 +484,7 @@ def _pct(x: float | None) -> str:
 
 def run_demo(scratch: Path, tag: str) -> dict[str, Any]:
     """One ``benchbot demo`` (its own default budget of 90 s) with this checkout's src."""
-    out = scratch / f"{tag}.json"
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "benchbot", "demo", "--json", str(out), "--quiet"],
-                   check=True, capture_output=True, env=env)
-    wall = time.monotonic() - start
-    doc = results.load(out)
+    doc, wall = demo_ab.demo_results(SRC, scratch, tag)
     kernels = {}
     for b in doc.benchmarks:
         c, mem = getattr(b, "counts", None), getattr(b, "memory", None)
