@@ -665,10 +665,22 @@ def _modes(logs: np.ndarray) -> int:
     if n < MIN_FOR_MODES:
         return 1
     x = np.sort(logs)
+    x = x - x.mean()  # centred, so that the sums of squares below lose no precision
     threshold = MODE_SEPARATION if n >= 30 else MODE_SEPARATION + 0.7
-    for k in range(max(2, int(0.2 * n)), int(0.8 * n) + 1):
-        left, right = x[:k], x[k:]
-        pooled = math.sqrt((left.var() * left.size + right.var() * right.size) / n)
-        if pooled > 0 and (right.mean() - left.mean()) / pooled > threshold:
-            return 2
-    return 1
+    # Every split at once, from running sums (one split at a time, with numpy's mean and
+    # var, took 5 ms a picture: 10 s for a report of 500 workloads).
+    k = np.arange(max(2, int(0.2 * n)), int(0.8 * n) + 1)
+    if k.size == 0:
+        return 1
+    s1 = np.concatenate(([0.0], np.cumsum(x)))
+    s2 = np.concatenate(([0.0], np.cumsum(x * x)))
+    left_mean = s1[k] / k
+    right_mean = (s1[n] - s1[k]) / (n - k)
+    # n · pooled variance: each side's sum of squares about its own mean
+    spread = (s2[k] - k * left_mean**2) + ((s2[n] - s2[k]) - (n - k) * right_mean**2)
+    pooled = np.sqrt(np.maximum(spread, 0.0) / n)
+    # A spread of zero (each side one value) is no evidence: the sums leave a rounding
+    # error there, a trillionth of the whole sum of squares at most, which counts as none.
+    spread_ok = spread > 1e-12 * s2[n]
+    apart = (right_mean - left_mean) > threshold * pooled
+    return 2 if bool(np.any(apart & spread_ok)) else 1
