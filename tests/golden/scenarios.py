@@ -8,6 +8,7 @@ by hand but the runs' shapes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -272,6 +273,32 @@ def many(count: int = 140) -> Results:
     config = "version: 1\nconfirm: off\ndefaults: {runs: 20}\n" + _workloads(
         *(f"{{name: {n}, run: [bin/k, '{i}']}}" for i, n in enumerate(names)))
     return document(config, {n: {"aa": m.same(5e6, 0.02), "ab": m.pair(5e6, 1.0, 0.08)} for n in names})
+
+
+def suite(count: int = 500) -> Results:
+    """A real suite's size: hundreds of workloads, a few slower, faster, invalid or
+    inconclusive, the rest level (no golden file: tests assert what the comment shows)."""
+    m = Maker(21, n=20)
+    names = [f"core.BM_{kind}_{i:03d}" for i, kind in
+             zip(range(count), itertools.cycle(("sort", "parse_utf8", "hash_map", "copy")))]
+    config = "version: 1\nconfirm: off\ndefaults: {runs: 20}\n" + _workloads(
+        *(f"{{name: {n}, run: [bin/core_bench, '{i}']}}" for i, n in enumerate(names)))
+    phases: dict[str, dict[str, Runs | Failure]] = {}
+    for i, n in enumerate(names):
+        if i % 100 == 7:
+            ab = m.pair(5e6, 1.12, 0.004)
+        elif i % 100 == 61:
+            ab = m.pair(5e6, 0.88, 0.004)
+        elif i % 125 == 30:
+            phases[n] = {"aa": m.same(5e6, 0.004),
+                         "ab": ("run_failed", "exit", "head exited with status 1 (run 3)")}
+            continue
+        elif i % 50 == 40:
+            ab = m.pair(5e6, 1.0, 0.1)
+        else:
+            ab = m.pair(5e6, 1.0, 0.002)
+        phases[n] = {"aa": m.same(5e6, 0.002), "ab": ab}
+    return document(config, phases)
 
 
 def sequential_design() -> Results:

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from benchbot import results
-from benchbot.github.post import COMMENT_LIMIT, final_body
+from benchbot.github.post import COMMENT_LIMIT, REPORT_ROOM, final_body
 from benchbot.model import Results
-from benchbot.report import render_results
+from benchbot.report import render_comment, render_results
 from tests.golden.scenarios import SCENARIOS
 
 HERE = Path(__file__).parent
@@ -43,7 +43,8 @@ def check_golden(name: str, got: str) -> None:
 
 
 def comment(doc: Results) -> str:
-    report = render_results(doc, "markdown", run_url=RUN_URL, command_style="bench")
+    """The sticky comment as the publish step makes it."""
+    report = render_comment(doc, REPORT_ROOM, run_url=RUN_URL, artifact="benchbot-results")
     return final_body(report, artifact="benchbot-results", run_url=RUN_URL)
 
 
@@ -120,10 +121,22 @@ def test_each_scenario_shows_what_it_is_named_for(docs: dict[str, Results], name
 
 
 def test_the_long_report_is_cut_with_a_pointer(docs: dict[str, Results]) -> None:
-    assert len(render_results(docs["many"], "markdown")) > COMMENT_LIMIT
-    body = comment(docs["many"])
+    report = render_results(docs["many"], "markdown", run_url=RUN_URL, command_style="bench")
+    assert len(report) > COMMENT_LIMIT
+    body = final_body(report, artifact="benchbot-results", run_url=RUN_URL)
     assert "was cut here" in body and "benchbot-results" in body
     assert body.count("<details>") == body.count("</details>")
+
+
+def test_a_comment_too_long_leaves_out_details_and_says_which(docs: dict[str, Results]) -> None:
+    # The runs of 140 workloads do not fit in a comment: it leaves their table out,
+    # keeps every row and note, and says where the whole report is.
+    body = comment(docs["many"])
+    assert len(body) <= COMMENT_LIMIT and "was cut here" not in body
+    assert "leaves out the table of each workload's runs." in body
+    assert "artifact `benchbot-results`" in body and RUN_URL in body
+    assert "| workload | pairs |" not in body
+    assert all(f"`kernel_{i:03d}_with_a_long_descriptive_name` (inconclusive)" in body for i in range(140))
 
 
 def test_fifty_workloads_fit_in_a_comment_whole(docs: dict[str, Results]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -41,6 +41,10 @@ OUTCOME_ORDER: dict[Outcome, int] = {"slower": 0, "faster": 1, "invalid": 2, "in
                                      "level": 4}
 ICONS: dict[Outcome, str] = {"slower": "🔴", "faster": "🟢", "level": "⚪", "inconclusive": "🟡",
                              "invalid": "⛔"}
+# From this many workloads, the markdown table shows the changed ones (slower, faster,
+# invalid, inconclusive) and folds the level ones into a compact list under it: a suite
+# of hundreds stays readable at a glance.
+FOLD_LEVEL_FROM = 20
 HISTOGRAM_BINS = 12
 MIN_FOR_MODES = 20
 # A unimodal normal sample of 30 to 200 values splits at best into halves about 3 to 4.6
@@ -300,6 +304,37 @@ class ReportView:
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
+    # What a report cut to fit a limit leaves out (``shortened``), in words; the workflow
+    # run's artifact that holds the whole report (None: not known here).
+    omitted: tuple[str, ...] = ()
+    artifact: str | None = None
+    show_runs: bool = True  # the table of every workload's runs, in the details
+    show_level: bool = True  # the folded list of level workloads
+
+    @property
+    def is_folded(self) -> bool:
+        """Enough workloads that the level ones are listed apart, folded."""
+        return len(self.rows) >= FOLD_LEVEL_FROM
+
+    @property
+    def table_rows(self) -> tuple[Row, ...]:
+        """The rows of the main markdown table: all, or the changed ones where folded."""
+        return tuple(r for r in self.rows if r.outcome != "level") if self.is_folded else self.rows
+
+    @property
+    def table_notes(self) -> tuple[Row, ...]:
+        """The notes under the main table: those of its rows (where folded, the level
+        workloads' notes are folded with them)."""
+        return tuple(r for r in self.notes if r.outcome != "level") if self.is_folded else self.notes
+
+    @property
+    def level_notes(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.notes if r.outcome == "level") if self.is_folded else ()
+
+    @property
+    def level_rows(self) -> tuple[Row, ...]:
+        """The level workloads listed apart (folded), none where the table holds them."""
+        return tuple(r for r in self.rows if r.outcome == "level") if self.is_folded else ()
 
     @property
     def has_counts(self) -> bool:
@@ -363,8 +398,9 @@ class ReportView:
 
 
 def build_view(doc: Results, *, run_url: str | None = None, command_style: CommandStyle = "cli",
-               title: str = "benchbot") -> ReportView:
-    """Turn a results document into the view every report format renders."""
+               title: str = "benchbot", artifact: str | None = None) -> ReportView:
+    """Turn a results document into the view every report format renders (``artifact``:
+    the workflow run's artifact that holds the whole report, named where one is cut)."""
     ordered = sorted(doc.benchmarks, key=lambda b: (OUTCOME_ORDER[b.verdict.outcome], b.name))
     rows: list[Row] = []
     whys: dict[str, str] = {}  # why not counted -> its footnote letter
@@ -392,8 +428,36 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
-        uncounted=tuple((letter, why) for why, letter in whys.items()),
+        uncounted=tuple((letter, why) for why, letter in whys.items()), artifact=artifact,
     )
+
+
+def shortened(view: ReportView) -> list[ReportView]:
+    """Ever shorter versions of ``view`` for a report that must fit a limit (a GitHub
+    comment), each saying what it leaves out: without the table of every workload's runs;
+    then without the notes on inconclusive workloads (their rows stay); then without the
+    list of level workloads (the headline still counts them)."""
+    out: list[ReportView] = []
+    omitted: list[str] = []
+    if view.rows and view.show_runs:
+        omitted.append("the table of each workload's runs")
+        view = replace(view, show_runs=False, omitted=tuple(omitted))
+        out.append(view)
+    unsure = [r for r in view.notes if r.outcome == "inconclusive"]
+    if unsure:
+        omitted.append(f"the notes on {len(unsure)} inconclusive workload"
+                       f"{'' if len(unsure) == 1 else 's'} (what would settle each)")
+        kept = [r.name for r in view.notes if r.outcome != "inconclusive"]
+        number = {name: i for i, name in enumerate(kept, start=1)}  # numbered again, 1, 2, …
+        rows = tuple(replace(r, note=number.get(r.name)) for r in view.rows)
+        view = replace(view, rows=rows, notes=tuple(r for r in rows if r.name in kept),
+                       omitted=tuple(omitted))
+        out.append(view)
+    if view.level_rows and view.show_level:
+        omitted.append(f"the list of {len(view.level_rows)} level workloads")
+        view = replace(view, show_level=False, omitted=tuple(omitted))
+        out.append(view)
+    return out
 
 
 def _has_note(bench: Benchmark) -> bool:
