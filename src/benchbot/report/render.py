@@ -11,7 +11,7 @@ import jinja2
 from benchbot.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report import plots
-from benchbot.report.escape import md_code_span, md_inline
+from benchbot.report.escape import md_cell_code, md_code_span, md_inline
 from benchbot.report.view import Distribution, ReportView, Row, shortened
 from benchbot.settings import duration_words
 
@@ -32,6 +32,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         change=fmt.change, percent=fmt.percent, setting_percent=fmt.setting_percent,
         tolerance=fmt.tolerance, interval=fmt.interval, load=fmt.load, short_sha=fmt.short_sha,
         spark=fmt.spark, verdict=verdict_words, md=md_inline, code=md_code_span,
+        cell_code=md_cell_code,
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
         instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
