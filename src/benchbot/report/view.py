@@ -32,6 +32,7 @@ from benchbot.model import (
     Results,
     Revision,
 )
+from benchbot.sequential import FIRST_LOOK
 from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
 
 CommandStyle = Literal["cli", "bench"]
@@ -320,6 +321,20 @@ class ReportView:
     def table_rows(self) -> tuple[Row, ...]:
         """The rows of the main markdown table: all, or the changed ones where folded."""
         return tuple(r for r in self.rows if r.outcome != "level") if self.is_folded else self.rows
+
+    @property
+    def out_of_budget(self) -> tuple[int, int]:
+        """Where folded (a suite): the workloads the budget stopped before they settled, and
+        how many of them it stopped before their first look, for a line of their own
+        under the table (each one's note says it too, where the comment holds the notes)."""
+        if not self.is_folded:
+            return 0, 0
+        short = [r for r in self.rows if r.stopped == "budget" and r.outcome == "inconclusive"]
+        return len(short), sum(1 for r in short if r.pairs < FIRST_LOOK)
+
+    @property
+    def first_look(self) -> int:
+        return FIRST_LOOK
 
     @property
     def table_notes(self) -> tuple[Row, ...]:
