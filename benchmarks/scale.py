@@ -8,7 +8,8 @@ What a suite of hundreds of benchmarks costs benchbot itself, apart from its run
 - **final**: the judgement the results are built from (200 pairs, the looks all taken);
 - **build**: ``results.build``; **write** / **read**: the results file (``read`` checks it
   against the JSON Schema, as ``benchbot report`` and the publish step do);
-- **comment**, **markdown**, **html**: the sticky comment (``post.final_body``), the whole
+- **comment**, **markdown**, **html**: the sticky comment as the publish step makes it
+  (``report.render_comment`` within GitHub's limit, ``post.final_body``), the whole
   markdown report and the HTML report with its plots.
 
 The runs are synthetic (a seeded generator, no process is started): base, base again and
@@ -56,7 +57,7 @@ from benchbot.model import (
     Results,
     Revision,
 )
-from benchbot.report import render_results
+from benchbot.report import render_comment, render_results
 from benchbot.runner import TRIPLET_ORDERS
 
 OUT = Path(__file__).resolve().parent / "results"
@@ -184,10 +185,11 @@ def measure(count: int = WORKLOADS, pairs: int = PAIRS, seed: int = SEED) -> dic
         size = path.stat().st_size
         loaded, read_s = timed(lambda: results.load(path))
     report, markdown_s = timed(lambda: render_results(loaded, "markdown"))
+    run_url = "https://github.com/o/r/actions/runs/1"
     body, comment_s = timed(lambda: post.final_body(
-        render_results(loaded, "markdown", run_url="https://github.com/o/r/actions/runs/1",
-                       command_style="bench"),
-        artifact="benchbot-results", run_url="https://github.com/o/r/actions/runs/1"))
+        render_comment(loaded, post.REPORT_ROOM, run_url=run_url, artifact="benchbot-results"),
+        artifact="benchbot-results", run_url=run_url))
+    left_out = next((line[2:] for line in body.splitlines() if line.startswith("> To fit")), None)
     html, html_s = timed(lambda: render_results(loaded, "html"))
     outcomes = [b.verdict.outcome for b in loaded.benchmarks]
     return {
@@ -195,7 +197,8 @@ def measure(count: int = WORKLOADS, pairs: int = PAIRS, seed: int = SEED) -> dic
         "looks": looks, "looks_s": sum(x["judge_s"] for x in looks),
         "final_s": final_s, "build_s": build_s, "write_s": write_s, "read_s": read_s,
         "comment_s": comment_s, "markdown_s": markdown_s, "html_s": html_s,
-        "results_bytes": size, "comment_chars": len(body), "markdown_chars": len(report),
+        "results_bytes": size, "comment_chars": len(body), "comment_left_out": left_out,
+        "comment_cut": "was cut here" in body, "markdown_chars": len(report),
         "html_bytes": len(html.encode()),
         "outcomes": {o: outcomes.count(o) for o in sorted(set(outcomes))},
         "planted": {names(count)[i]: f for i, f in PLANTED.items() if i < count},
@@ -245,6 +248,9 @@ def summary(result: dict[str, Any]) -> str:
         f"Outcomes: {', '.join(f'{n} {o}' for o, n in result['outcomes'].items())}; "
         f"called: {', '.join(f'`{k}` {v}' for k, v in result['called'].items())}; "
         f"planted: {', '.join(f'`{k}` ×{v}' for k, v in result['planted'].items())}.",
+        "",
+        f"The comment: {result['comment_left_out'] or 'whole'}"
+        f"{' (and then cut)' if result['comment_cut'] else ''}",
         "",
         f"Verdicts of every look: sha256 `{result['verdicts_sha256']}`.",
         "",
