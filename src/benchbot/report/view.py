@@ -300,6 +300,18 @@ class ReportView:
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
+    # Workloads not measured because the change cannot affect them (their ``paths``).
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def all_skipped(self) -> bool:
+        """Every workload was skipped as not affected: nothing was measured."""
+        return bool(self.skipped) and not self.rows
+
+    @property
+    def measure_all(self) -> str:
+        """What measures the skipped workloads too, as this report's reader would ask."""
+        return "/bench all" if self.bench_hint else "--all"
 
     @property
     def has_counts(self) -> bool:
@@ -393,6 +405,7 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
         uncounted=tuple((letter, why) for why, letter in whys.items()),
+        skipped=tuple(k.name for k in doc.skipped or ()),
     )
 
 
