@@ -109,7 +109,7 @@ def parse(body: str) -> BenchCommand:
                 problems.append(f"`{token}` is given twice")
             values[token] = True
         elif not sep:
-            problems.append(f"`{_shown(token)}` is not an option (write key=value, e.g. runs=50)")
+            problems.append(f"`{_shown(token)}` is not an option (write key=value, e.g. runs=50, or all)")
         elif key not in OPTIONS:
             problems.append(f"unknown option `{_shown(key)}` (options: {', '.join(OPTIONS)}, "
                             f"{', '.join(WORDS)})")
