@@ -43,6 +43,7 @@ def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
             cwd=repo,
             capture_output=True,
             text=True,
+            errors="surrogateescape",  # a file name need not be UTF-8
             check=False,
             env=_env(env),
         )

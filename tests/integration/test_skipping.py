@@ -113,3 +113,31 @@ def test_a_rename_counts_as_both_names(make_repo: MakeRepo, tmp_path: Path) -> N
                                                 overrides=Overrides(aa=False))))
     assert [b["name"] for b in doc["benchmarks"]] == ["alpha"]
     assert [s["name"] for s in doc["skipped"]] == ["beta"]
+
+
+def test_shards_skip_alike_and_merge(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
+    from benchbot import merging
+    from benchbot.model import Shard
+
+    log = tmp_path / "starts.log"
+    repo = _repo(make_repo, log, {"src/b/prog.sh": LOGGER.format(arm="head")})
+    docs = [engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                          shard=Shard(index=k, count=2)))
+            for k in (1, 2)]
+    assert [d.shard.plan for d in docs if d.shard] == [(("beta",), ())] * 2  # alpha in neither
+    assert all([s.name for s in d.skipped or ()] == ["alpha"] for d in docs)
+    merged = merging.merge([merging.ShardFile(f"shard{k}", d) for k, d in enumerate(docs, 1)])
+    validate(merged)
+    assert [b.name for b in merged.benchmarks] == ["beta"] and merged.skipped == docs[0].skipped
+
+
+def test_a_file_name_that_is_not_utf8_is_still_seen(make_repo: MakeRepo, tmp_path: Path) -> None:
+    import os
+
+    repo = _repo(make_repo, tmp_path / "starts.log", {})
+    with open(os.path.join(os.fsencode(repo), b"src", b"a", b"caf\xe9.txt"), "w") as f:
+        f.write("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "latin-1 name")
+    changed = gitops.changed_files(repo, git(repo, "rev-parse", "HEAD~1"), "HEAD")
+    assert [os.fsencode(c) for c in changed] == [b"src/a/caf\xe9.txt"]
