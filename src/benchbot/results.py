@@ -40,6 +40,7 @@ from benchbot.model import (
     RunSettings,
     SandboxInfo,
     ShardInfo,
+    Skipped,
     SuiteRecord,
     Summary,
     ToolInfo,
@@ -53,6 +54,7 @@ SCHEMA_VERSION = 1
 #       shards, missing_shards, failed_shards, unmeasured and benchmarks[].machine
 #     + suites; benchmarks[].name may be <suite>/<benchmark>; samples_ns may be
 #       fractional (a harness's time per iteration)
+#     + skipped (workloads a change cannot affect, by their paths)
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -194,9 +196,11 @@ def build(
     shard: ShardInfo | None = None,
     config_digest: str | None = None,
     suites: Sequence[SuiteRecord] = (),
+    skipped: Sequence[Skipped] | None = None,
 ) -> Results:
     """Assemble the results document (``shard``: the share of the comparison it holds;
-    ``suites``: what each suite's harness reported)."""
+    ``suites``: what each suite's harness reported; ``skipped``: the workloads not
+    measured because the change cannot affect them)."""
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
     sequential = any(w.runs is None for w in config.workloads)
@@ -225,6 +229,7 @@ def build(
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
         sandbox=sandbox, shard=shard, suites=tuple(suites) or None,
+        skipped=tuple(skipped) if skipped else None,
     )
 
 

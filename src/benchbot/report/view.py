@@ -320,6 +320,18 @@ class ReportView:
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
     suites: tuple[SuiteView, ...] = ()  # the harnesses' suites, in the config's order
+    # Workloads not measured because the change cannot affect them (their ``paths``).
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def all_skipped(self) -> bool:
+        """Every workload was skipped as not affected: nothing was measured."""
+        return bool(self.skipped) and not self.rows
+
+    @property
+    def measure_all(self) -> str:
+        """What measures the skipped workloads too, as this report's reader would ask."""
+        return "/bench all" if self.bench_hint else "--all"
 
     @property
     def has_counts(self) -> bool:
@@ -414,6 +426,7 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         rule=doc.noise_model.rule, shards=_shards_view(doc),
         uncounted=tuple((letter, why) for why, letter in whys.items()),
         suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
+        skipped=tuple(k.name for k in doc.skipped or ()),
     )
 
 
