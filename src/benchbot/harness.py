@@ -233,7 +233,9 @@ def _name_problem(name: str, limit: int) -> str | None:
         return "the name is empty"
     if len(name) > limit:
         return f"the name is {len(name)} characters long, more than {limit}"
-    if any(map(_is_bad, name)):
+    # isprintable() is False for every refused category (and a few allowed ones): the
+    # character-by-character look is only for the names that need it.
+    if not name.isprintable() and any(map(_is_bad, name)):
         return "the name has control characters"
     return None
 
