@@ -18,7 +18,8 @@ Formats (``FORMATS``):
 - ``google-benchmark``: its JSON (``--benchmark_format=json`` or ``--benchmark_out``).
   The value is ``real_time`` in ns; with repetitions, the ``median`` aggregate where the
   harness reports one, else the median of the repetitions (mean, stddev, cv and
-  complexity aggregates are left out); ``error_occurred`` is a failed benchmark.
+  complexity aggregates are left out); ``error_occurred`` is a failed benchmark, and one
+  ``skipped`` with a message (``SkipWithMessage``) is left out.
 - ``go``: ``go test -bench`` text (Go's benchmark data format). The -GOMAXPROCS suffix is
   taken off the names when every result line carries the same one; ``-count N``
   repeats give the median; a name reported by several packages gets its package's last
@@ -327,8 +328,7 @@ def _google_benchmark(text: str, runs: _Runs) -> None:
             continue
         if run_type not in ("aggregate", "iteration"):
             continue
-        if item.get("skipped") not in (None, 0, False):  # newer versions' SkipWithMessage
-            runs.fail(name, str(item.get("skip_message") or "skipped"), where=where)
+        if item.get("skipped") is True:  # SkipWithMessage (1.8): not measured, not failed
             continue
         value, extras = _google_figures(item, where)
         if run_type == "aggregate":

@@ -3,6 +3,7 @@ hostile ones, and the filter regexes checked against the harnesses' own matchers
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -10,6 +11,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +83,13 @@ def test_google_benchmark_aggregates_only() -> None:
     got = by_name(parse("google-benchmark", json.dumps(data)))
     assert list(got) == ["BM_Fill<int>", "BM_Fill<double>"]
     assert got["BM_Fill<double>"].value == pytest.approx(0.0016170870879266544 * 1000)
+
+
+def test_google_benchmark_leaves_out_what_was_skipped_with_a_message() -> None:
+    data = json.loads(fixture("google-benchmark.json"))
+    data["benchmarks"][0].update(skipped=True, skip_message="needs AVX-512")
+    got = by_name(parse("google-benchmark", json.dumps(data)))
+    assert "BM_Sort/8" not in got and "BM_Sort/64" in got
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -313,6 +322,16 @@ def test_output_over_the_cap_is_refused_unread() -> None:
     text = "x" * (harness.MAX_TEXT_CHARS + 1)
     assert parse("jsonl", text).error == (f"the output is {len(text)} characters long; benchbot "
                                           f"reads at most {harness.MAX_TEXT_CHARS} (16 Mi)")
+
+
+def test_harness_imports_the_standard_library_only() -> None:
+    """The sandboxed worker imports it with nothing but the interpreter."""
+    tree = ast.parse(Path(harness.__file__).read_text())
+    names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+             for alias in node.names}
+    names |= {node.module.split(".")[0] for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.module}
+    assert names and names <= set(sys.stdlib_module_names) | {"__future__"}, names
 
 
 def test_unknown_formats_are_a_programming_error() -> None:
