@@ -437,8 +437,10 @@ def _go_result(number: int, line: str, package: str) -> _GoLine | None:
             raise _Invalid(f"{where}: {_quote(line)} is not a benchmark result: "
                            f"{_quote(raw)} is not a number")
         value = float(raw)
-        if not math.isfinite(value) or _name_problem(unit, MAX_NAME_CHARS):
+        if not math.isfinite(value):
             raise _Invalid(f"{where}: {_quote(line)} has a figure that is not finite")
+        if _name_problem(unit, MAX_NAME_CHARS):
+            raise _Invalid(f"{where}: {_quote(line)} has a unit that is not one: {_quote(unit)}")
         pairs.append((value, unit))
     _check_name(name, where)
     return _GoLine(number, package, name, tuple(pairs))

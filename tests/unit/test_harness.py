@@ -397,6 +397,8 @@ def _as_python(fmt: str, regex: str) -> str:
     (brackets, \\^, \\\\ and \\x{H}) mean the same there once \\x{H} is spelled \\U."""
     if fmt in ("go", "bencher"):
         return re.sub(r"\\x\{([0-9A-F]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", regex)
+    if fmt == "google-benchmark":  # the same set, which Python warns may one day be nested
+        return regex.replace("[[]", "\\[")
     return regex
 
 
