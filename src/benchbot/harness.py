@@ -7,7 +7,7 @@ A suite is one harness run that reports many benchmarks; ``parse(fmt, text)`` tu
 machine-readable output into ``Entry`` records (times in nanoseconds per iteration), the
 benchmarks the harness itself says failed, or one ``error`` for output that cannot be
 read. The output comes from the code under test, so it is untrusted: nothing is
-evaluated, at most ``MAX_TEXT_CHARS`` characters are read (longer output is an error,
+evaluated, at most ``TEXT_LIMIT`` characters are read (longer output is an error,
 not cut), every regular expression here runs in linear time, and names with control
 characters or over ``MAX_NAME_CHARS`` characters are refused. An error quotes the
 offending line, cut to ``QUOTE_CHARS`` characters with control characters escaped, and
@@ -54,9 +54,10 @@ from typing import Any
 FORMATS: tuple[str, ...] = ("google-benchmark", "go", "bencher", "pytest-benchmark",
                             "pyperf", "jsonl")
 
-# An output longer than this is refused as a whole rather than read: every format but
-# the line-based ones is one JSON document, which cannot be cut.
-MAX_TEXT_CHARS = 16 << 20
+# The most of a run's output that is parsed; a longer text is refused as a whole rather
+# than cut (most formats are one JSON document). A reader that stops at TEXT_LIMIT + 1
+# characters lets ``parse`` say that the output was too long.
+TEXT_LIMIT = 16 << 20
 MAX_NAME_CHARS = 200
 MAX_SELECT_CHARS = 1000  # pytest node ids, longer than the names they select
 QUOTE_CHARS = 80
@@ -100,9 +101,9 @@ def parse(fmt: str, text: str) -> Parsed:
         parser = _PARSERS[fmt]
     except KeyError:
         raise ValueError(f"unknown harness format {fmt!r}; one of {', '.join(FORMATS)}") from None
-    if len(text) > MAX_TEXT_CHARS:
+    if len(text) > TEXT_LIMIT:
         return Parsed(entries=(), error=f"the output is {len(text)} characters long; benchbot "
-                                        f"reads at most {MAX_TEXT_CHARS} ({MAX_TEXT_CHARS >> 20} Mi)")
+                                        f"reads at most {TEXT_LIMIT} ({TEXT_LIMIT >> 20} Mi)")
     runs = _Runs()
     try:
         parser(text, runs)

@@ -319,9 +319,9 @@ def test_broken_json_is_an_error_with_its_line(fmt: str) -> None:
 
 
 def test_output_over_the_cap_is_refused_unread() -> None:
-    text = "x" * (harness.MAX_TEXT_CHARS + 1)
+    text = "x" * (harness.TEXT_LIMIT + 1)
     assert parse("jsonl", text).error == (f"the output is {len(text)} characters long; benchbot "
-                                          f"reads at most {harness.MAX_TEXT_CHARS} (16 Mi)")
+                                          f"reads at most {harness.TEXT_LIMIT} (16 Mi)")
 
 
 def test_harness_imports_the_standard_library_only() -> None:
