@@ -389,6 +389,31 @@ def test_jsonl_reads_back_what_a_program_writes(results: list[tuple[str, float, 
         assert entry.value == pytest.approx(value * (1e6 if unit == "ms" else 1.0))
 
 
+_GO_SUB = st.text(st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp", "Zs")),
+                 min_size=1, max_size=12).filter(lambda s: not any(c.isspace() for c in s))
+
+
+@settings(max_examples=100, deadline=None)
+@given(results=st.lists(st.tuples(st.from_regex(r"[A-Z][A-Za-z0-9_]{0,8}", fullmatch=True),
+                                  _GO_SUB, st.floats(0, 1e9), st.integers(1, 3)),
+                        min_size=1, max_size=6, unique_by=lambda r: (r[0], r[1])))
+def test_go_and_bencher_read_back_what_the_harness_prints(
+        results: list[tuple[str, str, float, int]]) -> None:
+    go = "".join(f"Benchmark{top}/{sub}-8 \t 100\t {value:.4f} ns/op\t 3 B/op\n" * count
+                 for top, sub, value, count in results)
+    got = by_name(parse("go", "goos: linux\npkg: example.com/p\n" + go + "PASS\n"))
+    assert [(e.name, e.select) for e in got.values()] == [
+        (f"Benchmark{top}/{sub}", f"Benchmark{top}") for top, sub, _, _ in results]
+    for entry, (_, _, value, _) in zip(got.values(), results, strict=True):
+        assert entry.value == pytest.approx(value, abs=1e-4) and entry.extras == (("B/op", 3.0),)
+    bencher = "".join(f"test {top}::{sub} ... bench: {value:,.2f} ns/iter (+/- 1)\n"
+                      for top, sub, value, _ in results)
+    got = by_name(parse("bencher", "running 3 tests\n" + bencher + "\ntest result: ok.\n"))
+    assert list(got) == [f"{top}::{sub}" for top, sub, _, _ in results]
+    for entry, (_, _, value, _) in zip(got.values(), results, strict=True):
+        assert entry.value == pytest.approx(value, abs=0.01)
+
+
 # --- filter_regex --------------------------------------------------------------------------
 
 
