@@ -33,7 +33,14 @@ from benchbot.model import (
     Revision,
     SuiteRecord,
 )
-from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
+from benchbot.settings import (
+    DEFAULT_PARITY,
+    MAX_BUDGET_S,
+    MAX_RUNS,
+    ONLY_NAME,
+    UNIT_LABEL,
+    duration_words,
+)
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -659,9 +666,11 @@ def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | Non
         argv += ["--parity", f"{parity:g}"]
     if aa_off:
         argv += ["--no-aa"]
-    argv += [f"--only={bench.name}"]  # one word: a name may start with "-"
+    # A suite's benchmark whose name only= cannot take is measured with its whole suite.
+    name = bench.name if ONLY_NAME.fullmatch(bench.name) else bench.name.partition("/")[0]
+    argv += [f"--only={name}"]  # one word: a name may start with "-"
     return Settle(style=style, runs=runs, budget_s=budget, max_runs=most, parity=parity,
-                  aa_off=aa_off, name=bench.name, argv=tuple(argv))
+                  aa_off=aa_off, name=name, argv=tuple(argv))
 
 
 def _budget_for(bench: Benchmark, pairs: int) -> float:
