@@ -396,6 +396,22 @@ class Benchmark:
     memory: Verdict | None = omitted_when_none(default=None)  # peak RSS, judged on its own
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteRecord:
+    """A suite as its harness reported it (``suites[]`` in the file; benchbot.suites): which
+    benchmarks were compared, and which one arm alone reported."""
+
+    name: str
+    format: str
+    command: tuple[str, ...] = ()
+    benchmarks: tuple[str, ...] = ()  # reported by both arms: compared, as <name>/<benchmark>
+    added: tuple[str, ...] = ()  # reported by the head only
+    removed: tuple[str, ...] = ()  # reported by the base only
+    filtered: bool = False  # later rounds ran only the benchmarks still measuring
+    not_found: tuple[str, ...] = ()  # named by /bench only=, reported by neither arm
+    failure: str | None = omitted_when_none(default=None)  # why nothing of it was compared
+
+
 Conclusion = Literal["success", "failure", "neutral"]
 
 
@@ -475,6 +491,16 @@ class FailedShard:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Skipped:
+    """A workload left out of the measuring, and why: ``not affected`` (its ``paths``
+    cover none of the files the change touches; benchbot.skipping)."""
+
+    name: str
+    why: str
+    paths: tuple[str, ...] = ()  # the globs that named what can affect it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Results:
     """A whole results file (schema_version 1): it explains its own verdicts."""
 
@@ -499,6 +525,10 @@ class Results:
     missing_shards: tuple[int, ...] | None = omitted_when_none(default=None)
     failed_shards: tuple[FailedShard, ...] | None = omitted_when_none(default=None)
     unmeasured: tuple[str, ...] | None = omitted_when_none(default=None)
+    suites: tuple[SuiteRecord, ...] | None = omitted_when_none(default=None)
+    # Workloads not measured because the change cannot affect them (``paths``); shown in
+    # every report. None: none was skipped.
+    skipped: tuple[Skipped, ...] | None = omitted_when_none(default=None)
 
     @property
     def is_incomplete(self) -> bool:

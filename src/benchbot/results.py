@@ -42,6 +42,8 @@ from benchbot.model import (
     RunSettings,
     SandboxInfo,
     ShardInfo,
+    Skipped,
+    SuiteRecord,
     Summary,
     ToolInfo,
 )
@@ -52,6 +54,9 @@ SCHEMA_VERSION = 1
 #     + sandbox; phases.*.failure_code and failure_kind; environment.other_cpu
 #     + environment.machine; settings.family and config_digest; shard; after a merge
 #       shards, missing_shards, failed_shards, unmeasured and benchmarks[].machine
+#     + suites; benchmarks[].name may be <suite>/<benchmark>; samples_ns may be
+#       fractional (a harness's time per iteration)
+#     + skipped (workloads a change cannot affect, by their paths)
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -192,8 +197,12 @@ def build(
     family: Family | None = None,
     shard: ShardInfo | None = None,
     config_digest: str | None = None,
+    suites: Sequence[SuiteRecord] = (),
+    skipped: Sequence[Skipped] | None = None,
 ) -> Results:
-    """Assemble the results document (``shard``: the share of the comparison it holds)."""
+    """Assemble the results document (``shard``: the share of the comparison it holds;
+    ``suites``: what each suite's harness reported; ``skipped``: the workloads not
+    measured because the change cannot affect them)."""
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
     sequential = any(w.runs is None for w in config.workloads)
@@ -221,7 +230,8 @@ def build(
         environment=environment, aa=aa, benchmarks=benchmarks,
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
-        sandbox=sandbox, shard=shard,
+        sandbox=sandbox, shard=shard, suites=tuple(suites) or None,
+        skipped=tuple(skipped) if skipped else None,
     )
 
 

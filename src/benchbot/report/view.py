@@ -31,9 +31,17 @@ from benchbot.model import (
     PhaseRuns,
     Results,
     Revision,
+    SuiteRecord,
 )
 from benchbot.sequential import FIRST_LOOK
-from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
+from benchbot.settings import (
+    DEFAULT_PARITY,
+    MAX_BUDGET_S,
+    MAX_RUNS,
+    ONLY_NAME,
+    UNIT_LABEL,
+    duration_words,
+)
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -269,6 +277,24 @@ class ShardsView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteView:
+    """A suite as a report tells it: what was compared, what one arm alone reported."""
+
+    name: str
+    format: str
+    compared: int
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    not_found: tuple[str, ...]
+    failure: str | None
+    # Every round ran the whole suite though some benchmarks had settled: a filter would
+    # have run fewer.
+    filter_hint: bool
+
+    SHOWN = 20  # names listed of added or removed benchmarks; the rest are counted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportView:
     """Everything a markdown or HTML report shows."""
 
@@ -305,12 +331,25 @@ class ReportView:
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
+    suites: tuple[SuiteView, ...] = ()  # the harnesses' suites, in the config's order
+    # Workloads not measured because the change cannot affect them (their ``paths``).
+    skipped: tuple[str, ...] = ()
     # What a report cut to fit a limit leaves out (``shortened``), in words; the workflow
     # run's artifact that holds the whole report (None: not known here).
     omitted: tuple[str, ...] = ()
     artifact: str | None = None
     show_runs: bool = True  # the table of every workload's runs, in the details
     show_level: bool = True  # the folded list of level workloads
+
+    @property
+    def all_skipped(self) -> bool:
+        """Every workload was skipped as not affected: nothing was measured."""
+        return bool(self.skipped) and not self.rows
+
+    @property
+    def measure_all(self) -> str:
+        """What measures the skipped workloads too, as this report's reader would ask."""
+        return "/bench all" if self.bench_hint else "--all"
 
     @property
     def is_folded(self) -> bool:
@@ -443,8 +482,19 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
-        uncounted=tuple((letter, why) for why, letter in whys.items()), artifact=artifact,
+        uncounted=tuple((letter, why) for why, letter in whys.items()),
+        suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
+        skipped=tuple(k.name for k in doc.skipped or ()), artifact=artifact,
     )
+
+
+def _suite_view(doc: Results, suite: SuiteRecord) -> SuiteView:
+    pairs = {b.measuring.pairs for b in doc.benchmarks
+             if b.name.startswith(suite.name + "/") and b.measuring is not None}
+    return SuiteView(name=suite.name, format=suite.format, compared=len(suite.benchmarks),
+                     added=suite.added, removed=suite.removed, not_found=suite.not_found,
+                     failure=suite.failure,
+                     filter_hint=not suite.filtered and len(pairs) > 1)
 
 
 def shortened(view: ReportView) -> list[ReportView]:
@@ -695,9 +745,11 @@ def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | Non
         argv += ["--parity", f"{parity:g}"]
     if aa_off:
         argv += ["--no-aa"]
-    argv += [f"--only={bench.name}"]  # one word: a name may start with "-"
+    # A suite's benchmark whose name only= cannot take is measured with its whole suite.
+    name = bench.name if ONLY_NAME.fullmatch(bench.name) else bench.name.partition("/")[0]
+    argv += [f"--only={name}"]  # one word: a name may start with "-"
     return Settle(style=style, runs=runs, budget_s=budget, max_runs=most, parity=parity,
-                  aa_off=aa_off, name=bench.name, argv=tuple(argv))
+                  aa_off=aa_off, name=name, argv=tuple(argv))
 
 
 def _budget_for(bench: Benchmark, pairs: int) -> float:
