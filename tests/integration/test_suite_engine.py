@@ -126,7 +126,8 @@ def test_a_benchmark_in_one_arm_only_is_added_not_compared_and_output_goes_to_a_
     repo = make_repo({"benchbot.yml": _config(log, run="['./bench', '--out', '{output}']"),
                       "bench.c": HARNESS_C, "scale.h": _scale()},
                      {"scale.h": _scale(1.6, extra=1)})
-    doc = _compare(repo)
+    results = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    doc = as_json(results)
     validate(doc)
     assert set(_verdicts(doc)) == {"core/add", "core/mul/8", "core/copy[x]"}
     assert _verdicts(doc)["core/mul/8"] == "slower"
@@ -135,6 +136,14 @@ def test_a_benchmark_in_one_arm_only_is_added_not_compared_and_output_goes_to_a_
     assert suite["filtered"] is False
     args = log.read_text().split()
     assert args[0] == "--out" and args[1].endswith("/report") and "{output}" not in args[1]
+    # The comment, rendered as GitHub renders it: the suite's line names the new benchmark.
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    from benchbot.report import render_comment
+
+    html = cmarkgfm.github_flavored_markdown_to_html(render_comment(results, 65_000))
+    assert "Suite <code>core</code> (jsonl): 3 benchmarks compared; new in head, not " \
+           "compared: <code>new one</code>." in html
+    assert "<code>core/mul/8</code>" in html
 
 
 @pytest.mark.parametrize("mode, code, quoted", [
