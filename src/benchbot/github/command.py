@@ -32,7 +32,7 @@ HELP = f"""\
                             (default: the config's budget, else 10m)
 /bench max_runs=N           measure until settled, at most N pairs a workload ({MIN_RUNS} to {MAX_RUNS})
 /bench runs=N               a fixed number of pairs per phase instead, {MIN_RUNS} to {MAX_RUNS}
-/bench only=a,b             only these workloads
+/bench only=a,b             only these workloads or suites (core/BM_x: one benchmark)
 /bench all                  also the workloads this change cannot affect (their
                             paths: in the config), which are otherwise skipped
 /bench parity=0.01          differences below this fraction (1%) count as level
