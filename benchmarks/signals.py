@@ -652,13 +652,14 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
 
 def combine(names: Sequence[str], out: str) -> int:
     """Pool the records of several results files into ``out`` (builds: the first file's,
-    with any measured truth from the others)."""
+    with the measured truth of the most pairs from any of them)."""
     docs = [json.loads((RESULTS / f"{n}.json").read_text()) for n in names]
     builds: dict[str, Any] = {}
     for d in docs:
         for key, b in d["builds"].items():
             builds.setdefault(key, dict(b))
-            if "measured" in b:
+            if "measured" in b and b["measured"]["pairs"] > builds[key].get(
+                    "measured", {"pairs": 0})["pairs"]:  # the most precise truth
                 builds[key]["measured"] = b["measured"]
     meta = {**docs[0]["meta"], "command": " + ".join(d["meta"]["command"] for d in docs),
             "started": ", ".join(d["meta"]["started"] for d in docs),
