@@ -51,7 +51,7 @@ from benchbot.settings import (
 from benchbot.yamlnode import Doc, Read, compose, join, line, parse_duration, suggest
 
 __all__ = ["DEFAULT_PATHS", "AAConfig", "Config", "GithubConfig", "SandboxConfig",
-           "StatusConfig", "WorkloadConfig", "find_config", "load_config", "parse_config",
+           "StatusConfig", "SuiteConfig", "WorkloadConfig", "find_config", "load_config", "parse_config",
            "parse_config_bytes", "parse_duration"]
 
 DEFAULT_PATHS = (".github/benchbot.yml", "benchbot.yml")
@@ -110,6 +110,11 @@ class WorkloadConfig:
     counts: CountsMode = "auto"
     memory_parity: float = DEFAULT_MEMORY_PARITY  # the peak-RSS verdict's parity
     line: int = 0
+    # One benchmark of a suite (benchbot.suites): the suite's name and the harness's own name
+    # for it, and what selects it in the harness's filter. None for a workload of its own.
+    suite: str | None = None
+    bench: str | None = None
+    select: str | None = None
 
     @property
     def keeps_stdout(self) -> bool:
@@ -124,6 +129,24 @@ class WorkloadConfig:
         if self.floor_ns is not None:
             return self.floor_ns
         return _FLOOR_WALL_NS if self.metric == "wall" else _FLOOR_REPORTED_NS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteConfig:
+    """A benchmark harness run as one command that reports many benchmarks (``suites``):
+    each becomes a workload ``<name>/<benchmark>`` measured with ``settings``."""
+
+    name: str
+    run: tuple[str, ...]
+    format: str  # harness.FORMATS
+    # Appended to ``run`` for a round that measures only some of its benchmarks: an element
+    # holding {regex} once, one holding {name} once per benchmark (suites.filter_argv).
+    filter: tuple[str, ...] | None = None
+    # The per-workload settings its benchmarks are measured with (metric: reported, the
+    # better and unit each benchmark's report says; name and run are the suite's).
+    settings: WorkloadConfig
+    line: int = 0
+    only: tuple[str, ...] | None = None  # /bench only=suite/benchmark: just these (None: all)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +194,7 @@ class Config:
     build: str | tuple[str, ...] | None = None
     parallel_builds: bool = True  # build base and head at once (false: one after the other)
     workloads: tuple[WorkloadConfig, ...] = ()
+    suites: tuple[SuiteConfig, ...] = ()
     aa: AAConfig = AAConfig()
     confirm: bool = True
     alpha: float = 0.05
@@ -188,18 +212,21 @@ class Config:
     def with_overrides(self, over: Overrides) -> Config:
         """This config with ``over`` put over it. ``runs`` measures every workload a fixed
         number of pairs; a ``budget`` or ``max_runs`` without it measures every workload
-        sequentially, also those the config gives ``runs``."""
-        workloads = self.workloads if over.only is None else self._only(over.only)
+        sequentially, also those the config gives ``runs``. ``only`` names workloads,
+        suites (all their benchmarks) or ``suite/benchmark``."""
+        workloads, suites = (self.workloads, self.suites) if over.only is None \
+            else self._only(over.only)
         keep_runs = over.runs is None and not over.sequential
-        workloads = tuple(
-            dataclasses.replace(
+
+        def overridden(w: WorkloadConfig) -> WorkloadConfig:
+            return dataclasses.replace(
                 w, runs=w.runs if keep_runs else over.runs,
                 parity=w.parity if over.parity is None else over.parity,
                 max_runs=w.max_runs if over.max_runs is None else over.max_runs)
-            for w in workloads
-        )
+
         return dataclasses.replace(
-            self, workloads=workloads,
+            self, workloads=tuple(overridden(w) for w in workloads),
+            suites=tuple(dataclasses.replace(s, settings=overridden(s.settings)) for s in suites),
             confirm=self.confirm if over.confirm is None else over.confirm,
             aa=self.aa if over.aa is None else dataclasses.replace(self.aa, enabled=over.aa),
             status=self.status if over.fail_on is None
@@ -208,13 +235,32 @@ class Config:
             budget_s=self.budget_s if over.budget is None else over.budget,
         )
 
-    def _only(self, names: tuple[str, ...]) -> tuple[WorkloadConfig, ...]:
-        known = [w.name for w in self.workloads]
-        unknown = [name for name in names if name not in known]
-        if unknown:
-            raise ConfigError(f"only: no workload named {unknown[0]!r} in {self.path} "
-                              f"(known: {', '.join(known)}){suggest(unknown[0], known)}")
-        return tuple(w for w in self.workloads if w.name in set(names))
+    def _only(self, names: tuple[str, ...]) -> tuple[tuple[WorkloadConfig, ...],
+                                                     tuple[SuiteConfig, ...]]:
+        known = [w.name for w in self.workloads] + [s.name for s in self.suites]
+        suites = {s.name: s for s in self.suites}
+        chosen: dict[str, set[str] | None] = {}  # suite: its benchmarks named (None: all)
+        for name in names:
+            suite, _, bench = name.partition("/")
+            if bench and suite in suites:
+                picked = chosen.setdefault(suite, set())
+                if picked is not None:
+                    picked.add(bench)
+            elif name in suites:
+                chosen[name] = None
+            elif name not in known:
+                what = "workload or suite" if self.suites else "workload"
+                raise ConfigError(f"only: no {what} named {name!r} in {self.path} "
+                                  f"(known: {', '.join(known)}){suggest(name, known)}")
+        return (tuple(w for w in self.workloads if w.name in set(names)),
+                tuple(dataclasses.replace(s, only=None if chosen[s.name] is None
+                                          else tuple(sorted(chosen[s.name] or ())))
+                      for s in self.suites if s.name in chosen))
+
+    @property
+    def measured(self) -> tuple[str, ...]:
+        """The names of what is measured: every workload and every suite."""
+        return (*(w.name for w in self.workloads), *(s.name for s in self.suites))
 
 
 # --- kinds of value: how each is read, and how the JSON Schema says it -----------------------
@@ -568,6 +614,58 @@ WORKLOAD = Section((
         "(--shard-costs) wins over it."),
 ), WorkloadConfig)
 
+# The settings a suite's benchmarks take from SETTINGS: what each is and how it is read come
+# from the harness's report (metric, pattern, better, unit), and a harness process runs many
+# benchmarks, so its instruction counts and peak memory are no benchmark's own.
+SUITE_SETTINGS = tuple(k for k in SETTINGS.keys if k.name not in (
+    "metric", "pattern", "expect", "better", "unit", "stdout", "counts", "memory_parity"))
+
+
+def _format(doc: Doc, node: Node, key: str) -> str:
+    from benchbot.harness import FORMATS
+
+    value = doc.text(node, key)
+    if value not in FORMATS:
+        doc.fail(node, key, f"{value!r} is not a format benchbot reads; one of "
+                            f"{', '.join(FORMATS)}{suggest(value, FORMATS)}")
+    return value
+
+
+def _filter(doc: Doc, node: Node, key: str) -> tuple[str, ...]:
+    argv = _argv(doc, node, key)
+    if not any("{regex}" in arg or "{name}" in arg for arg in argv):
+        doc.fail(node, key, "holds neither {regex} nor {name}: give the harness's own option "
+                            "with a placeholder, e.g. ['--benchmark_filter={regex}']")
+    return argv
+
+
+SUITE = Section((
+    Key("name", Kind(_name, {"type": "string", "pattern": f"^{WORKLOAD_NAME.pattern}$"}),
+        "Short name of the suite: its benchmarks are shown as <name>/<benchmark>, and "
+        "`/bench only=<name>` measures them all. Letters, digits, '_', '.' and '-'."),
+    Key("run", Kind(_argv, _ref("argv")),
+        "The harness command, run once per revision per round: an argv list, or a string split "
+        "like a shell would (no shell). {output} in an argument is replaced by a fresh file the "
+        "harness writes its report to (e.g. --benchmark-json={output}); without it the report "
+        "is read from stdout."),
+    Key("format", Kind(_format, {"enum": ["google-benchmark", "go", "bencher",
+                                          "pytest-benchmark", "pyperf", "jsonl"]}),
+        "What the harness reports: google-benchmark (JSON), go (go test -bench text), bencher "
+        "(cargo bench / Criterion --output-format bencher lines), pytest-benchmark "
+        "(--benchmark-json), pyperf (JSON) or jsonl (one JSON object a line: name, value, unit, "
+        "better; docs/suites.md)."),
+    Key("filter", _optional(Kind(_filter, _ref("argv"))),
+        "Arguments added to run when only some benchmarks are still unsettled, so later "
+        "rounds run those only: {regex} is replaced by a regular expression matching exactly "
+        "their names (in the harness's dialect), and an argument holding {name} is repeated "
+        "once per benchmark, e.g. ['--benchmark_filter={regex}']. Left out, every round runs "
+        "the whole suite."),
+    *SUITE_SETTINGS,
+    Key("weight", Kind(_weight, {"type": "number", "exclusiveMinimum": 0,
+                                 "maximum": MAX_WEIGHT}),
+        "Expected cost relative to the workloads, for splitting them over shards."),
+), SuiteConfig)
+
 AA = Section((
     Key("enabled", _SWITCH, "Whether the A/A check runs."),
     Key("runs", _optional(_RUNS),
@@ -643,7 +741,12 @@ TOP = Section((
     Key("defaults", Kind(_unread, {"section": SETTINGS}),
         "Settings applied to every workload unless the workload gives its own."),
     Key("workloads", Kind(_unread, {"type": "array", "minItems": 1, "items": _ref("workload")}),
-        "The programs to time; at least one.", default=None),
+        "The programs to time (workloads, suites or both: at least one of them).",
+        default=None),
+    Key("suites", Kind(_unread, {"type": "array", "minItems": 1, "items": _ref("suite")}),
+        "Benchmark harnesses that report many benchmarks from one command (google-benchmark, "
+        "go test -bench, cargo bench, pytest-benchmark, pyperf, or JSON lines): each "
+        "benchmark is judged as a workload of its own.", default=None),
     Key("aa", Kind(_aa, {"oneOf": [_ref("switch"), {"section": AA}]}),
         "The A/A check (base against itself) that measures what the method invents: on, off, "
         "or a mapping.", default=True),
@@ -687,6 +790,7 @@ TOP = Section((
 # Keys accepted in each mapping, in the order messages list them.
 SETTING_KEYS = SETTINGS.names
 WORKLOAD_KEYS = WORKLOAD.names
+SUITE_KEYS = SUITE.names
 TOP_KEYS = TOP.names
 AA_KEYS = AA.names
 STATUS_KEYS = STATUS.names
@@ -779,14 +883,26 @@ def _read_config(doc: Doc, root: Node) -> Config:
     if "defaults" in top:
         dnode = top["defaults"][1]
         defaults |= _settings(doc, doc.pairs(dnode, "defaults", SETTING_KEYS), "defaults")
-    if "workloads" not in top:
-        doc.fail(root, "workloads", "missing; list the programs to time under workloads:")
-    wnode = top["workloads"][1]
-    if doc.scalar(wnode) is None or not doc.items(wnode, "workloads"):
-        doc.fail(wnode, "workloads", "is empty; list at least one workload with name: and run:")
-    fields: dict[str, Any] = {"path": doc.path, "workloads": _workloads(doc, wnode.value, defaults)}
+    if "workloads" not in top and "suites" not in top:
+        doc.fail(root, "workloads", "missing; list the programs to time under workloads: (or "
+                                    "the benchmark harnesses under suites:)")
+    fields: dict[str, Any] = {"path": doc.path}
+    first_line: dict[str, int] = {}
+    if "workloads" in top:
+        wnode = top["workloads"][1]
+        if doc.scalar(wnode) is None or not doc.items(wnode, "workloads"):
+            doc.fail(wnode, "workloads", "is empty; list at least one workload with name: and "
+                                         "run:")
+        fields["workloads"] = _workloads(doc, wnode.value, defaults, first_line)
+    if "suites" in top:
+        snode = top["suites"][1]
+        if doc.scalar(snode) is None or not doc.items(snode, "suites"):
+            doc.fail(snode, "suites", "is empty; list at least one suite with name:, run: and "
+                                      "format:")
+        fields["suites"] = tuple(_suite(doc, node, f"suites[{i}]", defaults, first_line)
+                                 for i, node in enumerate(snode.value))
     for name, (_, node) in top.items():
-        if name not in ("version", "defaults", "workloads"):
+        if name not in ("version", "defaults", "workloads", "suites"):
             key = TOP.key(name)
             fields[key.attr] = key.kind.read(doc, node, name)
     return Config(**fields)
@@ -798,9 +914,8 @@ def _settings(doc: Doc, pairs: dict[str, tuple[Node, Node]], key: str) -> dict[s
             for name, (_, vnode) in pairs.items() if name in SETTING_KEYS}
 
 
-def _workloads(doc: Doc, nodes: list[Node],
-               defaults: dict[str, _Setting]) -> tuple[WorkloadConfig, ...]:
-    first_line: dict[str, int] = {}
+def _workloads(doc: Doc, nodes: list[Node], defaults: dict[str, _Setting],
+               first_line: dict[str, int]) -> tuple[WorkloadConfig, ...]:
     return tuple(_workload(doc, node, f"workloads[{i}]", defaults, first_line)
                  for i, node in enumerate(nodes))
 
@@ -808,6 +923,42 @@ def _workloads(doc: Doc, nodes: list[Node],
 def _workload(doc: Doc, node: Node, key: str, defaults: dict[str, _Setting],
               first_line: dict[str, int]) -> WorkloadConfig:
     pairs = doc.pairs(node, key, WORKLOAD_KEYS)
+    name, run = _name_and_run(doc, node, key, pairs, first_line, "workload")
+    settings = {**defaults, **_settings(doc, pairs, key)}
+    _check_metric(doc, settings)
+    _check_design(doc, settings)
+    fields = {SETTINGS.key(k).attr: s.value for k, s in settings.items()}
+    if "weight" in pairs:
+        fields["weight"] = _weight(doc, pairs["weight"][1], join(key, "weight"))
+    return WorkloadConfig(name=name, run=run, line=line(node), **fields)
+
+
+def _suite(doc: Doc, node: Node, key: str, defaults: dict[str, _Setting],
+           first_line: dict[str, int]) -> SuiteConfig:
+    pairs = doc.pairs(node, key, SUITE_KEYS)
+    if "format" not in pairs:
+        doc.fail(node, join(key, "format"), "missing; give the harness's format, one of "
+                                            "google-benchmark, go, bencher, pytest-benchmark, "
+                                            "pyperf, jsonl")
+    name, run = _name_and_run(doc, node, key, pairs, first_line, "suite")
+    own = {k.name for k in SUITE_SETTINGS}
+    settings = {**{k: s for k, s in defaults.items() if k in own}, **_settings(doc, pairs, key)}
+    _check_design(doc, settings)
+    fields = {SETTINGS.key(k).attr: s.value for k, s in settings.items()}
+    if "weight" in pairs:
+        fields["weight"] = _weight(doc, pairs["weight"][1], join(key, "weight"))
+    return SuiteConfig(
+        name=name, run=run, format=_format(doc, pairs["format"][1], join(key, "format")),
+        filter=_filter(doc, pairs["filter"][1], join(key, "filter"))
+        if "filter" in pairs and doc.scalar(pairs["filter"][1]) is not None else None,
+        settings=WorkloadConfig(name=name, run=run, line=line(node), metric="reported",
+                                counts="off", **fields),
+        line=line(node))
+
+
+def _name_and_run(doc: Doc, node: Node, key: str, pairs: dict[str, tuple[Node, Node]],
+                  first_line: dict[str, int], what: str) -> tuple[str, tuple[str, ...]]:
+    """A workload's or suite's name (unique among both) and its argv."""
     for required, hint in (("name", "a short name such as sort"), ("run", "the command to time")):
         if required not in pairs:
             doc.fail(node, join(key, required), f"missing; give {hint}")
@@ -815,17 +966,10 @@ def _workload(doc: Doc, node: Node, key: str, defaults: dict[str, _Setting],
     name = _name(doc, name_node, join(key, "name"))
     if name in first_line:
         doc.fail(name_node, join(key, "name"),
-                 f"duplicate workload name {name!r} (first on line {first_line[name]}, "
+                 f"duplicate {what} name {name!r} (first on line {first_line[name]}, "
                  f"again on line {line(name_node)})")
     first_line[name] = line(name_node)
-    settings = {**defaults, **_settings(doc, pairs, key)}
-    _check_metric(doc, settings)
-    _check_design(doc, settings)
-    fields = {SETTINGS.key(k).attr: s.value for k, s in settings.items()}
-    run = _argv(doc, pairs["run"][1], join(key, "run"))
-    if "weight" in pairs:
-        fields["weight"] = _weight(doc, pairs["weight"][1], join(key, "weight"))
-    return WorkloadConfig(name=name, run=run, line=line(node), **fields)
+    return name, _argv(doc, pairs["run"][1], join(key, "run"))
 
 
 def _check_design(doc: Doc, settings: dict[str, _Setting]) -> None:

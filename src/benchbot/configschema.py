@@ -18,7 +18,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchbot.config import FROM_FIELD, SETTINGS, SHARED_SCHEMAS, TOP, WORKLOAD, Key, Section
+from benchbot.config import (
+    FROM_FIELD,
+    SETTINGS,
+    SHARED_SCHEMAS,
+    SUITE,
+    TOP,
+    WORKLOAD,
+    Key,
+    Section,
+)
 
 PATH = Path(__file__).parent / "schemas" / "config.schema.json"
 _HEADER = {
@@ -31,7 +40,7 @@ _HEADER = {
                    ".github/benchbot.yml, then benchbot.yml; read from the base revision of a "
                    "pull request.",
 }
-_REQUIRED = {"TOP": ("version", "workloads"), "WORKLOAD": ("name", "run")}
+_REQUIRED = {"TOP": ("version",), "WORKLOAD": ("name", "run"), "SUITE": ("name", "run", "format")}
 
 
 def schema() -> dict[str, Any]:
@@ -40,8 +49,13 @@ def schema() -> dict[str, Any]:
     defs["workload"] = {"description": "One program to time, with settings that override "
                                        "defaults.",
                         **_section(WORKLOAD, required=_REQUIRED["WORKLOAD"])}
+    defs["suite"] = {"description": "A benchmark harness: one command, many benchmarks, each "
+                                    "judged as a workload <suite>/<benchmark>.",
+                     **_section(SUITE, required=_REQUIRED["SUITE"])}
     defs.update((key.name, _property(key, SETTINGS)) for key in SETTINGS.keys)
-    return {**_HEADER, **_section(TOP, required=_REQUIRED["TOP"]), "$defs": defs}
+    # workloads, suites or both
+    either = {"anyOf": [{"required": ["workloads"]}, {"required": ["suites"]}]}
+    return {**_HEADER, **_section(TOP, required=_REQUIRED["TOP"]), **either, "$defs": defs}
 
 
 def render() -> str:

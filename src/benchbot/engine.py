@@ -31,7 +31,7 @@ from benchbot.model import (
     SandboxInfo,
     Shard,
 )
-from benchbot.runner import ProcessSpawner, Spawner, target
+from benchbot.runner import ProcessSpawner, Spawner, Target, target
 from benchbot.settings import Overrides
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
         from benchbot import results
 
         return results.build(
-            config=plan.whole, base=plan.base, head=plan.head, seed=plan.seed,
+            config=parts.pop("config", plan.whole), base=plan.base, head=plan.head, seed=plan.seed,
             repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
             config_file=str(request.config_path.resolve()) if request.config_path else None,
             family=part.family, shard=part.shard, config_digest=part.digest, **parts,
@@ -196,6 +196,7 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
 
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
+    config = got.measured.config or config  # with each suite's benchmarks as workloads
     judgement = judge.judge(got.measured.workloads(config),
                             measuring.policy(config, plan.seed, family=part.family))
     return document(
@@ -203,6 +204,7 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
                                           judged=judgement.workloads[w.name],
                                           measuring=got.measured.measuring.get(w.name))
                    for w in config.workloads],
+        suites=got.measured.suites, config=got.measured.config or plan.whole,
         environment=_with_count_warnings(machine.finish(got.env_before, got.unreaped_cpu_s,
                                                         maxrss_floor_kib=got.measured.maxrss_floor_kib),
                                          config, got.measured),
@@ -260,8 +262,7 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
                 stack.enter_context(procs.swept())
             ctx = measuring.Context(
                 config=config, spawner=spawner, env=box.adjust_env(env), seed=plan.seed,
-                base={w.name: target(w, co["base"].path) for w in config.workloads},
-                head={w.name: target(w, co["head"].path) for w in config.workloads},
+                base=_targets(config, co["base"].path), head=_targets(config, co["head"].path),
                 reporter=reporter,
                 policy=measuring.policy(config, plan.seed, family=plan.part.family,
                                         abort=plan.part.shard is None),
@@ -276,6 +277,12 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
              else machine.own_peak_rss_kib())
     measured.maxrss_floor_kib = floor or None
     return _Measured(measured, env_before, unreaped)
+
+
+def _targets(config: Config, root: Path) -> dict[str, Target]:
+    """Where each workload, and each suite's harness (under the suite's name), runs from."""
+    return {**{w.name: target(w, root) for w in config.workloads},
+            **{s.name: target(s.settings, root) for s in config.suites}}
 
 
 def _build(config: Config, co: Mapping[str, gitops.Checkout], box: sandbox.Sandbox,

@@ -68,6 +68,9 @@ class Workload:
     # triplets: its change was called at this many pairs and measured on for the estimate
     # alone; the verdict is judged on these first pairs, the estimate on all of them.
     called_at: int | None = None
+    # False: peak RSS is not this workload's own (a suite's benchmark: the harness process
+    # runs them all), so no memory verdict.
+    judge_memory: bool = True
 
     def values(self, phase: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
         """The judged values of a phase's reference and candidate arms."""
@@ -255,6 +258,8 @@ def _whole(w: Workload, policy: Policy, family: int, ab: Verdict) -> Verdict | N
 def _memory(w: Workload, policy: Policy, family: int, comparisons: int) -> Verdict | None:
     """Peak RSS judged on its own: the same looks' alpha (triplets) or the fixed design's
     interval (pairs)."""
+    if not w.judge_memory:
+        return None
     triplets = w.design == "triplets"
     look_alpha = (sequential.alpha_at(max(1, w.looks), policy.alpha, family)
                   if triplets else None)

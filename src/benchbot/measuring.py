@@ -24,12 +24,13 @@ from typing import Protocol
 from benchbot import counting, sequential
 from benchbot.config import Config, WorkloadConfig
 from benchbot.judge import CALLS, Judgement, Policy, Workload, judge
-from benchbot.model import CountMethod, Counts, Family, Measuring, PhaseRuns, Verdict
+from benchbot.model import CountMethod, Counts, Family, Measuring, PhaseRuns, SuiteRecord, Verdict
 from benchbot.runner import (
     BATCH_S,
     PERF_METRIC_PLAN,
     VALGRIND_METRIC_PLAN,
     VALGRIND_PLAN,
+    Harness,
     Spawner,
     Target,
     Tracked,
@@ -65,6 +66,10 @@ class Measured:
     maxrss_floor_kib: int | None = None
     # triplets: a change called at this many pairs, measured on for the estimate alone
     called: dict[str, int] = field(default_factory=dict)
+    # With suites: the config with each suite's benchmarks as workloads, and what each
+    # suite's harness reported (None: the config measured had no suites).
+    config: Config | None = None
+    suites: tuple[SuiteRecord, ...] = ()
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -74,7 +79,8 @@ class Measured:
                      design="triplets" if w.name in self.looks else "pairs",
                      looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
                      metric=w.metric, called_at=self.called.get(w.name),
-                     memory_parity=w.memory_parity, maxrss_floor_kib=self.maxrss_floor_kib)
+                     memory_parity=w.memory_parity, maxrss_floor_kib=self.maxrss_floor_kib,
+                     judge_memory=w.suite is None)
             for w in config.workloads
         ]
 
@@ -106,6 +112,10 @@ class Context:
     # What instructions can be counted with here (None: probed when measuring starts,
     # without the sandbox's view).
     means: counting.Means | None = None
+    # Suites: how each suite's harness is run, and the seconds a warm-up run of each of
+    # their benchmarks took (its share of its discovery's runs).
+    harnesses: dict[str, Harness] = field(default_factory=dict)
+    warmup_s: dict[str, float] = field(default_factory=dict)
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
@@ -208,6 +218,8 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
     # Before the A/A phase: each build's warm-ups (timed, for counts: auto), then the
     # counted runs apart where valgrind counts.
     for name in names:
+        if by_name[name].suite is not None:  # counted as a suite: not at all
+            continue
         if name in perf or by_name[name].counts == "off":
             if name not in perf:
                 count_apart(ctx, by_name[name], None, measured)
@@ -230,7 +242,7 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
             configs, ctx.base, cand, spawner=ctx.spawner, env=ctx.env, seed=phase_seed,
             warm=warm, arm_keys=keys, expected=expected,
             progress=lambda wl, done, total: ctx.reporter.progress(name, wl, done, total),
-            perf=perf,
+            perf=perf, harnesses=ctx.harnesses,
         )
         for w in configs:
             measured.phases[w.name][name] = results[w.name].recorded(name, w)
@@ -281,7 +293,7 @@ class Sequential:
         self.perf = perf_counted(ctx, [self.by_name[n] for n in names])
         self.triplets = Triplets([self.by_name[n] for n in names], ctx.base, ctx.head,
                                  spawner=ctx.spawner, env=ctx.env, seed=ctx.seed + 3,
-                                 perf=self.perf)
+                                 perf=self.perf, harnesses=ctx.harnesses)
         self.schedule = {n: sequential.looks(self.by_name[n].max_runs) for n in names}
         self.done_looks = dict.fromkeys(names, 0)
         self.stopped: dict[str, sequential.StopReason] = {}
@@ -301,7 +313,7 @@ class Sequential:
             if name in self.triplets.warmup_failed:  # the measured runs will say what it did
                 self.measured.counts[name] = Counts(method=None,
                                                     why="not counted: a warm-up run failed")
-            elif name not in self.perf:
+            elif name not in self.perf and self.by_name[name].suite is None:
                 count_apart(self.ctx, self.by_name[name], self.warmup_s.get(name),
                             self.measured, deadline=self.deadline)
         index = 0
@@ -467,7 +479,9 @@ class Sequential:
         walls = [_median(s.wall_ns) for s in (result.base, result.again, result.head) if s.wall_ns]
         if len(walls) < 3:
             return 3 * (self.warmup_s.get(name, 0.01) + PER_RUN_OVERHEAD_S)
-        seconds = sum(walls) / 1e9 + 3 * PER_RUN_OVERHEAD_S
+        # A suite's benchmark: its share of the harness's runs, which serve them all.
+        share = self.triplets.served.get(name, 1)
+        seconds = (sum(walls) / 1e9 + 3 * PER_RUN_OVERHEAD_S) / share
         self._triplet_cache[name] = (pairs, seconds)
         return seconds
 
@@ -476,6 +490,9 @@ class Sequential:
 
     def _warm_up(self) -> None:
         for name in self.names:
+            if self.by_name[name].suite is not None:  # its suite's discovery warmed it
+                self.warmup_s[name] = self.ctx.warmup_s.get(name, 0.01)
+                continue
             if self.ctx.clock() >= self.deadline:
                 break  # the budget is spent (builds, slow warm-ups): nothing more is run
             start = self.ctx.clock()
@@ -508,11 +525,34 @@ def _median(values: Sequence[int]) -> float:
 
 
 def measure(ctx: Context, *, deadline: float) -> Measured:
-    """Measure every workload of the config: the fixed ones, then the sequential ones."""
-    measured = Measured(phases={w.name: {} for w in ctx.config.workloads})
-    counted = [w.name for w in ctx.config.workloads if w.metric == "instructions"]
-    fixed = [w.name for w in ctx.config.workloads if w.runs is not None and w.name not in counted]
-    rest = [w.name for w in ctx.config.workloads if w.runs is None and w.name not in counted]
+    """Measure every workload of the config: each suite's benchmarks found first
+    (``suites.discover``), then the fixed workloads, then the sequential ones."""
+    measured = Measured(phases={})
+    if ctx.config.suites:
+        from benchbot import suites
+
+        found = suites.discover(ctx.config, ctx.base, ctx.head, spawner=ctx.spawner,
+                                env=ctx.env)
+        suite_of = {w.name: w.suite for w in found.config.workloads if w.suite is not None}
+        ctx.config = found.config
+        ctx.harnesses = found.harnesses
+        ctx.base = {**ctx.base, **{n: ctx.base[s] for n, s in suite_of.items()}}
+        ctx.head = {**ctx.head, **{n: ctx.head[s] for n, s in suite_of.items()}}
+        ctx.warmup_s = found.warmup_s
+        measured.config, measured.suites = found.config, found.records
+        for name, phases in found.failed.items():
+            measured.phases[name] = phases
+            measured.looks[name] = 1
+            measured.measuring[name] = Measuring(design="triplets", pairs=0, stopped="failed",
+                                                 why=sequential.WHY["failed"])
+        for name in suite_of:
+            measured.counts[name] = Counts(method=None, why=SUITE_COUNTS_WHY)
+    failed = set(measured.phases)
+    todo = [w for w in ctx.config.workloads if w.name not in failed]
+    measured.phases.update({w.name: {} for w in todo})
+    counted = [w.name for w in todo if w.metric == "instructions"]
+    fixed = [w.name for w in todo if w.runs is not None and w.name not in counted]
+    rest = [w.name for w in todo if w.runs is None and w.name not in counted]
     if counted:
         measure_instructions(ctx, counted, measured)
     if fixed:
@@ -521,3 +561,7 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
         Sequential(ctx, rest, measured, deadline=deadline).run()
     return measured
 
+
+# Why a suite's benchmarks are compared on time alone (docs/suites.md).
+SUITE_COUNTS_WHY = ("a suite's harness runs many benchmarks in one process, so the process's "
+                    "instructions are no one benchmark's")

@@ -396,6 +396,22 @@ class Benchmark:
     memory: Verdict | None = omitted_when_none(default=None)  # peak RSS, judged on its own
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteRecord:
+    """A suite as its harness reported it (``suites[]`` in the file; benchbot.suites): which
+    benchmarks were compared, and which one arm alone reported."""
+
+    name: str
+    format: str
+    command: tuple[str, ...] = ()
+    benchmarks: tuple[str, ...] = ()  # reported by both arms: compared, as <name>/<benchmark>
+    added: tuple[str, ...] = ()  # reported by the head only
+    removed: tuple[str, ...] = ()  # reported by the base only
+    filtered: bool = False  # later rounds ran only the benchmarks still measuring
+    not_found: tuple[str, ...] = ()  # named by /bench only=, reported by neither arm
+    failure: str | None = omitted_when_none(default=None)  # why nothing of it was compared
+
+
 Conclusion = Literal["success", "failure", "neutral"]
 
 
@@ -499,6 +515,7 @@ class Results:
     missing_shards: tuple[int, ...] | None = omitted_when_none(default=None)
     failed_shards: tuple[FailedShard, ...] | None = omitted_when_none(default=None)
     unmeasured: tuple[str, ...] | None = omitted_when_none(default=None)
+    suites: tuple[SuiteRecord, ...] | None = omitted_when_none(default=None)
 
     @property
     def is_incomplete(self) -> bool:

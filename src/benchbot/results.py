@@ -40,6 +40,7 @@ from benchbot.model import (
     RunSettings,
     SandboxInfo,
     ShardInfo,
+    SuiteRecord,
     Summary,
     ToolInfo,
 )
@@ -50,6 +51,8 @@ SCHEMA_VERSION = 1
 #     + sandbox; phases.*.failure_code and failure_kind; environment.other_cpu
 #     + environment.machine; settings.family and config_digest; shard; after a merge
 #       shards, missing_shards, failed_shards, unmeasured and benchmarks[].machine
+#     + suites; benchmarks[].name may be <suite>/<benchmark>; samples_ns may be
+#       fractional (a harness's time per iteration)
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -190,8 +193,10 @@ def build(
     family: Family | None = None,
     shard: ShardInfo | None = None,
     config_digest: str | None = None,
+    suites: Sequence[SuiteRecord] = (),
 ) -> Results:
-    """Assemble the results document (``shard``: the share of the comparison it holds)."""
+    """Assemble the results document (``shard``: the share of the comparison it holds;
+    ``suites``: what each suite's harness reported)."""
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
     sequential = any(w.runs is None for w in config.workloads)
@@ -219,7 +224,7 @@ def build(
         environment=environment, aa=aa, benchmarks=benchmarks,
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
-        sandbox=sandbox, shard=shard,
+        sandbox=sandbox, shard=shard, suites=tuple(suites) or None,
     )
 
 

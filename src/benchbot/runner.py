@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from benchbot import counting
+from benchbot import counting, harness
 from benchbot.config import WorkloadConfig
 from benchbot.model import (
     ARM_NAMES,
@@ -136,6 +136,78 @@ def record(raw: RawRun, workload: WorkloadConfig, *, timeout_s: float | None = N
     )
 
 
+# --- suites: one harness process, many workloads ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Harness:
+    """How a suite's harness is run (benchbot.suites): its report's format, its filter, and
+    the workloads its benchmarks became."""
+
+    format: str
+    filter: tuple[str, ...] | None = None
+    benchmarks: tuple[str, ...] = ()  # every benchmark's workload name
+
+
+def filter_argv(template: Sequence[str], fmt: str, selects: Sequence[str]) -> list[str]:
+    """A suite's ``filter`` for these benchmarks: {regex} replaced by a pattern matching
+    exactly them, an argument holding {name} repeated once per benchmark. Plain text
+    replacement: nothing of a name is read as a format or by a shell."""
+    out: list[str] = []
+    for arg in template:
+        if "{name}" in arg:
+            out.extend(arg.replace("{name}", select) for select in selects)
+        elif "{regex}" in arg:
+            out.append(arg.replace("{regex}", harness.filter_regex(fmt, selects)))
+        else:
+            out.append(arg)
+    return out
+
+
+def suite_request(tgt: Target, members: Sequence[WorkloadConfig], env: Mapping[str, str],
+                  how: Harness) -> SpawnRequest:
+    """One run of a suite's harness for ``members`` (its benchmarks still measuring): the
+    whole suite, or with its filter where that runs fewer of them."""
+    w = members[0]
+    argv = tgt.argv
+    if how.filter is not None and len(members) < len(how.benchmarks):
+        argv = (*argv, *filter_argv(how.filter, how.format, [m.select or m.bench or m.name
+                                                             for m in members]))
+    return SpawnRequest(argv=argv, cwd=str(tgt.cwd), env=tuple({**env, **dict(w.env)}.items()),
+                        timeout_s=w.timeout_s, pin=w.pin, harness=how.format)
+
+
+def member_record(raw: RawRun, w: WorkloadConfig) -> RunRecord:
+    """One benchmark's figure from a run of its suite's harness: the value its report gives
+    for it, or why there is none (the run failed, the report could not be read, the harness
+    said the benchmark failed, or it did not report it)."""
+    report = raw.report
+    failed = dict(report.failed) if report is not None else {}
+    entry = None if report is None else next((e for e in report.entries if e.name == w.bench), None)
+    failure: RunFailure | None = None
+    error = None
+    if w.bench in failed:
+        failure, error = "exit_status", f"failed in the harness: {_clip(failed[w.bench], 160)}"
+    elif raw.not_started is not None or raw.timed_out or (raw.returncode != 0 and not failed):
+        return record(raw, w)
+    elif report is None or report.error is not None:
+        failure = "bad_metric"
+        error = ("left a report benchbot cannot read: "
+                 + (report.error if report is not None and report.error else "none"))
+    elif entry is None:
+        failure, error = "no_metric", "did not report it"
+    return RunRecord(
+        wall_ns=raw.wall_ns, cpu_ns=raw.cpu_ns, maxrss_kib=raw.maxrss_kib,
+        returncode=raw.returncode, timed_out=raw.timed_out,
+        value_ns=None if entry is None or failure else entry.value, error=error, failure=failure,
+    )
+
+
+def _group_key(w: WorkloadConfig) -> str:
+    """What one spawn serves: a workload, or a suite (all its benchmarks at once)."""
+    return w.name if w.suite is None else "\0" + w.suite
+
+
 # --- a phase: interleaved pairs of two arms over all workloads ---------------------------
 
 
@@ -207,6 +279,7 @@ def run_phase(
     progress: Progress | None = None,
     expected: Mapping[str, str] | None = None,
     perf: Set[str] = frozenset(),
+    harnesses: Mapping[str, Harness] | None = None,
 ) -> dict[str, PhaseResult]:
     """Measure every workload's reference against its candidate in interleaved pairs.
 
@@ -215,7 +288,9 @@ def run_phase(
     follows the last one's runs at once and finds its builds warm. The first execution
     of a build is always discarded, even with ``warmup: 0``. A workload whose run fails
     stops being run; the others go on. The measured runs of the workloads named in
-    ``perf`` are counted by the worker's perf counter.
+    ``perf`` are counted by the worker's perf counter. The benchmarks of a suite (named
+    in ``harnesses``, whose discovery warmed their builds) share one run of the harness
+    per arm per pair.
     """
     rng = random.Random(seed)
     results = {w.name: PhaseResult() for w in workloads}
@@ -234,6 +309,9 @@ def run_phase(
 
     for w in workloads:
         arms = ((arm_keys[0], reference[w.name]), (arm_keys[1], candidate[w.name]))
+        if w.suite is not None:  # its suite's discovery made each build's first run
+            warm.update((key, w.name) for key, _ in arms)
+            continue
         cold = {key: tgt for key, tgt in arms if (key, w.name) not in warm}
         for _ in range(max(1, w.warmup) if cold else 0):  # a fresh build's first run at least
             for tgt in cold.values():
@@ -241,35 +319,70 @@ def run_phase(
                 tick(w.name)
         warm.update((key, w.name) for key in cold)
 
-    queue = deque((index, w) for index in range(max((_pairs(w) for w in workloads), default=0))
-                  for w in workloads if index < _pairs(w))
+    units = _units(workloads)
+    queue = deque((index, unit) for index in range(max((_pairs(w) for w in workloads), default=0))
+                  for unit in units if index < _pairs(unit[0]))
     while queue:
-        batch: list[tuple[int, WorkloadConfig, bool]] = []
+        batch: list[tuple[int, list[WorkloadConfig], bool]] = []
         expected_s = 0.0
         while queue and len(batch) < BATCH_RUNS // 2 and (not batch or expected_s < BATCH_S):
-            index, w = queue.popleft()
-            result = results[w.name]
-            if result.failure:
+            index, unit = queue.popleft()
+            live = [w for w in unit if not results[w.name].failure]
+            if not live:
                 continue
-            batch.append((index, w, _reference_first(w.order, index, rng)))
+            result = results[live[0].name]
+            batch.append((index, live, _reference_first(live[0].order, index, rng)))
             expected_s += _last_s(result.reference, result.candidate)
-        groups = [[request(tgt, w, env, "perf" if w.name in perf else None)
-                   for tgt in _sides(first, reference[w.name], candidate[w.name])]
-                  for _, w, first in batch]
-        answers = _spawn_groups(spawner, groups, [w.name for _, w, _ in batch])
-        for (index, w, first_is_ref), raws in zip(batch, answers, strict=True):
-            result = results[w.name]
-            if result.failure or not raws:  # its workload failed earlier in this batch
+        groups = [[_unit_request(tgt, live, env, harnesses, perf)
+                   for tgt in _sides(first, reference[live[0].name], candidate[live[0].name])]
+                  for _, live, first in batch]
+        answers = _spawn_groups(spawner, groups, [_group_key(live[0]) for _, live, _ in batch])
+        for (index, live, first_is_ref), raws in zip(batch, answers, strict=True):
+            if not raws:  # its workload failed earlier in this batch
                 continue
-            result.orders.append("RC" if first_is_ref else "CR")
-            ordered = _sides(first_is_ref, result.reference, result.candidate)
-            sides = _sides(first_is_ref, *arm_keys)
-            for made, (samples, raw) in enumerate(zip(ordered, raws, strict=False), start=1):
-                tick(w.name)
-                if not _accept(result, samples, record(result.noted(raw), w), sides[made - 1]):
-                    planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
-                    break
+            for _ in raws:
+                tick(live[0].name)
+            for w in live:
+                result = results[w.name]
+                if result.failure:
+                    continue
+                result.orders.append("RC" if first_is_ref else "CR")
+                ordered = _sides(first_is_ref, result.reference, result.candidate)
+                sides = _sides(first_is_ref, *arm_keys)
+                for made, (samples, raw) in enumerate(zip(ordered, raws, strict=False), start=1):
+                    run = record(result.noted(raw), w) if w.suite is None else member_record(raw, w)
+                    if not _accept(result, samples, run, sides[made - 1]):
+                        if w is live[0]:
+                            planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
+                        break
     return results
+
+
+def _units(workloads: Sequence[WorkloadConfig]) -> list[list[WorkloadConfig]]:
+    """What one spawn serves, in the workloads' order: a workload alone, or every benchmark
+    of a suite together (where its first one stands)."""
+    units: list[list[WorkloadConfig]] = []
+    suites: dict[str, list[WorkloadConfig]] = {}
+    for w in workloads:
+        if w.suite is None:
+            units.append([w])
+        elif w.suite in suites:
+            suites[w.suite].append(w)
+        else:
+            suites[w.suite] = [w]
+            units.append(suites[w.suite])
+    return units
+
+
+def _unit_request(tgt: Target, live: Sequence[WorkloadConfig], env: Mapping[str, str],
+                  harnesses: Mapping[str, Harness] | None, perf: Set[str]) -> SpawnRequest:
+    """The run of a workload, or of a suite's harness for its benchmarks in ``live``."""
+    w = live[0]
+    if w.suite is not None:
+        if harnesses is None or w.suite not in harnesses:
+            raise ValueError(f"suite {w.suite!r}: no harness given")  # a caller's mistake
+        return suite_request(tgt, live, env, harnesses[w.suite])
+    return request(tgt, w, env, "perf" if w.name in perf else None)
 
 
 def _sides(reference_first: bool, reference: _T, candidate: _T) -> list[_T]:
@@ -286,11 +399,13 @@ def _last_s(*arms: ArmSamples) -> float:
 
 def planned_runs(workloads: Sequence[WorkloadConfig], *, warm: Set[tuple[str, str]] = frozenset(),
                  arm_keys: tuple[str, str] = ("base", "head")) -> int:
-    """How many runs a phase makes: the warm-ups of builds not yet warm, and the pairs."""
+    """How many runs a phase makes: the warm-ups of builds not yet warm, and the pairs (a
+    suite's benchmarks share theirs, and its discovery warmed its builds)."""
     return sum(
-        2 * _pairs(w) + sum(max(1, w.warmup) for key in dict.fromkeys(arm_keys)
-                            if (key, w.name) not in warm)
-        for w in workloads
+        2 * _pairs(unit[0]) + (0 if unit[0].suite is not None else sum(
+            max(1, unit[0].warmup) for key in dict.fromkeys(arm_keys)
+            if (key, unit[0].name) not in warm))
+        for unit in _units(workloads)
     )
 
 
@@ -419,20 +534,28 @@ class Triplets:
 
     def __init__(self, workloads: Sequence[WorkloadConfig], base: Mapping[str, Target],
                  head: Mapping[str, Target], *, spawner: Spawner, env: Mapping[str, str],
-                 seed: int, perf: Set[str] = frozenset()) -> None:
+                 seed: int, perf: Set[str] = frozenset(),
+                 harnesses: Mapping[str, Harness] | None = None) -> None:
         self._by_name = {w.name: w for w in workloads}
         self.perf = set(perf)  # the workloads whose measured runs perf counts
         self.warmup_failed: set[str] = set()  # workloads a warm-up run of which failed
         self._base, self._head = base, head
         self._spawner, self._env = spawner, env
+        self._harnesses = harnesses
         self._rng = random.Random(seed)
         self.results = {w.name: TripletResult() for w in workloads}
         self.runs = 0  # runs made, warm-ups included
+        # A suite's benchmark: how many benchmarks its last run of the harness served (the
+        # run's time is theirs together).
+        self.served: dict[str, int] = {}
 
     def warm_up(self, names: Sequence[str]) -> None:
-        """Each arm's warm-ups (at least one: a fresh build's first run is never kept)."""
+        """Each arm's warm-ups (at least one: a fresh build's first run is never kept); not
+        for a suite's benchmarks, whose discovery made their builds' first runs."""
         for name in names:
             w = self._by_name[name]
+            if w.suite is not None:
+                continue
             for _ in range(max(1, w.warmup)):
                 for tgt in (self._base[name], self._head[name]):
                     if _spawn(self._spawner, tgt, w, self._env).failed:
@@ -442,34 +565,52 @@ class Triplets:
     def rounds(self, names: Sequence[str], index: int, count: int,
                progress: Callable[[str], None] | None = None) -> None:
         """``count`` rounds from round ``index``: one triplet for each named workload still
-        running per round (rounds are the outer loop), sent as one batch."""
-        batch: list[tuple[str, str]] = []
+        running per round (rounds are the outer loop), sent as one batch. A suite's
+        benchmarks share one run of its harness per arm, in the order where its first one
+        stands."""
+        batch: list[tuple[list[str], str]] = []  # (the workloads a group serves, its order)
         for r in range(count):
+            suites: dict[str, list[str]] = {}
             for name in names:
                 if self.results[name].failure:
                     continue
                 w = self._by_name[name]
+                if w.suite is not None and w.suite in suites:
+                    suites[w.suite].append(name)
+                    continue
                 order = (self._rng.choice(TRIPLET_ORDERS) if w.order == "random"
                          else TRIPLET_ORDERS[(index + r) % len(TRIPLET_ORDERS)])
-                batch.append((name, order))
-        groups = [[request(self._base[name] if key in "12" else self._head[name],
-                           self._by_name[name], self._env, "perf" if name in self.perf else None)
+                served = [name]
+                if w.suite is not None:
+                    suites[w.suite] = served
+                batch.append((served, order))
+        groups = [[_unit_request(self._base[served[0]] if key in "12" else self._head[served[0]],
+                                 [self._by_name[n] for n in served], self._env, self._harnesses,
+                                 self.perf)
                    for key in order]
-                  for name, order in batch]
-        answers = _spawn_groups(self._spawner, groups, [name for name, _ in batch])
-        for (name, order), raws in zip(batch, answers, strict=True):
-            w, result = self._by_name[name], self.results[name]
-            if result.failure or not raws:  # its workload failed earlier in this batch
+                  for served, order in batch]
+        answers = _spawn_groups(self._spawner, groups,
+                                [_group_key(self._by_name[served[0]]) for served, _ in batch])
+        for (served, order), raws in zip(batch, answers, strict=True):
+            if not raws:  # its workload failed earlier in this batch
                 continue
-            result.orders.append(order)
-            arms = {"1": result.base, "2": result.again, "H": result.head}
-            for key, raw in zip(order, raws, strict=False):
+            for _ in raws:
                 self.runs += 1
                 if progress is not None:
-                    progress(name)
-                if not _accept(result, arms[key], record(result.noted(raw), w),
-                               "head" if key == "H" else "base"):
-                    break
+                    progress(served[0])
+            for name in served:
+                w, result = self._by_name[name], self.results[name]
+                if result.failure:
+                    continue
+                if w.suite is not None:
+                    self.served[name] = len(served)
+                result.orders.append(order)
+                arms = {"1": result.base, "2": result.again, "H": result.head}
+                for key, raw in zip(order, raws, strict=False):
+                    run = (record(result.noted(raw), w) if w.suite is None
+                           else member_record(raw, w))
+                    if not _accept(result, arms[key], run, "head" if key == "H" else "base"):
+                        break
 
 
 # --- counted runs: instructions apart from the timed ones ----------------------------------

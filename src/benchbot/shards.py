@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 from benchbot import codec
 from benchbot.config import Config, WorkloadConfig
+from benchbot.errors import ConfigError
 from benchbot.model import Benchmark, Family, Results, Shard, ShardInfo
 
 # Parts of a config that may differ between the shards of one comparison: where the file
@@ -51,6 +52,9 @@ def plan(config: Config, shard: Shard | None, measured: Mapping[str, float] | No
     whole = family(config)
     if shard is None:
         return Plan(config=config, family=whole)
+    if config.suites:
+        raise ConfigError(f"{config.path}: a comparison with suites cannot be sharded yet: a "
+                          "suite's benchmarks are known only once its harness has run")
     parts = split(config.workloads, shard.count, measured)
     mine = set(parts[shard.index - 1])
     return Plan(

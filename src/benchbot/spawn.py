@@ -29,6 +29,8 @@ import re
 import select
 import shutil
 import signal
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -36,11 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchbot import counting
+from benchbot import counting, harness
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
 SCAN_LIMIT = 64 << 20
+# In a suite's argv, replaced by the path of a fresh file for the harness's report.
+OUTPUT_MARK = "{output}"
 STDERR_TAIL_BYTES = 4096
 POLL_MAX_MS = 2**31 - 1  # poll() takes a C int of milliseconds
 
@@ -64,6 +68,10 @@ class SpawnRequest:
     # counter read around it; "valgrind", the run made under cachegrind (a counted run,
     # whose time is not a measurement); None: not counted.
     count: str | None = None
+    # A benchmark harness's run (a suite): its report, in this format (harness.FORMATS), is
+    # read from the file an argument's OUTPUT_MARK names, else from its stdout, and parsed
+    # into RawRun.report after the run.
+    harness: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The request as plain JSON values (for the sandboxed worker)."""
@@ -71,7 +79,7 @@ class SpawnRequest:
             "argv": list(self.argv), "cwd": self.cwd, "env": [list(p) for p in self.env],
             "timeout_s": self.timeout_s, "pin": list(self.pin) if self.pin else None,
             "patterns": list(self.patterns), "keep_stdout": self.keep_stdout,
-            "count": self.count,
+            "count": self.count, "harness": self.harness,
         }
 
     @classmethod
@@ -83,7 +91,7 @@ class SpawnRequest:
             timeout_s=float(data["timeout_s"]),
             pin=tuple(data["pin"]) if data.get("pin") else None,
             patterns=tuple(data.get("patterns", ())), keep_stdout=bool(data.get("keep_stdout")),
-            count=data.get("count"),
+            count=data.get("count"), harness=data.get("harness"),
         )
 
 
@@ -103,6 +111,7 @@ class RawRun:
     cycles: int | None = None  # perf, where the CPU counts cycles
     counts_scaled: bool = False  # perf multiplexed the counter: the counts are estimates
     count_error: str | None = None  # why a run asked to be counted was not, in words
+    report: harness.Parsed | None = None  # SpawnRequest.harness: what its report said
 
     @property
     def failed(self) -> bool:
@@ -118,6 +127,7 @@ class RawRun:
             "not_started": self.not_started, "instructions": self.instructions,
             "cycles": self.cycles, "counts_scaled": self.counts_scaled,
             "count_error": self.count_error,
+            "report": None if self.report is None else harness.to_json(self.report),
         }
 
     @classmethod
@@ -132,6 +142,7 @@ class RawRun:
             instructions=_int_or_none(data.get("instructions")),
             cycles=_int_or_none(data.get("cycles")),
             counts_scaled=bool(data.get("counts_scaled")), count_error=data.get("count_error"),
+            report=None if data.get("report") is None else harness.from_json(data["report"]),
         )
 
 
@@ -224,20 +235,32 @@ class ProcessSpawner:
         if self._keep is None:  # before the first run: what is not the runs'
             self._keep = frozenset(process_tree().get(os.getpid(), ()))
             close_on_exec()
-        capture_out = request.keep_stdout and bool(request.patterns)
+        report_dir = None
+        if request.harness is not None and any(OUTPUT_MARK in arg for arg in argv):
+            report_dir = tempfile.mkdtemp(prefix="benchbot-report-")
+            argv = [arg.replace(OUTPUT_MARK, os.path.join(report_dir, "report")) for arg in argv]
+        capture_out = (request.keep_stdout and bool(request.patterns)) or (
+            request.harness is not None and report_dir is None)
         out_fd = _anonymous_file(self._scratch) if capture_out else self._devnull
         err_fd = _anonymous_file(self._scratch)
         try:
             if request.count == "perf":
-                return self._perf_run(request, program, argv, env, out_fd, err_fd)
-            run = self._run(request, program, argv, env, out_fd, err_fd)
+                run = self._perf_run(request, program, argv, env, out_fd, err_fd)
+            else:
+                run = self._run(request, program, argv, env, out_fd, err_fd)
             if request.count == "valgrind":
-                return _counted_by_valgrind(run, self._scratch)
+                run = _counted_by_valgrind(run, self._scratch)
+            if request.harness is not None and run.not_started is None and not run.timed_out:
+                text = (_read(out_fd, harness.TEXT_LIMIT) if report_dir is None
+                        else _report_file(os.path.join(report_dir, "report")))
+                run = dataclasses.replace(run, report=harness.parse(request.harness, text))
             return run
         finally:
             if out_fd != self._devnull:
                 os.close(out_fd)
             os.close(err_fd)
+            if report_dir is not None:
+                shutil.rmtree(report_dir, ignore_errors=True)
 
     def _perf_run(self, request: SpawnRequest, program: str, argv: list[str],
                   env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:
@@ -364,6 +387,22 @@ def _read(fd: int, limit: int | None) -> str:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks).decode(errors="replace")
+
+
+def _report_file(path: str) -> str:
+    """The report a harness wrote to ``path``: a regular file, not followed if the run made
+    it a link (the worker would read what the link points to, not the run); its first
+    harness.TEXT_LIMIT bytes; "" where there is none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return _read(fd, harness.TEXT_LIMIT)
+    finally:
+        os.close(fd)
 
 
 def _which(program: str, env: Mapping[str, str]) -> str | None:

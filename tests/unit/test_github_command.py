@@ -19,6 +19,7 @@ from benchbot.settings import Overrides
     ("/bench\truns=50\u00a0only=sort", BenchCommand(overrides=Overrides(runs=50, only=("sort",)))),  # tab, NBSP
     ("/bench only=sort,sort", BenchCommand(overrides=Overrides(only=("sort",)))),
     ("/bench only=edit_distance,a.b-c", BenchCommand(overrides=Overrides(only=("edit_distance", "a.b-c")))),
+    ("/bench only=core/BM_sort/1024,sum", BenchCommand(overrides=Overrides(only=("core/BM_sort/1024", "sum")))),
     ("/bench parity=0.01", BenchCommand(overrides=Overrides(parity=0.01))),
     ("/bench parity=.5", BenchCommand(overrides=Overrides(parity=0.5))),
     ("/bench parity=1%", BenchCommand(overrides=Overrides(parity=0.01))),
@@ -47,9 +48,10 @@ def test_commands_that_parse(body: str, expected: BenchCommand) -> None:
     ("/bench parity=nan", "`parity=nan`: must be a fraction"),
     ("/bench parity=-0.1", "`parity=-0.1`: must be a fraction"),
     ("/bench confirm=maybe", "`confirm=maybe`: must be on or off"),
-    ("/bench only=", "`only=`: must be workload names"),
-    ("/bench only=a,,b", "`only=a,,b`: must be workload names"),
-    ("/bench only=../etc", "`only=../etc`: must be workload names"),
+    ("/bench only=", "`only=`: must be workload or suite names"),
+    ("/bench only=a,,b", "`only=a,,b`: must be workload or suite names"),
+    ("/bench only=core/../x", "`only=core/../x`: must be workload or suite names"),
+    ("/bench only=../etc", "`only=../etc`: must be workload or suite names"),
     ("/bench colour=blue", "unknown option `colour`"),
     ("/bench RUNS=50", "unknown option `RUNS`"),
     ("/bench runs=10 runs=20", "`runs` is given twice"),
@@ -58,7 +60,7 @@ def test_commands_that_parse(body: str, expected: BenchCommand) -> None:
     ("/bench $(touch /tmp/pwned)", "`$(touch` is not an option"),
     ("/bench `id`", "`?id?` is not an option"),
     ("/bench runs=50 && curl evil", "`&&` is not an option"),
-    ("/bench only=sort|sh", "`only=sort|sh`: must be workload names"),
+    ("/bench only=sort|sh", "`only=sort|sh`: must be workload or suite names"),
     ("/bench runs=10\x00", "`runs=10?`: must be a whole number"),
 ])
 def test_commands_that_are_refused(body: str, problem: str) -> None:

@@ -31,6 +31,7 @@ from benchbot.model import (
     PhaseRuns,
     Results,
     Revision,
+    SuiteRecord,
 )
 from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
 
@@ -264,6 +265,24 @@ class ShardsView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteView:
+    """A suite as a report tells it: what was compared, what one arm alone reported."""
+
+    name: str
+    format: str
+    compared: int
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    not_found: tuple[str, ...]
+    failure: str | None
+    # Every round ran the whole suite though some benchmarks had settled: a filter would
+    # have run fewer.
+    filter_hint: bool
+
+    SHOWN = 20  # names listed of added or removed benchmarks; the rest are counted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportView:
     """Everything a markdown or HTML report shows."""
 
@@ -300,6 +319,7 @@ class ReportView:
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
+    suites: tuple[SuiteView, ...] = ()  # the harnesses' suites, in the config's order
 
     @property
     def has_counts(self) -> bool:
@@ -393,7 +413,17 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
         uncounted=tuple((letter, why) for why, letter in whys.items()),
+        suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
     )
+
+
+def _suite_view(doc: Results, suite: SuiteRecord) -> SuiteView:
+    pairs = {b.measuring.pairs for b in doc.benchmarks
+             if b.name.startswith(suite.name + "/") and b.measuring is not None}
+    return SuiteView(name=suite.name, format=suite.format, compared=len(suite.benchmarks),
+                     added=suite.added, removed=suite.removed, not_found=suite.not_found,
+                     failure=suite.failure,
+                     filter_hint=not suite.filtered and len(pairs) > 1)
 
 
 def _has_note(bench: Benchmark) -> bool:

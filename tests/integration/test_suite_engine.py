@@ -1,0 +1,201 @@
+"""Suites through the real engine: a C harness speaking the JSON-lines protocol, built in
+real worktrees, run in the sandbox the config asks for (the real harnesses' own tests are
+in test_suites.py)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from benchbot import engine
+from benchbot.errors import ConfigError
+from benchbot.model import Results, Shard
+from benchbot.results import to_json as as_json
+from benchbot.settings import Overrides
+from tests.conftest import MakeRepo
+
+# A harness of three benchmarks: each times 20 calls of a loop and prints its time per
+# call. It runs the benchmarks its arguments name (all without any), logs its argv to
+# $LOG, writes its report to the file after --out where one is given, and misbehaves as
+# MODE in scale.h says.
+HARNESS_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "scale.h"
+static volatile unsigned long sink;
+static FILE *out;
+static void work(long n) { unsigned long s = 0; for (long i = 0; i < n; i++) s += (unsigned long)i * 2654435761u; sink = s; }
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
+static int wanted(const char *name, int argc, char **argv) {
+  int named = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--out")) { i++; continue; }
+    named = 1;
+    if (!strcmp(argv[i], name)) return 1;
+  }
+  return !named;
+}
+static void bench(const char *name, long n, int argc, char **argv) {
+  if (!wanted(name, argc, argv)) return;
+  double t0 = now(); for (int k = 0; k < 20; k++) work(n); double t = (now() - t0) / 20;
+  fprintf(out, "{\"name\": \"%s\", \"value\": %.1f, \"unit\": \"ns\"}\n", name, t);
+}
+int main(int argc, char **argv) {
+  out = stdout;
+  for (int i = 1; i + 1 < argc; i++) if (!strcmp(argv[i], "--out")) out = fopen(argv[i + 1], "w");
+  const char *log = getenv("LOG");
+  if (log) { FILE *f = fopen(log, "a"); for (int i = 1; i < argc; i++) fprintf(f, "%s ", argv[i]); fprintf(f, "\n"); fclose(f); }
+  if (MODE == 1 && argc == 1) { fprintf(stderr, "boom: the harness broke\n"); return 3; }
+  if (MODE == 2) { fprintf(out, "<script>alert(1)</script> | not json\n"); return 0; }
+  bench("add", 150000, argc, argv);
+  bench("mul/8", (long)(150000 * SCALE), argc, argv);
+  bench("copy[x]", 100000, argc, argv);
+  if (EXTRA) bench("new one", 50000, argc, argv);
+  return 0;
+}
+"""
+
+
+def _scale(scale: float = 1.0, mode: int = 0, extra: int = 0) -> str:
+    return f"#define SCALE {scale}\n#define MODE {mode}\n#define EXTRA {extra}\n"
+
+
+def _config(log: Path, *, run: str = "['./bench']", extra: str = "") -> str:
+    return (
+        "version: 1\n"
+        "build: cc -O1 -o bench bench.c\n"
+        f"sandbox: {{writable: ['{log.parent}']}}\n"
+        "budget: 2m\n"
+        "suites:\n"
+        "  - name: core\n"
+        f"    run: {run}\n"
+        "    format: jsonl\n"
+        f"    env: {{LOG: '{log}'}}\n"
+        "    max_runs: 300\n"
+        f"{extra}"
+    )
+
+
+def _compare(repo: Path, **over: object) -> dict:
+    doc: Results = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                                 overrides=Overrides(**over)))  # type: ignore[arg-type]
+    return as_json(doc)
+
+
+def _verdicts(doc: dict) -> dict[str, str]:
+    return {b["name"]: b["verdict"]["outcome"] for b in doc["benchmarks"]}
+
+
+def test_each_benchmark_of_a_suite_is_judged_and_the_filter_runs_only_the_unsettled(
+        make_repo: MakeRepo, tmp_path: Path, validate) -> None:
+    log = tmp_path / "argv.log"
+    repo = make_repo({"benchbot.yml": _config(log, extra="    filter: ['{name}']\n"),
+                      "bench.c": HARNESS_C, "scale.h": _scale()},
+                     {"scale.h": _scale(1.6)})
+    doc = _compare(repo)
+    validate(doc)
+    verdicts = _verdicts(doc)
+    assert verdicts["core/mul/8"] == "slower"  # 1.6x the work
+    assert verdicts["core/add"] in ("level", "inconclusive")
+    assert verdicts["core/copy[x]"] in ("level", "inconclusive")
+    bench = {b["name"]: b for b in doc["benchmarks"]}
+    assert bench["core/mul/8"]["verdict"]["ratio"] == pytest.approx(1.6, rel=0.1)
+    assert bench["core/add"]["counts"]["method"] is None  # a process's count is no one benchmark's
+    assert "memory" not in bench["core/add"]  # nor is its peak memory
+    [suite] = doc["suites"]
+    assert suite["benchmarks"] == ["add", "mul/8", "copy[x]"] and suite["filtered"] is True
+    calls = [line.split() for line in log.read_text().splitlines()]
+    assert calls[0] == [] and calls[1] == []  # discovery: the whole suite once per arm
+    # Later rounds name only the benchmarks still measuring, once they differ from all.
+    pairs = {name: b["measuring"]["pairs"] for name, b in bench.items()}
+    if len(set(pairs.values())) > 1:
+        assert any(0 < len(c) < 3 for c in calls[2:])
+    # Every process served all its benchmarks in one go: far fewer starts than the
+    # benchmarks' runs together (three arms a round).
+    assert len(calls) - 2 <= 3 * max(pairs.values()) + 3
+
+
+def test_a_benchmark_in_one_arm_only_is_added_not_compared_and_output_goes_to_a_file(
+        make_repo: MakeRepo, tmp_path: Path, validate) -> None:
+    log = tmp_path / "argv.log"
+    repo = make_repo({"benchbot.yml": _config(log, run="['./bench', '--out', '{output}']"),
+                      "bench.c": HARNESS_C, "scale.h": _scale()},
+                     {"scale.h": _scale(1.6, extra=1)})
+    doc = _compare(repo)
+    validate(doc)
+    assert set(_verdicts(doc)) == {"core/add", "core/mul/8", "core/copy[x]"}
+    assert _verdicts(doc)["core/mul/8"] == "slower"
+    [suite] = doc["suites"]
+    assert suite["added"] == ["new one"] and suite["removed"] == []
+    assert suite["filtered"] is False
+    args = log.read_text().split()
+    assert args[0] == "--out" and args[1].endswith("/report") and "{output}" not in args[1]
+
+
+@pytest.mark.parametrize("mode, code, quoted", [
+    (1, "run_failed", "boom: the harness broke"),
+    (2, "no_metric", "<script>alert(1)</script>"),
+])
+def test_a_broken_harness_is_one_invalid_workload_and_the_others_are_judged(
+        make_repo: MakeRepo, tmp_path: Path, validate, mode: int, code: str, quoted: str) -> None:
+    log = tmp_path / "argv.log"
+    config = _config(log) + ("workloads:\n"
+                             "  - name: plain\n"
+                             "    run: ['./bench', 'add']\n"
+                             "    runs: 10\n")
+    repo = make_repo({"benchbot.yml": config, "bench.c": HARNESS_C, "scale.h": _scale()},
+                     {"scale.h": _scale(mode=mode)})
+    results = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+    doc = as_json(results)
+    validate(doc)
+    bench = {b["name"]: b for b in doc["benchmarks"]}
+    assert bench["core"]["verdict"]["outcome"] == "invalid"
+    assert bench["core"]["verdict"]["reason_code"] == code
+    assert quoted in bench["core"]["verdict"]["reason"]
+    assert "the head run" in bench["core"]["verdict"]["reason"]
+    assert bench["plain"]["verdict"]["outcome"] != "invalid"  # its own runs are fine
+    [suite] = doc["suites"]
+    assert quoted in suite["failure"]
+    from benchbot import results as results_file
+    from benchbot.report.render import render
+    from benchbot.report.view import build_view
+
+    assert results_file.parse(json.loads(json.dumps(doc))) == results  # the file reads back
+    for fmt in ("markdown", "html"):
+        assert "<script>" not in render(build_view(results), fmt)  # escaped wherever shown
+
+
+def test_only_picks_one_benchmark_of_a_suite(make_repo: MakeRepo, tmp_path: Path) -> None:
+    log = tmp_path / "argv.log"
+    repo = make_repo({"benchbot.yml": _config(log), "bench.c": HARNESS_C, "scale.h": _scale()},
+                     {"scale.h": _scale(1.6)})
+    doc = _compare(repo, only=("core/mul/8", "core/nope"))
+    assert set(_verdicts(doc)) == {"core/mul/8"}
+    assert doc["suites"][0]["not_found"] == ["nope"]
+
+
+def test_a_comparison_with_suites_is_not_sharded(make_repo: MakeRepo, tmp_path: Path) -> None:
+    repo = make_repo({"benchbot.yml": _config(tmp_path / "log"), "bench.c": HARNESS_C,
+                      "scale.h": _scale()}, {"scale.h": _scale(1.6)})
+    with pytest.raises(ConfigError, match="cannot be sharded"):
+        engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                      shard=Shard(index=1, count=2)))
+
+
+def test_the_filter_is_built_from_names_as_data(tmp_path: Path) -> None:
+    from benchbot.runner import filter_argv
+
+    names = ["a; rm -rf /", "$(x)", "{regex}", "b/c"]
+    argv = filter_argv(["--only", "{name}", "--re={regex}"], "jsonl", names)
+    assert argv[:5] == ["--only", *names]
+    import re
+
+    pattern = argv[5].removeprefix("--re=")
+    assert all(re.fullmatch(pattern, n) for n in names)
+    assert not re.fullmatch(pattern, "a") and not re.fullmatch(pattern, "b/cd")
+    assert shlex.join(argv)  # an argv, never a command line: no shell is involved
