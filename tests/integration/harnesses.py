@@ -45,6 +45,9 @@ PY_PLANTED_WORK = 3000
 # fixed pairs a phase (A/A, A/B, then the confirmation of what A/B called) are enough to
 # call it. Measuring sequentially would take more: a change is called from 51 pairs on.
 SETTINGS: Mapping[str, str] = {"parity": "0.1", "runs": "10", "timeout": "60s"}
+# For the harnesses whose run takes a tenth of a second or less: 20 pairs a phase cost a
+# few seconds and leave the unchanged benchmarks level more often than inconclusive.
+FAST_SETTINGS: Mapping[str, str] = {**SETTINGS, "runs": "20"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,7 +156,7 @@ def google_benchmark(make_repo: MakeRepo, *, settings: Mapping[str, str] | None 
         filter_=("--benchmark_filter={regex}",),
         base={"bench.cc": _gb_source(BASE_WORK)}, head={"bench.cc": _gb_source(PLANTED_WORK)},
         expected={"BM_Hash": "slower", "BM_Sum": "unchanged", "BM_Fill/64": "unchanged"},
-        settings=settings, top=top, name=name,
+        settings=FAST_SETTINGS if settings is None else settings, top=top, name=name,
     )  # fmt: skip
 
 
@@ -238,7 +241,7 @@ def go(make_repo: MakeRepo, *, settings: Mapping[str, str] | None = None,
         base={"go.mod": GO_MOD, "work.go": _go_source(BASE_WORK), "work_test.go": GO_TEST},
         head={"work.go": _go_source(PLANTED_WORK)},
         expected={"BenchmarkHash": "slower", "BenchmarkSum": "unchanged", "BenchmarkFill": "unchanged"},
-        settings=settings, top=top, name=name,
+        settings=FAST_SETTINGS if settings is None else settings, top=top, name=name,
     )  # fmt: skip
 
 
@@ -404,12 +407,14 @@ def pyperf(make_repo: MakeRepo, *, settings: Mapping[str, str] | None = None,
            top: Mapping[str, str] | None = None, name: str = "pyperfbench",
            python: str = sys.executable) -> Project:
     """A pyperf script: ``hash`` (planted), ``sum``, ``fill``. ``--fast`` still takes 20 s
-    on two cores (10 worker processes, loops calibrated); one worker (``-p 1``) of 3
-    values after 1 warm-up, 16 loops each, takes about 0.4 s. pyperf refuses an ``-o``
-    file that exists already."""
+    on two cores (10 worker processes, loops calibrated); one worker (``-p 1``) of 40
+    values of 2 loops after 2 warm-ups takes 0.5-1 s. Many short values rather than a few
+    long ones: pyperf's median then shrugs off the moments a loaded machine takes the CPU
+    away (3 values of 16 loops read the same build 30% apart from one run to the next).
+    pyperf refuses an ``-o`` file that exists already."""
     return _project(
         make_repo, suite="perf", fmt="pyperf", build="true",
-        run=(python, "bench.py", "-o", "{output}", "-q", "-p", "1", "-n", "3", "-w", "1", "-l", "16"),
+        run=(python, "bench.py", "-o", "{output}", "-q", "-p", "1", "-n", "40", "-w", "2", "-l", "2"),
         filter_=(),
         base={"bench.py": _pyperf_source(PY_BASE_WORK)}, head={"bench.py": _pyperf_source(PY_PLANTED_WORK)},
         expected={"hash": "slower", "sum": "unchanged", "fill": "unchanged"},
