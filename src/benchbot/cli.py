@@ -106,6 +106,9 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
                    "(default: the config's max_runs, else 1000)")
     c.add_argument("--only", type=argparse_type("only"), default=None, metavar="A,B",
                    help="only these workloads")
+    c.add_argument("--all", dest="all", action="store_const", const=True, default=None,
+                   help="measure every workload, also those whose paths: the change does not "
+                   "touch (default: skip them as not affected)")
     c.add_argument("--parity", type=argparse_type("parity"), default=None,
                    help="differences below this fraction are level (0.01 or 1%%)")
     c.add_argument("--no-confirm", dest="confirm", action="store_const", const=False, default=None,
@@ -164,6 +167,7 @@ def overrides(args: argparse.Namespace) -> Overrides:
         parity=getattr(args, "parity", None), confirm=getattr(args, "confirm", None),
         aa=getattr(args, "aa", None), seed=getattr(args, "seed", None), fail_on=args.fail_on,
         budget=getattr(args, "budget", None), max_runs=getattr(args, "max_runs", None),
+        all=getattr(args, "all", None),
     )
 
 

@@ -48,6 +48,7 @@ from benchbot.settings import (
     designs,
     duration_words,
 )
+from benchbot.skipping import GlobError, check_glob
 from benchbot.yamlnode import Doc, Read, compose, join, line, parse_duration, suggest
 
 __all__ = ["DEFAULT_PATHS", "AAConfig", "Config", "GithubConfig", "SandboxConfig",
@@ -109,6 +110,9 @@ class WorkloadConfig:
     # How instructions are counted (benchbot.counting): auto, perf, valgrind or off.
     counts: CountsMode = "auto"
     memory_parity: float = DEFAULT_MEMORY_PARITY  # the peak-RSS verdict's parity
+    # Globs of the files that can affect the workload (benchbot.skipping): a change that
+    # touches none of them skips it. None: always measured.
+    paths: tuple[str, ...] | None = None
     line: int = 0
     # One benchmark of a suite (benchbot.suites): the suite's name and the harness's own name
     # for it, and what selects it in the harness's filter. None for a workload of its own.
@@ -213,7 +217,8 @@ class Config:
         """This config with ``over`` put over it. ``runs`` measures every workload a fixed
         number of pairs; a ``budget`` or ``max_runs`` without it measures every workload
         sequentially, also those the config gives ``runs``. ``only`` names workloads,
-        suites (all their benchmarks) or ``suite/benchmark``."""
+        suites (all their benchmarks) or ``suite/benchmark``; ``all`` drops every
+        workload's and suite's ``paths``, so that none is skipped as not affected."""
         workloads, suites = (self.workloads, self.suites) if over.only is None \
             else self._only(over.only)
         keep_runs = over.runs is None and not over.sequential
@@ -222,7 +227,8 @@ class Config:
             return dataclasses.replace(
                 w, runs=w.runs if keep_runs else over.runs,
                 parity=w.parity if over.parity is None else over.parity,
-                max_runs=w.max_runs if over.max_runs is None else over.max_runs)
+                max_runs=w.max_runs if over.max_runs is None else over.max_runs,
+                paths=None if over.all else w.paths)
 
         return dataclasses.replace(
             self, workloads=tuple(overridden(w) for w in workloads),
@@ -486,6 +492,25 @@ def _pass_env(doc: Doc, node: Node, key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _glob(doc: Doc, node: Node, key: str) -> str:
+    value = doc.string(node, key)
+    try:
+        return check_glob(value)
+    except GlobError as exc:
+        doc.fail(node, key, f"{value!r} {exc}")
+
+
+def _paths(doc: Doc, node: Node, key: str) -> tuple[str, ...]:
+    if not isinstance(node, SequenceNode):
+        doc.fail(node, key, 'must be a list of globs, e.g. ["src/**", "Makefile"], got '
+                            + doc.describe(node))
+    if not node.value:
+        doc.fail(node, key, "is empty, so no change could ever affect the workload; list the "
+                            "files that can, or leave paths out to always measure it")
+    globs = _list(_glob, {}).read(doc, node, key)
+    return tuple(dict.fromkeys(globs))
+
+
 # --- the tables ------------------------------------------------------------------------------
 
 
@@ -597,6 +622,14 @@ SETTINGS = Section((
                                         "exclusiveMaximum": 1}),
         "The smallest change of peak memory (max RSS) that matters, as a fraction: the "
         "memory verdict's parity."),
+    Key("paths", _optional(Kind(_paths, {"type": "array", "minItems": 1,
+                                         "items": {"type": "string", "minLength": 1}}, list)),
+        "Globs of the files that can affect the workload, relative to the repository root "
+        "(gitignore-like: * within a path segment, ** across segments, a glob without / "
+        "matches that name at any depth, a trailing / a directory and everything below it). "
+        "When a change touches none of them the workload is skipped as not affected (shown "
+        "in the report); left out, it is always measured. --all and /bench all measure it "
+        "anyway."),
 ), WorkloadConfig)
 
 WORKLOAD = Section((

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot import counting, gitops, machine, procs, sandbox, shards
+from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping
 from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError
 from benchbot.findconfig import read_config
@@ -30,6 +30,7 @@ from benchbot.model import (
     Revision,
     SandboxInfo,
     Shard,
+    Skipped,
 )
 from benchbot.runner import ProcessSpawner, Spawner, Target, target
 from benchbot.settings import Overrides
@@ -94,9 +95,10 @@ class _Plan:
     git_dir: Path  # its .git directory, shared by the worktrees
     base: Revision
     head: Revision
-    whole: Config  # every workload, with the user's overrides applied
+    whole: Config  # every workload measured, with the user's overrides applied
     part: shards.Plan  # what this machine measures (the whole, unless --shard)
     seed: int
+    skipped: tuple[Skipped, ...] | None = None  # not affected by the change (``paths``)
 
     @property
     def config(self) -> Config:
@@ -112,13 +114,33 @@ def _resolve(request: Request) -> _Plan:
     else:
         base_sha, head_sha = gitops.resolve_all(repo, [request.base, request.head])
     whole = _read_config(request, repo, base_sha)
+    if request.resolve_merge_base and whole.base == "merge-base":
+        base_sha = gitops.merge_base(repo, base_sha, head_sha)
+    whole, skipped = _skip_unaffected(repo, whole, base_sha, head_sha)
     part = shards.plan(whole, request.shard, request.shard_costs)
     check_pins(part.config)
-    if request.resolve_merge_base and part.config.base == "merge-base":
-        base_sha = gitops.merge_base(repo, base_sha, head_sha)
     seed = part.config.seed if part.config.seed is not None else secrets.randbits(32)
     return _Plan(repo=repo, git_dir=git_dir, base=Revision(ref=request.base, sha=base_sha),
-                 head=Revision(ref=head_ref, sha=head_sha), whole=whole, part=part, seed=seed)
+                 head=Revision(ref=head_ref, sha=head_sha), whole=whole, part=part, seed=seed,
+                 skipped=skipped)
+
+
+def _skip_unaffected(repo: Path, config: Config, base_sha: str,
+                     head_sha: str) -> tuple[Config, tuple[Skipped, ...] | None]:
+    """The config without the workloads the change cannot affect, and those (None when
+    none is skipped). Done before the split into shards, which every shard computes from
+    the same two commits alike: a skipped workload is in no shard and in no family of
+    the error control, since it is not compared."""
+    units = [*config.workloads, *(s.settings for s in config.suites)]  # a suite as a whole
+    if all(w.paths is None for w in units):
+        return config, None  # no git process for a config without paths
+    skipped = skipping.unaffected(units, gitops.changed_files(repo, base_sha, head_sha))
+    if not skipped:
+        return config, None
+    names = {s.name for s in skipped}
+    return dataclasses.replace(
+        config, workloads=tuple(w for w in config.workloads if w.name not in names),
+        suites=tuple(s for s in config.suites if s.name not in names)), skipped
 
 
 def compare(
@@ -175,15 +197,22 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
             config=parts.pop("config", plan.whole), base=plan.base, head=plan.head, seed=plan.seed,
             repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
             config_file=str(request.config_path.resolve()) if request.config_path else None,
-            family=part.family, shard=part.shard, config_digest=part.digest, **parts,
+            family=part.family, shard=part.shard, config_digest=part.digest,
+            skipped=plan.skipped, **parts,
         )  # fmt: skip
 
+    if plan.skipped:
+        reporter.note(f"skipped, not affected by this change (paths): "
+                      f"{', '.join(s.name for s in plan.skipped)}")
     if part.shard is not None:
         reporter.note(f"shard {request.shard}: {len(config.workloads)} of "
                       f"{len(plan.whole.workloads)} workloads")
-        if not config.workloads:  # nothing to build or measure: say so in a file of its own
-            return document(workloads=[], environment=machine.finish(machine.snapshot()),
-                            aa=AASummary(status="skipped", abort_fraction=config.aa.abort_fraction))
+    if not config.workloads and not config.suites:
+        # Nothing to build or measure (every workload skipped, or a shard the split gave
+        # none): no worktree, no build, none of the change's code runs; a file of its own
+        # says so.
+        return document(workloads=[], environment=machine.finish(machine.snapshot()),
+                        aa=AASummary(status="skipped", abort_fraction=config.aa.abort_fraction))
     source = os.environ if source_env is None else source_env
     probing.join()
     box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only,

@@ -29,8 +29,10 @@ def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(extra or {})}
 
 
-def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
-    """Run one git command in ``repo`` and return its stdout, stripped.
+def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+        strip: bool = True) -> str:
+    """Run one git command in ``repo`` and return its stdout, stripped (unless ``strip``
+    is false: ``-z`` output, whose names may begin or end with a space).
 
     ``env`` adds to the environment. Raises GitError with git's own message when
     ``check`` is true and git fails.
@@ -41,6 +43,7 @@ def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
             cwd=repo,
             capture_output=True,
             text=True,
+            errors="surrogateescape",  # a file name need not be UTF-8
             check=False,
             env=_env(env),
         )
@@ -52,7 +55,7 @@ def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | Non
         message = proc.stderr.strip().splitlines()
         detail = message[-1] if message else f"exit {proc.returncode}"
         raise GitError(f"git {' '.join(args)} (in {repo}): {detail}")
-    return proc.stdout.strip()
+    return proc.stdout.strip() if strip else proc.stdout
 
 
 def toplevel(repo: Path) -> Path:
@@ -156,6 +159,18 @@ def snapshot(repo: Path) -> str:
 def merge_base(repo: Path, a: str, b: str) -> str:
     """Return the merge-base of two commits."""
     return git(repo, "merge-base", a, b)
+
+
+def changed_files(repo: Path, base: str, head: str) -> tuple[str, ...]:
+    """The files that differ between commits ``base`` and ``head``, relative to the
+    repository root, each once, sorted. A rename counts as both names (``--no-renames``:
+    the old name deleted, the new one added), whatever ``diff.renames`` says; a
+    submodule counts as its path."""
+    for rev in (base, head):
+        _check_rev(rev)
+    out = git(repo, "-c", "core.quotePath=false", "diff", "--name-only", "-z", "--no-renames",
+              "--no-ext-diff", "--no-textconv", base, head, "--", strip=False)
+    return tuple(sorted({name for name in out.split("\0") if name}))
 
 
 def show_file(repo: Path, sha: str, path: str) -> bytes | None:

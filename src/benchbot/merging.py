@@ -60,6 +60,7 @@ _SAME: tuple[tuple[str, Callable[[Results], object]], ...] = (
     ("the family of workloads", lambda d: d.settings.family),
     ("the config (its digest)", lambda d: d.settings.config_digest),
     ("the split of the workloads", lambda d: d.shard.plan if d.shard else None),
+    ("the workloads skipped as not affected", lambda d: d.skipped),
 )
 
 

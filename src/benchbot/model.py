@@ -491,6 +491,16 @@ class FailedShard:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Skipped:
+    """A workload left out of the measuring, and why: ``not affected`` (its ``paths``
+    cover none of the files the change touches; benchbot.skipping)."""
+
+    name: str
+    why: str
+    paths: tuple[str, ...] = ()  # the globs that named what can affect it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Results:
     """A whole results file (schema_version 1): it explains its own verdicts."""
 
@@ -516,6 +526,9 @@ class Results:
     failed_shards: tuple[FailedShard, ...] | None = omitted_when_none(default=None)
     unmeasured: tuple[str, ...] | None = omitted_when_none(default=None)
     suites: tuple[SuiteRecord, ...] | None = omitted_when_none(default=None)
+    # Workloads not measured because the change cannot affect them (``paths``); shown in
+    # every report. None: none was skipped.
+    skipped: tuple[Skipped, ...] | None = omitted_when_none(default=None)
 
     @property
     def is_incomplete(self) -> bool:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+import secrets
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib import resources
@@ -40,6 +42,7 @@ from benchbot.model import (
     RunSettings,
     SandboxInfo,
     ShardInfo,
+    Skipped,
     SuiteRecord,
     Summary,
     ToolInfo,
@@ -53,6 +56,7 @@ SCHEMA_VERSION = 1
 #       shards, missing_shards, failed_shards, unmeasured and benchmarks[].machine
 #     + suites; benchmarks[].name may be <suite>/<benchmark>; samples_ns may be
 #       fractional (a harness's time per iteration)
+#     + skipped (workloads a change cannot affect, by their paths)
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -194,9 +198,11 @@ def build(
     shard: ShardInfo | None = None,
     config_digest: str | None = None,
     suites: Sequence[SuiteRecord] = (),
+    skipped: Sequence[Skipped] | None = None,
 ) -> Results:
     """Assemble the results document (``shard``: the share of the comparison it holds;
-    ``suites``: what each suite's harness reported)."""
+    ``suites``: what each suite's harness reported; ``skipped``: the workloads not
+    measured because the change cannot affect them)."""
     benchmarks = tuple(benchmark(w) for w in workloads)
     first = config.workloads[0] if config.workloads else WorkloadConfig(name="none", run=("none",))
     sequential = any(w.runs is None for w in config.workloads)
@@ -225,6 +231,7 @@ def build(
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
         sandbox=sandbox, shard=shard, suites=tuple(suites) or None,
+        skipped=tuple(skipped) if skipped else None,
     )
 
 
@@ -235,8 +242,30 @@ def to_json(results: Results) -> dict[str, Any]:
 
 
 def dumps(results: Results) -> str:
-    """Serialise a results document (no NaN: JSON has none)."""
-    return json.dumps(to_json(results), indent=2, allow_nan=False) + "\n"
+    """Serialise a results document (no NaN: JSON has none): indented, each list of
+    numbers (the runs) on a line of its own, so that a file of 500 workloads' runs is a
+    fifth of the size it would be with a line per number, and written in a fifth the time."""
+    lists: list[str] = []
+    document = to_json(results)
+    nonce = secrets.token_hex(8)  # the markers' own: no text of the document holds it
+    text = json.dumps(_numbers_marked(document, lists, nonce), indent=2, allow_nan=False)
+    if text.count(nonce) != len(lists):  # some text does: written the plain way
+        return json.dumps(document, indent=2, allow_nan=False) + "\n"
+    marker = re.compile(rf'"{nonce}:(\d+)"')
+    return marker.sub(lambda m: lists[int(m.group(1))], text) + "\n"
+
+
+def _numbers_marked(value: Any, lists: list[str], nonce: str) -> Any:
+    """``value`` with each list of two or more numbers replaced by a marker, its text
+    kept in ``lists``."""
+    if isinstance(value, dict):
+        return {k: _numbers_marked(v, lists, nonce) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) > 1 and all(type(v) is int or type(v) is float for v in value):
+            lists.append(json.dumps(value, allow_nan=False))
+            return f"{nonce}:{len(lists) - 1}"
+        return [_numbers_marked(v, lists, nonce) for v in value]
+    return value
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -295,11 +324,74 @@ def validation_error(document: Any) -> str | None:
     """The first place where ``document`` breaks the results schema, in one line, or None."""
     import jsonschema.exceptions  # imported here: a compare never validates (100 ms saved)
 
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(_sampled(document)))
     if error is None:
         return None
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     return f"{where.lstrip('.') or '(top level)'}: {_clip(error.message)}"
+
+
+def _sampled(document: Any) -> Any:
+    """``document`` with each run's list that holds only what the schema allows in it cut
+    to its first item: jsonschema checks items one by one, a minute for a file of 500
+    workloads' runs, and this check is the same for those lists. A list that breaks the
+    rule is kept whole, so the error names its item as before. The lists: the schema's
+    ``arm`` properties (arrays of integers from 0, or of numbers)."""
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+        return document
+    out = dict(document)
+    out["benchmarks"] = [_sampled_benchmark(b) for b in document["benchmarks"]]
+    return out
+
+
+def _sampled_benchmark(bench: Any) -> Any:
+    if not isinstance(bench, dict):
+        return bench
+    out = dict(bench)
+    if isinstance(bench.get("arms"), dict):
+        out["arms"] = {k: _sampled_arm(a) for k, a in bench["arms"].items()}
+    if isinstance(bench.get("phases"), dict):
+        out["phases"] = {
+            name: {**p, "arms": {k: _sampled_arm(a) for k, a in p["arms"].items()}}
+            if isinstance(p, dict) and isinstance(p.get("arms"), dict) else p
+            for name, p in bench["phases"].items()}
+    return out
+
+
+def _sampled_arm(arm: Any) -> Any:
+    if not isinstance(arm, dict):
+        return arm
+    out = dict(arm)
+    for key, kind in _arm_lists().items():
+        values = arm.get(key)
+        if isinstance(values, list) and len(values) > 1 and all(map(kind, values)):
+            out[key] = values[:1]
+    return out
+
+
+def _natural(v: Any) -> bool:
+    """An integer from 0, as JSON Schema counts integers (1.0 is one: samples_ns are
+    written as floats)."""
+    return (type(v) is int or (type(v) is float and v.is_integer())) and v >= 0
+
+
+def _number(v: Any) -> bool:
+    return type(v) is int or type(v) is float
+
+
+@functools.cache
+def _arm_lists() -> dict[str, Callable[[Any], bool]]:
+    """The schema's arm lists whose items are checked here (the rest go to jsonschema)."""
+    kinds: dict[str, Callable[[Any], bool]] = {}
+    for key, spec in schema()["$defs"]["arm"]["properties"].items():
+        if set(spec) - {"type", "items", "description"} or spec.get("type") != "array":
+            continue
+        items = spec.get("items")
+        if items == {"type": "integer", "minimum": 0}:
+            kinds[key] = _natural
+        elif items == {"type": "number"}:
+            kinds[key] = _number
+    return kinds
 
 
 def _clip(text: str, limit: int = 160) -> str:

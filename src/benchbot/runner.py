@@ -177,13 +177,30 @@ def suite_request(tgt: Target, members: Sequence[WorkloadConfig], env: Mapping[s
                         timeout_s=w.timeout_s, pin=w.pin, harness=how.format)
 
 
-def member_record(raw: RawRun, w: WorkloadConfig) -> RunRecord:
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """A harness run's report, indexed: its entries and failures by benchmark name."""
+
+    entries: dict[str, harness.Entry]
+    failed: dict[str, str]
+
+
+def _said(raw: RawRun) -> _Said:
+    report = raw.report
+    if report is None:
+        return _Said({}, {})
+    return _Said({e.name: e for e in report.entries}, dict(report.failed))
+
+
+def member_record(raw: RawRun, w: WorkloadConfig, said: _Said | None = None) -> RunRecord:
     """One benchmark's figure from a run of its suite's harness: the value its report gives
     for it, or why there is none (the run failed, the report could not be read, the harness
-    said the benchmark failed, or it did not report it)."""
+    said the benchmark failed, or it did not report it). ``said``: the run's report indexed
+    once for all the benchmarks it serves."""
     report = raw.report
-    failed = dict(report.failed) if report is not None else {}
-    entry = None if report is None else next((e for e in report.entries if e.name == w.bench), None)
+    said = said or _said(raw)
+    failed = said.failed
+    entry = said.entries.get(w.bench or "")
     failure: RunFailure | None = None
     error = None
     if w.bench in failed:
@@ -342,6 +359,7 @@ def run_phase(
                 continue
             for _ in raws:
                 tick(live[0].name)
+            said = [_said(raw) for raw in raws] if live[0].suite is not None else []
             for w in live:
                 result = results[w.name]
                 if result.failure:
@@ -350,7 +368,8 @@ def run_phase(
                 ordered = _sides(first_is_ref, result.reference, result.candidate)
                 sides = _sides(first_is_ref, *arm_keys)
                 for made, (samples, raw) in enumerate(zip(ordered, raws, strict=False), start=1):
-                    run = record(result.noted(raw), w) if w.suite is None else member_record(raw, w)
+                    run = (record(result.noted(raw), w) if w.suite is None
+                           else member_record(raw, w, said[made - 1]))
                     if not _accept(result, samples, run, sides[made - 1]):
                         if w is live[0]:
                             planned -= 2 * (_pairs(w) - index) - made  # keep the ETA honest
@@ -598,6 +617,8 @@ class Triplets:
                 self.runs += 1
                 if progress is not None:
                     progress(served[0])
+            said = [_said(raw) for raw in raws] if len(served) > 1 or \
+                self._by_name[served[0]].suite is not None else []
             for name in served:
                 w, result = self._by_name[name], self.results[name]
                 if result.failure:
@@ -606,9 +627,9 @@ class Triplets:
                     self.served[name] = len(served)
                 result.orders.append(order)
                 arms = {"1": result.base, "2": result.again, "H": result.head}
-                for key, raw in zip(order, raws, strict=False):
+                for made, (key, raw) in enumerate(zip(order, raws, strict=False)):
                     run = (record(result.noted(raw), w) if w.suite is None
-                           else member_record(raw, w))
+                           else member_record(raw, w, said[made]))
                     if not _accept(result, arms[key], run, "head" if key == "H" else "base"):
                         break
 

@@ -268,6 +268,7 @@ class Overrides:
     seed: int | None = None
     budget: float | None = None  # seconds of wall time for the whole comparison
     max_runs: int | None = None  # the most pairs a workload is measured with
+    all: bool | None = None  # True: measure every workload, whatever its ``paths`` say
 
     def __post_init__(self) -> None:
         if self.runs is not None:
@@ -297,15 +298,17 @@ class Overrides:
             mine.update(runs=None)
         return Overrides(**{k: theirs[k] if theirs[k] is not None else v for k, v in mine.items()})
 
-    def words(self, names: Sequence[str] = ("runs", "budget", "max_runs", "only", "parity",
-                                            "confirm", "aa")) -> str:
-        """The settings as ``key=value`` words, as a /bench comment writes them."""
+    def words(self, names: Sequence[str] = ("all", "runs", "budget", "max_runs", "only",
+                                            "parity", "confirm", "aa")) -> str:
+        """The settings as words, as a /bench comment writes them: ``all``, ``key=value``."""
         parts: list[str] = []
         for name in names:
             value = getattr(self, name)
             if value is None:
                 continue
-            if isinstance(value, bool):
+            if name == "all":
+                parts.extend(["all"] if value else [])
+            elif isinstance(value, bool):
                 parts.append(f"{name}={switch_word(value)}")
             elif name == "budget":
                 parts.append(f"budget={duration_words(value)}")

@@ -251,9 +251,8 @@ class ProcessSpawner:
             if request.count == "valgrind":
                 run = _counted_by_valgrind(run, self._scratch)
             if request.harness is not None and run.not_started is None and not run.timed_out:
-                text = (_read(out_fd, harness.TEXT_LIMIT) if report_dir is None
-                        else _report_file(os.path.join(report_dir, "report")))
-                run = dataclasses.replace(run, report=harness.parse(request.harness, text))
+                path = os.path.join(report_dir, "report") if report_dir is not None else None
+                run = dataclasses.replace(run, report=_report(request.harness, out_fd, path))
             return run
         finally:
             if out_fd != self._devnull:
@@ -389,20 +388,28 @@ def _read(fd: int, limit: int | None) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-def _report_file(path: str) -> str:
-    """The report a harness wrote to ``path``: a regular file, not followed if the run made
-    it a link (the worker would read what the link points to, not the run); its first
-    harness.TEXT_LIMIT bytes; "" where there is none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return ""
+def _report(fmt: str, out_fd: int, path: str | None) -> harness.Parsed:
+    """What a harness reported: in the file at ``path`` (None: its stdout, ``out_fd``),
+    parsed. A file is read only if the run left a regular file there, and a link is not
+    followed (the worker would read what the link points to, not the run); a report longer
+    than harness.TEXT_LIMIT bytes is refused, not cut."""
+    fd = out_fd
+    if path is not None:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            return harness.Parsed(entries=(), error=f"it wrote no report to {{output}} "
+                                                    f"({exc.strerror or exc})")
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        return _read(fd, harness.TEXT_LIMIT)
+            return harness.Parsed(entries=(), error="{output} is not a regular file")
+        if os.fstat(fd).st_size > harness.TEXT_LIMIT:
+            return harness.Parsed(entries=(), error=f"the report is longer than "
+                                                    f"{harness.TEXT_LIMIT >> 20} MiB")
+        return harness.parse(fmt, _read(fd, harness.TEXT_LIMIT))
     finally:
-        os.close(fd)
+        if fd != out_fd:
+            os.close(fd)
 
 
 def _which(program: str, env: Mapping[str, str]) -> str | None:

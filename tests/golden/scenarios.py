@@ -8,17 +8,19 @@ by hand but the runs' shapes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import numpy as np
 
-from benchbot import merging, results, sequential, shards
+from benchbot import merging, results, sequential, shards, skipping
 from benchbot.config import parse_config
 from benchbot.judge import judge
 from benchbot.measuring import Measured, policy
 from benchbot.model import (
     ARM_NAMES,
+    AASummary,
     ArmRuns,
     Benchmark,
     Counts,
@@ -32,6 +34,7 @@ from benchbot.model import (
     RunFailure,
     SandboxInfo,
     ShardInfo,
+    Skipped,
     Verdict,
 )
 from benchbot.runner import TRIPLET_ORDERS
@@ -274,6 +277,32 @@ def many(count: int = 140) -> Results:
     return document(config, {n: {"aa": m.same(5e6, 0.02), "ab": m.pair(5e6, 1.0, 0.08)} for n in names})
 
 
+def suite(count: int = 500) -> Results:
+    """A real suite's size: hundreds of workloads, a few slower, faster, invalid or
+    inconclusive, the rest level (no golden file: tests assert what the comment shows)."""
+    m = Maker(21, n=20)
+    names = [f"core.BM_{kind}_{i:03d}" for i, kind in
+             zip(range(count), itertools.cycle(("sort", "parse_utf8", "hash_map", "copy")))]
+    config = "version: 1\nconfirm: off\ndefaults: {runs: 20}\n" + _workloads(
+        *(f"{{name: {n}, run: [bin/core_bench, '{i}']}}" for i, n in enumerate(names)))
+    phases: dict[str, dict[str, Runs | Failure]] = {}
+    for i, n in enumerate(names):
+        if i % 100 == 7:
+            ab = m.pair(5e6, 1.12, 0.004)
+        elif i % 100 == 61:
+            ab = m.pair(5e6, 0.88, 0.004)
+        elif i % 125 == 30:
+            phases[n] = {"aa": m.same(5e6, 0.004),
+                         "ab": ("run_failed", "exit", "head exited with status 1 (run 3)")}
+            continue
+        elif i % 50 == 40:
+            ab = m.pair(5e6, 1.0, 0.1)
+        else:
+            ab = m.pair(5e6, 1.0, 0.002)
+        phases[n] = {"aa": m.same(5e6, 0.002), "ab": ab}
+    return document(config, phases)
+
+
 def sequential_design() -> Results:
     """Measured until settled within a budget: settled early, settled late, out of budget
     (one that more pairs would settle, one too noisy for any count benchbot takes), at
@@ -457,8 +486,60 @@ def counted() -> Results:
     return replace(doc, benchmarks=benchmarks, summary=summary)
 
 
+# A change to the sort kernel and the docs: the workloads whose paths it misses are skipped.
+PATHS_CONFIG = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
+    "{name: sort, run: [kernels/build/sort], paths: ['kernels/sort.c', 'kernels/common/']}",
+    "{name: sum, run: [kernels/build/sum]}",
+    "{name: bfs, run: [kernels/build/bfs], paths: ['kernels/bfs.c', 'kernels/graph/**']}",
+    "{name: parse.json_v2, run: [bin/parse], paths: ['parse/**', '*.mk']}",
+)
+CHANGED = ("docs/sort.md", "kernels/common/util.h", "kernels/sort.c")
+
+
+def _skipped(changed: tuple[str, ...]) -> tuple[Skipped, ...]:
+    """What the engine skips of PATHS_CONFIG for a change to these files."""
+    return skipping.unaffected(parse_config(PATHS_CONFIG).workloads, changed)
+
+
+def skipped() -> Results:
+    """Two of four workloads cannot be affected by the change (their paths): shown as
+    skipped, with what measures them anyway."""
+    m = Maker(21)
+    left = _skipped(CHANGED)
+    kept = "".join(line + "\n" for line in PATHS_CONFIG.splitlines()
+                   if not any(f"name: {s.name}," in line for s in left))
+    doc = document(kept, {
+        "sort": {"aa": m.same(85e6, 0.004), "ab": m.pair(85e6, 1.043, 0.004),
+                 "confirm": m.pair(85e6, 1.043, 0.004)},
+        "sum": {"aa": m.same(22e6, 0.003), "ab": m.pair(22e6, 1.0, 0.003)},
+    })
+    return replace(doc, skipped=left)
+
+
+def nothing_affected() -> Results:
+    """A change to the docs alone, and every workload with paths: all are skipped, nothing
+    is measured (or built); the report says so and why."""
+    text = "".join(line + "\n" for line in PATHS_CONFIG.splitlines()
+                   if "name:" not in line or "paths:" in line)
+    config = parse_config(text)
+    left = skipping.unaffected(config.workloads, ("README.md",))
+    assert len(left) == len(config.workloads)
+    doc = results.build(
+        config=replace(config, workloads=()), workloads=[], base=Revision(ref="main", sha="a1" * 20),
+        head=Revision(ref="docs/typo", sha="b2" * 20), seed=1, environment=ENVIRONMENT,
+        repository="octo-org/octo-repo", aa=AASummary(status="skipped"),
+        fail_on=config.status.fail_on, repo="/home/dev/octo-repo", skipped=left,
+    )
+    return replace(doc, created=CREATED, tool=replace(doc.tool, version="0.0.0-golden"))
+
+
+# Reports with no table at all, checked apart from SCENARIOS (whose render checks look
+# for one).
+NOTHING_MEASURED: dict[str, Callable[[], Results]] = {"nothing-affected": nothing_affected}
+
 SCENARIOS: dict[str, Callable[[], Results]] = {
     "all-level": all_level, "mixed": mixed, "aa-aborted": aa_aborted, "aa-off": aa_off,
     "not-confirmed": not_confirmed, "invalid": invalid, "better-higher": better_higher,
     "many": many, "sequential": sequential_design, "sharded": sharded, "counted": counted,
+    "skipped": skipped,
 }

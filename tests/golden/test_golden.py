@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from benchbot import results
-from benchbot.github.post import COMMENT_LIMIT, final_body
+from benchbot.github.post import COMMENT_LIMIT, REPORT_ROOM, final_body
 from benchbot.model import Results
-from benchbot.report import render_results
-from tests.golden.scenarios import SCENARIOS
+from benchbot.report import render_comment, render_results
+from tests.golden.scenarios import NOTHING_MEASURED, SCENARIOS
 
 HERE = Path(__file__).parent
 RUN_URL = "https://github.com/octo-org/octo-repo/actions/runs/42"
@@ -43,7 +43,8 @@ def check_golden(name: str, got: str) -> None:
 
 
 def comment(doc: Results) -> str:
-    report = render_results(doc, "markdown", run_url=RUN_URL, command_style="bench")
+    """The sticky comment as the publish step makes it."""
+    report = render_comment(doc, REPORT_ROOM, run_url=RUN_URL, artifact="benchbot-results")
     return final_body(report, artifact="benchbot-results", run_url=RUN_URL)
 
 
@@ -100,6 +101,10 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
         "sort": "slower", "sum": "level", "bfs": "level"}
     and d.unmeasured == ("copy", "parse") and d.failed_shards and d.missing_shards == ()
     and d.summary.conclusion == "failure" and len({b.machine for b in d.benchmarks}) == 2,
+    "skipped": lambda d: {n: o for n, (o, _) in outcomes(d).items()} == {
+        "sort": "slower", "sum": "level"}
+    and [(s.name, s.why) for s in d.skipped or ()] == [
+        ("bfs", "not affected"), ("parse.json_v2", "not affected")],
     "counted": lambda d: outcomes(d) == {
         "sort": ("slower", None), "layout": ("inconclusive", "same_counts"), "bfs": ("faster", None),
         "alloc": ("level", None), "parse": ("level", None), "count_ops": ("slower", None)}
@@ -120,10 +125,22 @@ def test_each_scenario_shows_what_it_is_named_for(docs: dict[str, Results], name
 
 
 def test_the_long_report_is_cut_with_a_pointer(docs: dict[str, Results]) -> None:
-    assert len(render_results(docs["many"], "markdown")) > COMMENT_LIMIT
-    body = comment(docs["many"])
+    report = render_results(docs["many"], "markdown", run_url=RUN_URL, command_style="bench")
+    assert len(report) > COMMENT_LIMIT
+    body = final_body(report, artifact="benchbot-results", run_url=RUN_URL)
     assert "was cut here" in body and "benchbot-results" in body
     assert body.count("<details>") == body.count("</details>")
+
+
+def test_a_comment_too_long_leaves_out_details_and_says_which(docs: dict[str, Results]) -> None:
+    # The runs of 140 workloads do not fit in a comment: it leaves their table out,
+    # keeps every row and note, and says where the whole report is.
+    body = comment(docs["many"])
+    assert len(body) <= COMMENT_LIMIT and "was cut here" not in body
+    assert "leaves out the table of each workload's runs." in body
+    assert "artifact `benchbot-results`" in body and RUN_URL in body
+    assert "| workload | pairs |" not in body
+    assert all(f"`kernel_{i:03d}_with_a_long_descriptive_name` (inconclusive)" in body for i in range(140))
 
 
 def test_fifty_workloads_fit_in_a_comment_whole(docs: dict[str, Results]) -> None:
@@ -144,3 +161,58 @@ def test_every_document_matches_the_schema_and_round_trips(docs: dict[str, Resul
     again = results.load(tmp_path / "r.json")
     assert again == doc
     assert render_results(again, "html") == render_results(doc, "html")
+
+
+# --- skipped workloads, read as GitHub renders the comment ---------------------------------
+
+
+def _gfm(body: str) -> str:
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    from cmarkgfm.cmark import Options
+
+    html: str = cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE)
+    return html
+
+
+def test_the_skipped_workloads_are_one_line_above_the_table(docs: dict[str, Results]) -> None:
+    html = _gfm(comment(docs["skipped"]))
+    line = ("<p>Skipped, not affected by this change (paths): <code>bfs</code>, "
+            "<code>parse.json_v2</code> — <code>/bench all</code> measures them.</p>")
+    assert line in html and html.index(line) < html.index("<table>")
+    assert "<code>/bench all</code>" not in _gfm(render_results(docs["skipped"], "markdown"))
+    assert "<code>bfs</code>, <code>parse.json_v2</code>" in render_results(docs["skipped"], "html")
+
+
+@pytest.fixture(scope="module")
+def nothing() -> dict[str, Results]:
+    return {name: make() for name, make in NOTHING_MEASURED.items()}
+
+
+@pytest.mark.parametrize("name", NOTHING_MEASURED)
+def test_a_comparison_that_measured_nothing_says_why(nothing: dict[str, Results], name: str,
+                                                     tmp_path: Path, validate) -> None:
+    doc = nothing[name]
+    check_golden(f"{name}.md", render_results(doc, "markdown"))
+    check_golden(f"{name}.comment.md", comment(doc))
+    check_golden(f"{name}.html", render_results(doc, "html"))
+    validate(results.to_json(doc))
+    results.save(tmp_path / "r.json", doc)
+    assert results.load(tmp_path / "r.json") == doc
+    assert doc.benchmarks == () and doc.summary.conclusion == "success"
+    html = _gfm(comment(doc))
+    assert "<table>" not in html and "<blockquote>" in html
+    assert "Nothing was measured" in html and "<code>/bench all</code> measures them anyway" in html
+    assert "A/A check" not in html
+
+
+def test_a_skipped_name_stays_text(docs: dict[str, Results]) -> None:
+    """Suites name workloads after what their harness prints: a skipped one is escaped too."""
+    from dataclasses import replace
+
+    from benchbot.model import Skipped
+
+    hostile = "x`<img src=x onerror=alert(1)>`@alice[y](https://evil.example)"
+    doc = replace(docs["skipped"], skipped=(Skipped(name=hostile, why="not affected"),))
+    html = _gfm(comment(doc))
+    assert "<img" not in html and 'href="https://evil.example' not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in render_results(doc, "html")

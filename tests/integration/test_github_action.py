@@ -263,3 +263,40 @@ def test_fetches_the_pull_request_head_when_missing(tmp_path: Path, fake: FakeGi
     assert run.returncode == 0, run.stderr
     assert git(clone, "cat-file", "-t", ws.head_sha) == "commit"
     assert len(sticky(fake)) == 1
+
+
+# --------------------------------------------------------------------------- paths and /bench all
+
+# nap.sh is what the head changes; snooze names only files no change here touches.
+PATHS_CONFIG = CONFIG + """\
+    paths: ["nap.sh"]
+  - name: snooze
+    run: ["./nap.sh", "again"]
+    paths: ["src/snooze/**"]
+"""
+
+
+@pytest.mark.parametrize("body, measured, skipped", [
+    ("/bench", ["nap"], ["snooze"]),
+    ("/bench all", ["nap", "snooze"], []),
+    ("/bench runs=12 all", ["nap", "snooze"], []),
+])
+def test_bench_all_reaches_the_measuring_and_skipped_workloads_are_shown(
+        tmp_path: Path, fake: FakeGitHub, body: str, measured: list[str],
+        skipped: list[str]) -> None:
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=PATHS_CONFIG))
+    payload = env.comment_event(body, login="maria")
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(Path(run.outputs["results"]).read_text())
+    assert [b["name"] for b in doc["benchmarks"]] == measured
+    assert [s["name"] for s in doc.get("skipped", [])] == skipped
+    (comment,) = [c["body"] for c in sticky(fake)]
+    if skipped:
+        assert ("Skipped, not affected by this change (paths): `snooze` — `/bench all` measures "
+                "them." in comment)
+    else:
+        assert "Skipped" not in comment
+        edits = [r.body["body"] for r in fake.requests_matching("PATCH", r"/issues/comments/\d+$")]
+        described = "/bench all runs=12" if "runs" in body else body  # as describe() writes it
+        assert any(f"Requested by @maria: `{described}`" in e for e in edits)

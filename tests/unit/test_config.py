@@ -899,3 +899,58 @@ def test_counts_errors_name_the_key_and_the_line() -> None:
         """)
     assert message.startswith(f"{PATH}:7: workloads[0].metric: metric: instructions judges "
                               "the counts alone, and counts is off (defaults.counts, line 3)")
+
+
+# --- paths: the files that can affect a workload ------------------------------------------------
+
+
+def test_paths_are_read_under_defaults_and_per_workload() -> None:
+    config = parse_config(textwrap.dedent("""\
+        version: 1
+        defaults:
+          paths: ["src/**", "Makefile"]
+        workloads:
+          - name: a
+            run: a
+            paths: ["src/a/**", "*.h", "src/a/**"]
+          - name: b
+            run: b
+          - name: c
+            run: c
+            paths: null
+        """), path=PATH)
+    assert [w.paths for w in config.workloads] == [("src/a/**", "*.h"), ("src/**", "Makefile"), None]
+    assert parse_config("version: 1\nworkloads: [{name: a, run: a}]\n").workloads[0].paths is None
+
+
+@pytest.mark.parametrize("value, where, message", [
+    ("[]", "workloads[0].paths", "is empty, so no change could ever affect the workload"),
+    ("src/**", "workloads[0].paths", "must be a list of globs"),
+    ('["src/**", "a**"]', "workloads[0].paths[1]", "'a**' has ** inside a name"),
+    ('["!vendor/**"]', "workloads[0].paths[0]", "negation (!) is not supported"),
+    ('["src/[ab"]', "workloads[0].paths[0]", "has a [ without its ]"),
+    ('["../x"]', "workloads[0].paths[0]", "'..' segment"),
+    ('[""]', "workloads[0].paths[0]", "must not be empty"),
+    ("[3]", "workloads[0].paths[0]", "must be a string"),
+])
+def test_bad_paths_are_named_by_key_and_line(value: str, where: str, message: str) -> None:
+    text = f"version: 1\nworkloads:\n  - name: a\n    run: a\n    paths: {value}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, path=PATH)
+    assert str(info.value).startswith(f"{PATH}:5: {where}: ")
+    assert message in str(info.value)
+
+
+def test_a_bad_glob_under_defaults_is_named_there() -> None:
+    text = "version: 1\ndefaults:\n  paths: ['a//b']\nworkloads: [{name: a, run: a}]\n"
+    with pytest.raises(ConfigError, match=r"^conf/bench.yml:3: defaults.paths\[0\]: 'a//b' has an empty"):
+        parse_config(text, path=PATH)
+
+
+def test_all_drops_every_workloads_paths() -> None:
+    from benchbot.settings import Overrides
+
+    config = parse_config("version: 1\ndefaults: {paths: ['src/**']}\n"
+                          "workloads: [{name: a, run: a}, {name: b, run: b}]\n")
+    assert [w.paths for w in config.with_overrides(Overrides()).workloads] == [("src/**",)] * 2
+    assert [w.paths for w in config.with_overrides(Overrides(all=True)).workloads] == [None, None]

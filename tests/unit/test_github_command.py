@@ -122,3 +122,30 @@ def test_help_names_every_option() -> None:
     for option in ("runs=N", "budget=20m", "max_runs=N", "only=a,b", "parity=", "confirm=off",
                    "aa=off", "/bench help"):
         assert option in HELP
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("/bench all", BenchCommand(overrides=Overrides(all=True))),
+    ("/bench all only=sort runs=20", BenchCommand(overrides=Overrides(all=True, only=("sort",), runs=20))),
+    ("/bench budget=20m all", BenchCommand(overrides=Overrides(all=True, budget=1200.0))),
+])
+def test_all_is_a_bare_word(body: str, expected: BenchCommand) -> None:
+    assert parse(body) == expected
+    assert parse(f"/bench {expected.describe()}") == expected
+    assert expected.describe().split()[0] == "all"
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("/bench all all", "`all` is given twice"),
+    ("/bench all=on", "unknown option `all`"),
+    ("/bench ALL", "`ALL` is not an option"),
+    ("/bench alll", "`alll` is not an option"),
+])
+def test_all_takes_no_value_and_no_other_spelling(body: str, problem: str) -> None:
+    with pytest.raises(CommandError) as info:
+        parse(body)
+    assert any(problem in p for p in info.value.problems), info.value.problems
+
+
+def test_help_names_all() -> None:
+    assert "/bench all " in HELP and "paths:" in HELP

@@ -56,6 +56,37 @@ def test_nan_is_written_as_null(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["geomean_ratio"] is None
 
 
+def test_runs_are_written_one_list_a_line(tmp_path: Path) -> None:
+    # A results file of 500 workloads x 200 pairs is tens of megabytes with a line per
+    # number (benchmarks/scale.py): each list of numbers is written on one line.
+    text = results.dumps(mixed())
+    line = next(x for x in text.splitlines() if '"wall_ns": [' in x)
+    assert line.rstrip(",").endswith("]") and line.count(",") >= 29
+    assert json.loads(text) == results.to_json(mixed())
+
+
+def test_text_that_looks_like_a_list_marker_stays_text(tmp_path: Path, monkeypatch) -> None:
+    # The markers hold a fresh random token; were it guessed, the text is still kept.
+    monkeypatch.setattr(results.secrets, "token_hex", lambda n: "0123456789abcdef")
+    doc = mixed()
+    doc = replace(doc, base=replace(doc.base, ref="0123456789abcdef:0"))
+    path = tmp_path / "r.json"
+    results.save(path, doc)
+    assert results.load(path).base.ref == "0123456789abcdef:0"
+
+
+@pytest.mark.parametrize(("value", "where"), [(-1, "[5]"), (1.5, "[5]"), ("7", "[5]"), (True, "[5]")])
+def test_a_bad_run_in_a_long_list_is_named(tmp_path: Path, value: object, where: str) -> None:
+    # Lists of valid runs are checked apart from jsonschema (for speed); a list with a
+    # bad item is left to it, so the error names the item as before.
+    data = results.to_json(mixed())
+    data["benchmarks"][0]["phases"]["ab"]["arms"]["head"]["wall_ns"][5] = value
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match=r"benchmarks\[0\]\.phases\.ab\.arms\.head\.wall_ns\[5\]"):
+        results.load(path)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -1,8 +1,8 @@
 """The ``/bench`` comment command: a pure parser, no I/O.
 
 Only the first line of a comment is read; whatever follows is free text for humans.
-A command is a word ``/bench`` followed by ``key=value`` options separated by white
-space, or the single word ``help``. Anything not understood is collected, so the reply
+A command is a word ``/bench`` followed by ``key=value`` options and the bare word
+``all`` separated by white space, or the single word ``help``. Anything not understood is collected, so the reply
 can name every problem at once, and nothing runs. Values are checked here against
 fixed rules (ranges, spellings); workload names in ``only=`` are checked later against
 the configuration, which this module does not read. Nothing of a comment ever reaches
@@ -18,6 +18,7 @@ from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check
 
 PREFIX = "/bench"
 OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha")
+WORDS = ("all",)  # options written as a bare word
 FULL_SHA_DIGITS = 40
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
@@ -31,7 +32,9 @@ HELP = f"""\
                             (default: the config's budget, else 10m)
 /bench max_runs=N           measure until settled, at most N pairs a workload ({MIN_RUNS} to {MAX_RUNS})
 /bench runs=N               a fixed number of pairs per phase instead, {MIN_RUNS} to {MAX_RUNS}
-/bench only=a,b             only these workloads
+/bench only=a,b             only these workloads or suites (core/BM_x: one benchmark)
+/bench all                  also the workloads this change cannot affect (their
+                            paths: in the config), which are otherwise skipped
 /bench parity=0.01          differences below this fraction (1%) count as level
 /bench confirm=off          with runs=N: skip the confirmation of standouts
 /bench aa=off               skip the A/A check (not recommended)
@@ -101,10 +104,15 @@ def parse(body: str) -> BenchCommand:
     values: dict[str, object] = {}
     for token in tokens:
         key, sep, value = token.partition("=")
-        if not sep:
-            problems.append(f"`{_shown(token)}` is not an option (write key=value, e.g. runs=50)")
+        if token in WORDS:
+            if token in values:
+                problems.append(f"`{token}` is given twice")
+            values[token] = True
+        elif not sep:
+            problems.append(f"`{_shown(token)}` is not an option (write key=value, e.g. runs=50, or all)")
         elif key not in OPTIONS:
-            problems.append(f"unknown option `{_shown(key)}` (options: {', '.join(OPTIONS)})")
+            problems.append(f"unknown option `{_shown(key)}` (options: {', '.join(OPTIONS)}, "
+                            f"{', '.join(WORDS)})")
         elif key in values:
             problems.append(f"`{key}` is given twice")
         else:

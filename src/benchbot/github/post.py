@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
+REPORT_ROOM = COMMENT_LIMIT - len(MARKER) - 1  # what is left of it for the report (final_body)
 # A check run's output.summary (and output.text): GitHub's docs say "65535 characters",
 # but it counts UTF-8 bytes ("summary exceeds a maximum bytesize of 65535"), and a report
 # is full of multi-byte characters (×, −, …, µ, emoji, the pictures' blocks).

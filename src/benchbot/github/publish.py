@@ -37,7 +37,7 @@ from benchbot.github.output import (
     write_outputs,
 )
 from benchbot.model import OUTCOMES, FailedShard, Results, Shard
-from benchbot.report import render_results
+from benchbot.report import render_comment, render_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +194,13 @@ def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: 
     values.update({o: str(summary.count(o)) for o in OUTCOMES})
     write_outputs(action_env.output, values)
     headline = post.headline(summary) + post.shards_note(doc)
-    pub.show(post.final_body(report, artifact=action_env.artifact, run_url=action_env.run_url))
+    # The comment and the check's summary: the report within a comment's limit, leaving
+    # out details where it must (the whole report is in the artifact).
+    comment = render_comment(doc, post.REPORT_ROOM, run_url=action_env.run_url,
+                             artifact=action_env.artifact)
+    pub.show(post.final_body(comment, artifact=action_env.artifact, run_url=action_env.run_url))
     pub.finish_check(conclusion, f"benchbot: {headline} ({job.head.sha[:7]})",
-                     report, artifact=action_env.artifact,
+                     comment, artifact=action_env.artifact,
                      description=post.status_description(summary, conclusion,
                                                             post.shards_note(doc)))
     if job.trigger is not None:

@@ -57,3 +57,10 @@ def md_code_span(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if clean.startswith("`") or clean.endswith("`") else ""
     return f"{fence}{pad}{clean}{pad}{fence}"
+
+
+def md_cell_code(text: str) -> str:
+    """``text`` as an inline code span inside a table row. GitHub splits a row at every
+    ``|`` before it parses the cells, code spans included; a ``\\|`` is a ``|`` of the
+    cell's text (the table takes the backslash, so it shows in no cell)."""
+    return md_code_span(text).replace("|", "\\|")

@@ -11,8 +11,8 @@ import jinja2
 from benchbot.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report import plots
-from benchbot.report.escape import md_code_span, md_inline
-from benchbot.report.view import Distribution, ReportView, Row
+from benchbot.report.escape import md_cell_code, md_code_span, md_inline
+from benchbot.report.view import Distribution, ReportView, Row, shortened
 from benchbot.settings import duration_words
 
 Format = Literal["markdown", "html"]
@@ -32,6 +32,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         change=fmt.change, percent=fmt.percent, setting_percent=fmt.setting_percent,
         tolerance=fmt.tolerance, interval=fmt.interval, load=fmt.load, short_sha=fmt.short_sha,
         spark=fmt.spark, verdict=verdict_words, md=md_inline, code=md_code_span,
+        cell_code=md_cell_code,
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
         instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
@@ -56,6 +57,18 @@ def render(view: ReportView, fmt_: Format = "markdown") -> str:
         return _environment(True).get_template(TEMPLATES["html"]).render(view=view)
     text = _environment(False).get_template(TEMPLATES["markdown"]).render(view=view)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def render_within(view: ReportView, limit: int) -> str:
+    """The markdown report in at most ``limit`` characters where it can be: whole, or the
+    first of ``view.shortened``'s versions that fits, which says what it leaves out; else
+    the shortest (its caller cuts it, with a pointer to the whole)."""
+    text = render(view)
+    for shorter in shortened(view):
+        if len(text) <= limit:
+            break
+        text = render(shorter)
+    return text
 
 
 def verdict_words(row: Row) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -33,7 +33,15 @@ from benchbot.model import (
     Revision,
     SuiteRecord,
 )
-from benchbot.settings import DEFAULT_PARITY, MAX_BUDGET_S, MAX_RUNS, UNIT_LABEL, duration_words
+from benchbot.sequential import FIRST_LOOK
+from benchbot.settings import (
+    DEFAULT_PARITY,
+    MAX_BUDGET_S,
+    MAX_RUNS,
+    ONLY_NAME,
+    UNIT_LABEL,
+    duration_words,
+)
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -42,6 +50,10 @@ OUTCOME_ORDER: dict[Outcome, int] = {"slower": 0, "faster": 1, "invalid": 2, "in
                                      "level": 4}
 ICONS: dict[Outcome, str] = {"slower": "🔴", "faster": "🟢", "level": "⚪", "inconclusive": "🟡",
                              "invalid": "⛔"}
+# From this many workloads, the markdown table shows the changed ones (slower, faster,
+# invalid, inconclusive) and folds the level ones into a compact list under it: a suite
+# of hundreds stays readable at a glance.
+FOLD_LEVEL_FROM = 20
 HISTOGRAM_BINS = 12
 MIN_FOR_MODES = 20
 # A unimodal normal sample of 30 to 200 values splits at best into halves about 3 to 4.6
@@ -320,6 +332,63 @@ class ReportView:
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
     suites: tuple[SuiteView, ...] = ()  # the harnesses' suites, in the config's order
+    # Workloads not measured because the change cannot affect them (their ``paths``).
+    skipped: tuple[str, ...] = ()
+    # What a report cut to fit a limit leaves out (``shortened``), in words; the workflow
+    # run's artifact that holds the whole report (None: not known here).
+    omitted: tuple[str, ...] = ()
+    artifact: str | None = None
+    show_runs: bool = True  # the table of every workload's runs, in the details
+    show_level: bool = True  # the folded list of level workloads
+
+    @property
+    def all_skipped(self) -> bool:
+        """Every workload was skipped as not affected: nothing was measured."""
+        return bool(self.skipped) and not self.rows
+
+    @property
+    def measure_all(self) -> str:
+        """What measures the skipped workloads too, as this report's reader would ask."""
+        return "/bench all" if self.bench_hint else "--all"
+
+    @property
+    def is_folded(self) -> bool:
+        """Enough workloads that the level ones are listed apart, folded."""
+        return len(self.rows) >= FOLD_LEVEL_FROM
+
+    @property
+    def table_rows(self) -> tuple[Row, ...]:
+        """The rows of the main markdown table: all, or the changed ones where folded."""
+        return tuple(r for r in self.rows if r.outcome != "level") if self.is_folded else self.rows
+
+    @property
+    def out_of_budget(self) -> tuple[int, int]:
+        """Where folded (a suite): the workloads the budget stopped before they settled, and
+        how many of them it stopped before their first look, for a line of their own
+        under the table (each one's note says it too, where the comment holds the notes)."""
+        if not self.is_folded:
+            return 0, 0
+        short = [r for r in self.rows if r.stopped == "budget" and r.outcome == "inconclusive"]
+        return len(short), sum(1 for r in short if r.pairs < FIRST_LOOK)
+
+    @property
+    def first_look(self) -> int:
+        return FIRST_LOOK
+
+    @property
+    def table_notes(self) -> tuple[Row, ...]:
+        """The notes under the main table: those of its rows (where folded, the level
+        workloads' notes are folded with them)."""
+        return tuple(r for r in self.notes if r.outcome != "level") if self.is_folded else self.notes
+
+    @property
+    def level_notes(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.notes if r.outcome == "level") if self.is_folded else ()
+
+    @property
+    def level_rows(self) -> tuple[Row, ...]:
+        """The level workloads listed apart (folded), none where the table holds them."""
+        return tuple(r for r in self.rows if r.outcome == "level") if self.is_folded else ()
 
     @property
     def has_counts(self) -> bool:
@@ -383,8 +452,9 @@ class ReportView:
 
 
 def build_view(doc: Results, *, run_url: str | None = None, command_style: CommandStyle = "cli",
-               title: str = "benchbot") -> ReportView:
-    """Turn a results document into the view every report format renders."""
+               title: str = "benchbot", artifact: str | None = None) -> ReportView:
+    """Turn a results document into the view every report format renders (``artifact``:
+    the workflow run's artifact that holds the whole report, named where one is cut)."""
     ordered = sorted(doc.benchmarks, key=lambda b: (OUTCOME_ORDER[b.verdict.outcome], b.name))
     rows: list[Row] = []
     whys: dict[str, str] = {}  # why not counted -> its footnote letter
@@ -414,6 +484,7 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         rule=doc.noise_model.rule, shards=_shards_view(doc),
         uncounted=tuple((letter, why) for why, letter in whys.items()),
         suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
+        skipped=tuple(k.name for k in doc.skipped or ()), artifact=artifact,
     )
 
 
@@ -424,6 +495,34 @@ def _suite_view(doc: Results, suite: SuiteRecord) -> SuiteView:
                      added=suite.added, removed=suite.removed, not_found=suite.not_found,
                      failure=suite.failure,
                      filter_hint=not suite.filtered and len(pairs) > 1)
+
+
+def shortened(view: ReportView) -> list[ReportView]:
+    """Ever shorter versions of ``view`` for a report that must fit a limit (a GitHub
+    comment), each saying what it leaves out: without the table of every workload's runs;
+    then without the notes on inconclusive workloads (their rows stay); then without the
+    list of level workloads (the headline still counts them)."""
+    out: list[ReportView] = []
+    omitted: list[str] = []
+    if view.rows and view.show_runs:
+        omitted.append("the table of each workload's runs")
+        view = replace(view, show_runs=False, omitted=tuple(omitted))
+        out.append(view)
+    unsure = [r for r in view.notes if r.outcome == "inconclusive"]
+    if unsure:
+        omitted.append(f"the notes on {len(unsure)} inconclusive workload"
+                       f"{'' if len(unsure) == 1 else 's'} (what would settle each)")
+        kept = [r.name for r in view.notes if r.outcome != "inconclusive"]
+        number = {name: i for i, name in enumerate(kept, start=1)}  # numbered again, 1, 2, …
+        rows = tuple(replace(r, note=number.get(r.name)) for r in view.rows)
+        view = replace(view, rows=rows, notes=tuple(r for r in rows if r.name in kept),
+                       omitted=tuple(omitted))
+        out.append(view)
+    if view.level_rows and view.show_level:
+        omitted.append(f"the list of {len(view.level_rows)} level workloads")
+        view = replace(view, show_level=False, omitted=tuple(omitted))
+        out.append(view)
+    return out
 
 
 def _has_note(bench: Benchmark) -> bool:
@@ -646,9 +745,11 @@ def _settle(bench: Benchmark, doc: Results, style: CommandStyle) -> Settle | Non
         argv += ["--parity", f"{parity:g}"]
     if aa_off:
         argv += ["--no-aa"]
-    argv += [f"--only={bench.name}"]  # one word: a name may start with "-"
+    # A suite's benchmark whose name only= cannot take is measured with its whole suite.
+    name = bench.name if ONLY_NAME.fullmatch(bench.name) else bench.name.partition("/")[0]
+    argv += [f"--only={name}"]  # one word: a name may start with "-"
     return Settle(style=style, runs=runs, budget_s=budget, max_runs=most, parity=parity,
-                  aa_off=aa_off, name=bench.name, argv=tuple(argv))
+                  aa_off=aa_off, name=name, argv=tuple(argv))
 
 
 def _budget_for(bench: Benchmark, pairs: int) -> float:
@@ -695,10 +796,22 @@ def _modes(logs: np.ndarray) -> int:
     if n < MIN_FOR_MODES:
         return 1
     x = np.sort(logs)
+    x = x - x.mean()  # centred, so that the sums of squares below lose no precision
     threshold = MODE_SEPARATION if n >= 30 else MODE_SEPARATION + 0.7
-    for k in range(max(2, int(0.2 * n)), int(0.8 * n) + 1):
-        left, right = x[:k], x[k:]
-        pooled = math.sqrt((left.var() * left.size + right.var() * right.size) / n)
-        if pooled > 0 and (right.mean() - left.mean()) / pooled > threshold:
-            return 2
-    return 1
+    # Every split at once, from running sums (one split at a time, with numpy's mean and
+    # var, took 5 ms a picture: 10 s for a report of 500 workloads).
+    k = np.arange(max(2, int(0.2 * n)), int(0.8 * n) + 1)
+    if k.size == 0:
+        return 1
+    s1 = np.concatenate(([0.0], np.cumsum(x)))
+    s2 = np.concatenate(([0.0], np.cumsum(x * x)))
+    left_mean = s1[k] / k
+    right_mean = (s1[n] - s1[k]) / (n - k)
+    # n · pooled variance: each side's sum of squares about its own mean
+    spread = (s2[k] - k * left_mean**2) + ((s2[n] - s2[k]) - (n - k) * right_mean**2)
+    pooled = np.sqrt(np.maximum(spread, 0.0) / n)
+    # A spread of zero (each side one value) is no evidence: the sums leave a rounding
+    # error there, a trillionth of the whole sum of squares at most, which counts as none.
+    spread_ok = spread > 1e-12 * s2[n]
+    apart = (right_mean - left_mean) > threshold * pooled
+    return 2 if bool(np.any(apart & spread_ok)) else 1
