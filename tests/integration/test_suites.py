@@ -93,22 +93,3 @@ def test_pyperf_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> Non
     project = harnesses.pyperf(make_repo)
     _check(project, _compare(project, validate))
 
-
-@pytest.mark.slow  # about 330 runs of 0.05 s: 15-20 s loaded
-def test_go_measured_sequentially_calls_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
-    # Measuring until settled: the planted benchmark is called (from 51 pairs on) and
-    # measured on for 50 pairs more for its estimate (max_runs 110 stops it there). An
-    # unchanged one that settles level leaves the rounds, and the harness runs through
-    # the filter without it (on a loaded machine they often stay inconclusive to the end).
-    _needs("go")
-    project = harnesses.go(make_repo, settings={"parity": "0.1", "max_runs": "110", "timeout": "60s"},
-                           top={"budget": "2m"})
-    got = _compare(project, validate)
-    assert set(got) == set(project.expected), _summary(got)
-    planted = got[project.planted]
-    assert planted["verdict"]["outcome"] == "slower", _summary(got)
-    for name in project.expected:
-        if name != project.planted:
-            assert got[name]["verdict"]["outcome"] in NOT_CALLED, _summary(got)
-            if got[name]["verdict"]["outcome"] == "level":
-                assert got[name]["measuring"]["pairs"] < planted["measuring"]["pairs"], _summary(got)
