@@ -66,28 +66,28 @@ def _check(project: Project, got: Mapping[str, Mapping[str, Any]]) -> None:
             assert "confirm" not in got[name]["phases"]
 
 
-@pytest.mark.slow  # two g++ builds and about a hundred runs of 0.1 s: 15-30 s loaded
+@pytest.mark.slow  # two g++ builds and about 190 runs of 0.05-0.1 s: 6-15 s at load 4-7
 def test_google_benchmark_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
     _needs("google-benchmark")
     project = harnesses.google_benchmark(make_repo)
     _check(project, _compare(project, validate))
 
 
-@pytest.mark.slow  # two go builds (cold caches: 3-5 s each) and about a hundred short runs
+@pytest.mark.slow  # two go builds (cold caches: 2-4 s) and about 190 runs of 0.03 s: 6-10 s at load 4-7
 def test_go_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
     _needs("go")
     project = harnesses.go(make_repo)
     _check(project, _compare(project, validate))
 
 
-@pytest.mark.slow  # pytest starting takes most of each run's 0.6-0.8 s
+@pytest.mark.slow  # about 65 runs; pytest starting takes most of each one: 25-40 s at load 4-6
 def test_pytest_benchmark_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
     _needs("pytest-benchmark")
     project = harnesses.pytest_benchmark(make_repo)
     _check(project, _compare(project, validate))
 
 
-@pytest.mark.slow  # one worker process a run: 0.4-1 s each
+@pytest.mark.slow  # about 65 runs of one worker process, 0.4-1 s each: 25-42 s at load 4-6
 def test_pyperf_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
     _needs("pyperf")
     project = harnesses.pyperf(make_repo)
