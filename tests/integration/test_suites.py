@@ -1,0 +1,95 @@
+"""Suites end to end: a real harness in a generated project (tests/integration/harnesses.py),
+built and measured at two revisions by the engine, in the sandbox where bubblewrap works.
+
+The head makes one benchmark of three do 1.5 times the work: that one must be called
+slower, and the two others neither slower nor faster (level, or inconclusive where the
+budget ran out on a loaded machine). A test skips, saying why, where the harness's
+toolchain is not installed.
+
+libtest's bencher lines have a generated project too (``harnesses.bencher``) but no test
+here: libtest times each bench until its estimate settles, at least 0.3 s a bench and up
+to 3 s on a loaded machine, so the sixty-odd runs of a comparison take minutes. Its
+output is parsed in tests/unit/test_harness.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from benchbot import engine
+from benchbot.results import to_json as as_json
+from benchbot.settings import Overrides
+from tests.conftest import MakeRepo
+from tests.integration import harnesses
+from tests.integration.harnesses import Project
+
+NOT_CALLED = ("level", "inconclusive")
+
+
+def _needs(fmt: str) -> None:
+    why = harnesses.missing(fmt)
+    if why:
+        pytest.skip(why)
+
+
+def _compare(project: Project, validate: Callable[[Any], None]) -> dict[str, dict[str, Any]]:
+    """Compare the project's two revisions; its suite's benchmarks by their own names."""
+    doc = as_json(engine.compare(engine.Request(repo=project.repo, base="base", head="HEAD",
+                                                overrides=Overrides(seed=7))))
+    validate(doc)
+    prefix = project.suite + "/"
+    return {b["name"].removeprefix(prefix): b for b in doc["benchmarks"]}
+
+
+def _summary(got: Mapping[str, Mapping[str, Any]]) -> str:
+    return "; ".join(f"{name}: {b['verdict']['outcome']} ({b['verdict'].get('reason', '')})"
+                     for name, b in got.items())
+
+
+def _check(project: Project, got: Mapping[str, Mapping[str, Any]]) -> None:
+    """The planted benchmark slower, the others not called, and no other benchmark.
+
+    With fixed runs a call is confirmed in a phase of its own, which runs the harness for
+    the planted benchmark alone: through the suite's filter where it has one, so a filter
+    that selected nothing (or the wrong benchmark) would leave it invalid."""
+    assert set(got) == set(project.expected), _summary(got)
+    for name, want in project.expected.items():
+        outcome = got[name]["verdict"]["outcome"]
+        if want == "slower":
+            assert outcome == "slower", _summary(got)
+            assert "confirm" in got[name]["phases"]
+        else:
+            assert outcome in NOT_CALLED, _summary(got)
+            assert "confirm" not in got[name]["phases"]
+
+
+@pytest.mark.slow  # two g++ builds and about 190 runs of 0.05-0.1 s: 6-15 s at load 4-7
+def test_google_benchmark_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
+    _needs("google-benchmark")
+    project = harnesses.google_benchmark(make_repo)
+    _check(project, _compare(project, validate))
+
+
+@pytest.mark.slow  # two go builds (cold caches: 2-4 s) and about 190 runs of 0.03 s: 6-10 s at load 4-7
+def test_go_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
+    _needs("go")
+    project = harnesses.go(make_repo)
+    _check(project, _compare(project, validate))
+
+
+@pytest.mark.slow  # about 65 runs; pytest starting takes most of each one: 25-40 s at load 4-6
+def test_pytest_benchmark_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
+    _needs("pytest-benchmark")
+    project = harnesses.pytest_benchmark(make_repo)
+    _check(project, _compare(project, validate))
+
+
+@pytest.mark.slow  # about 65 runs of one worker process, 0.4-1 s each: 25-42 s at load 4-6
+def test_pyperf_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> None:
+    _needs("pyperf")
+    project = harnesses.pyperf(make_repo)
+    _check(project, _compare(project, validate))
+
