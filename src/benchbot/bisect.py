@@ -49,7 +49,7 @@ from benchbot.bisectdoc import (
     build_document,
 )
 from benchbot.config import Config, load_config
-from benchbot.errors import BuildError, ConfigError, GitError
+from benchbot.errors import BenchbotError, BuildError, ConfigError, GitError
 from benchbot.findconfig import read_config
 from benchbot.model import Outcome, Revision, SandboxInfo
 from benchbot.runner import target
@@ -62,6 +62,10 @@ CALLS: tuple[Outcome, ...] = ("slower", "faster")
 BUDGET_FACTOR = 3  # the default bisect budget: this many times the config's budget
 MIN_STEP_S = 2.0  # a step is not started with less than this left to it
 IDENTICAL = "identical build output: not measured"
+
+
+class EndError(BenchbotError):
+    """The good or the bad commit cannot be built: there is nothing to search between."""
 
 
 def step_alpha(alpha: float, k: int) -> float:
@@ -118,6 +122,7 @@ class Search:
     culprits: list[Culprit] = field(default_factory=list)
     ranges: list[Range] = field(default_factory=list)
     measured: int = 0
+    _splitting: tuple[int, int, bool] | None = None  # the segment split now, its lower half done
     _queue: deque[tuple[int, int, Step]] = field(default_factory=deque)
 
     # --- the answer ------------------------------------------------------------------------
@@ -129,7 +134,8 @@ class Search:
             why = self.lab.prepare(end)
             if why is not None:
                 which = "good" if end == 0 else "bad"
-                raise BuildError(f"{which} ({self.shas[end][:12]})", "the build", 1, why)
+                raise EndError(f"{which} ({self.shas[end][:12]}) cannot be measured: {why}; "
+                               "a bisect needs both ends built")
             self.ready.add(end)
         if n == 0:
             return Answer(kind="no_change", sentence="good and bad are the same commit: "
@@ -177,12 +183,16 @@ class Search:
             self.ranges.append(Range(left=self.shas[left], right=self.shas[right],
                                      why="the budget was spent"))
             return
+        self._splitting = (left, right, False)
         lower = self._step(left, middle)
+        self._splitting = (left, right, True)
         if lower.outcome == "invalid" and lower.runs_failed and middle not in self.validated:
             self._skip(middle, f"its workload's runs failed: {lower.reason or 'invalid'}")
+            self._splitting = None
             self._search(left, right, called)
             return
         upper = self._step(middle, right)
+        self._splitting = None
         halves = ((left, middle, lower), (middle, right, upper))
         for a, b, step in halves:
             if step.outcome in CALLS:
@@ -251,11 +261,21 @@ class Search:
         return step
 
     def _share(self) -> float:
-        """This step's time: what is left, shared among the steps still expected (two per
-        halving of every segment waiting, and this one), at most ``step_cap_s``."""
-        expected = 1 + sum(2 * math.ceil(math.log2(max(b - a, 2))) for a, b, _ in self._queue)
+        """This step's time: what is left, shared among the steps still expected (this one,
+        the other half of the segment being split, two per halving of the half that will
+        carry the change and of every segment waiting), at most ``step_cap_s``."""
+        expected = 1 + sum(_steps_to_name(b - a) for a, b, _ in self._queue)
+        if self._splitting is not None:
+            width = self._splitting[1] - self._splitting[0]
+            expected += _steps_to_name(width) - 1 - (1 if self._splitting[2] else 0)
         left = max(0.0, self.deadline - self.clock())
         return max(MIN_STEP_S, min(self.step_cap_s, left / expected))
+
+
+def _steps_to_name(width: int) -> int:
+    """The steps a segment of ``width`` commits known to carry one change still needs: two
+    per halving."""
+    return 2 * math.ceil(math.log2(max(width, 2)))
 
 
 def _sentence(culprits: Sequence[Culprit], ranges: Sequence[Range]) -> str:
@@ -291,19 +311,22 @@ def output_hash(config: Config, root: Path) -> str | None:
     commit is then always measured."""
     [w] = config.workloads
     tgt = target(w, root)
+    top = root.resolve()
     digest = hashlib.sha256()
     found = False
     for arg in tgt.argv:
         path = Path(arg) if Path(arg).is_absolute() else tgt.cwd / arg
         try:
-            inside = path.resolve().is_relative_to(root.resolve()) and path.is_file()
+            real = path.resolve()
+            inside = real.is_relative_to(top) and real.is_file()
         except (OSError, ValueError):
             inside = False
-        if inside:
+        if inside:  # by its place in the worktree (each worktree has a path of its own)
             found = True
-            digest.update(f"{path.resolve().relative_to(root.resolve())}\0".encode())
-            digest.update(path.read_bytes())
-        digest.update(f"\0{arg}\0".encode())
+            digest.update(f"file\0{real.relative_to(top)}\0".encode())
+            digest.update(real.read_bytes())
+        else:
+            digest.update(f"arg\0{arg}\0".encode("utf-8", "surrogateescape"))
     return digest.hexdigest() if found else None
 
 
