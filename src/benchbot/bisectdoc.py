@@ -187,6 +187,16 @@ def parse(document: Any, *, where: str = "bisect") -> BisectResults:
         raise ResultsError(f"{where}: does not match the bisect schema: {str(exc)[:160]}") from None
 
 
+def is_bisect_file(path: Path) -> bool:
+    """Whether ``path`` holds a JSON object whose ``kind`` is ``bisect`` (False for anything
+    else, unreadable files included: the results loader then says what is wrong)."""
+    try:
+        document = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("kind") == "bisect"
+
+
 def load(path: Path) -> BisectResults:
     """Read a bisect file; every problem is a one-line ResultsError naming the file."""
     try:

@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
                                   help="find the commit(s) between good and bad that carry "
                                   "a workload's change"))
     r = sub.add_parser("report", help="render a results file again", formatter_class=_FORMAT)
-    r.add_argument("file", type=Path)
+    r.add_argument("file", type=Path, help="a results file, or a bisect's document")
     r.add_argument("--format", choices=("markdown", "html"), default="markdown")
     r.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
     m = sub.add_parser("merge", help="combine results files of shards of one comparison",
@@ -323,9 +323,14 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"\n{demo.EXPECTATION}\n")
         return status
     if args.command == "report":
-        from benchbot import results
+        from benchbot import bisectdoc, results
         from benchbot.report import render_results
 
+        if bisectdoc.is_bisect_file(args.file):  # a bisect's document: its own report
+            from benchbot.report import bisect as bisect_report
+
+            _write(bisect_report.render(bisectdoc.load(args.file), args.format), args.output, out)
+            return EXIT_OK
         _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":

@@ -108,3 +108,19 @@ def test_html_is_self_contained_escaped_and_draws_every_step() -> None:
     assert "<svg" in html and html.count('<line class="step ') == len(doc.steps)
     assert 'class="commit culprit"' in html and 'class="cross"' in html
     assert "src=" not in html and "<link" not in html
+
+
+def test_benchbot_report_renders_a_bisect_document_again(tmp_path: Path) -> None:
+    import io
+
+    from benchbot import cli
+
+    doc = make_doc()
+    path = tmp_path / "bisect.json"
+    bisectdoc.save(path, doc)
+    out = io.StringIO()
+    assert cli.main(["report", str(path)], out=out, err=io.StringIO()) == 0
+    assert out.getvalue() == report.render(doc, "markdown")
+    assert cli.main(["report", str(path), "--format", "html", "-o", str(tmp_path / "b.html")],
+                    out=io.StringIO(), err=io.StringIO()) == 0
+    assert (tmp_path / "b.html").read_text() == report.render(doc, "html")
