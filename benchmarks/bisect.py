@@ -20,12 +20,18 @@ writes results/bisect.json and results/bisect.md.
 
 from __future__ import annotations
 
+import sys
+
+# Run as a script, this file's folder comes first on sys.path, and its name would hide the
+# standard library's bisect (which random and statistics import): drop the folder.
+if __package__ in (None, ""):
+    sys.path[:] = [p for p in sys.path if p != __file__.rpartition("/")[0]]
+
 import argparse
 import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path

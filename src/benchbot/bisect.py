@@ -96,8 +96,9 @@ class Lab(Protocol):
         """A hash of what the workload runs at commit ``index`` (None: cannot tell)."""
 
     def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
-                number: int) -> Found:
-        """Compare commit ``left`` (reference) against ``right`` with this error and time."""
+                number: int, estimate: bool = True) -> Found:
+        """Compare commit ``left`` (reference) against ``right`` with this error and time
+        (``estimate`` False: a call ends the step; its figure is not measured on)."""
 
 
 class Notes(Protocol):
@@ -247,7 +248,11 @@ class Search:
             alpha = step_alpha(self.alpha, self.measured)
             budget = self._share()
             started = self.clock()
-            got = self.lab.compare(left, right, alpha=alpha, budget_s=budget, number=number)
+            # Only a step that can name a commit (nothing buildable between) is measured on
+            # after its call, for the culprit's figure; the others need the call alone.
+            names = all(i in self.skipped for i in range(left + 1, right))
+            got = self.lab.compare(left, right, alpha=alpha, budget_s=budget, number=number,
+                                   estimate=names)
             step = Step(number=number, left=self.shas[left], right=self.shas[right],
                         outcome=got.outcome, measured=True, reason=got.reason, ratio=got.ratio,
                         ci=got.ci, pairs=got.pairs, wall_s=round(self.clock() - started, 3),
@@ -374,12 +379,13 @@ class RepoLab:
         return self.hashes.get(self._tree(index))
 
     def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
-                number: int) -> Found:
+                number: int, estimate: bool = True) -> Found:
         config = dataclasses.replace(self.config, alpha=alpha, budget_s=budget_s)
         doc = self.engine.compare_built(
             self.where, config, self.checkout(left), self.checkout(right),
             seed=self.seed + 10 * number, reporter=self.reporter,
-            deadline=self.clock() + budget_s, clock=self.clock, repository=self.repository)
+            deadline=self.clock() + budget_s, clock=self.clock, repository=self.repository,
+            estimate=estimate)
         [bench] = doc.benchmarks
         v = bench.verdict
         failed = any(p.failure is not None for p in bench.phases.values())

@@ -27,6 +27,7 @@ class FakeLab:
     same: Mapping[int, int] = field(default_factory=dict)  # index -> index of equal output
     prepared: list[int] = field(default_factory=list)
     compared: list[tuple[int, int, float]] = field(default_factory=list)
+    estimated: list[bool] = field(default_factory=list)
 
     def prepare(self, index: int) -> str | None:
         self.prepared.append(index)
@@ -36,8 +37,9 @@ class FakeLab:
         return f"h{self.same.get(index, index)}"
 
     def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
-                number: int) -> Found:
+                number: int, estimate: bool = True) -> Found:
         self.compared.append((left, right, alpha))
+        self.estimated.append(estimate)
         if right in self.failing or left in self.failing:
             return Found(outcome="invalid", reason="a run failed", runs_failed=True)
         ratio = self.cost[right] / self.cost[left]
@@ -73,6 +75,10 @@ def test_one_change_names_its_commit_only_after_comparing_it_with_its_parent() -
     [culprit] = s.culprits
     assert culprit.parent == SHAS[5] and culprit.ratio == pytest.approx(1.08)
     assert (5, 6) in [(a, b) for a, b, _ in lab.compared]  # the adjacent pair called it
+    # Only the steps that can name a commit (adjacent pairs here) are measured on for
+    # their figure after a call.
+    for (a, b, _), estimate in zip(lab.compared, lab.estimated, strict=True):
+        assert estimate == (b - a == 1)
 
 
 def test_two_changes_are_both_named_with_their_own_ratios() -> None:
@@ -179,7 +185,7 @@ def test_a_budget_spent_halfway_leaves_ranges_and_shares_out_what_was_left() -> 
 
     class Slow(FakeLab):
         def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
-                    number: int) -> Found:
+                    number: int, estimate: bool = True) -> Found:
             budgets.append(budget_s)
             now[0] += 10.0
             return super().compare(left, right, alpha=alpha, budget_s=budget_s, number=number)
