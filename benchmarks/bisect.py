@@ -14,8 +14,8 @@ for the whole search (alpha = 0.05):
   the commits whose comparison calls a change.
 
 Recorded per run: comparisons measured, builds, wall time (builds included), and what was
-named. ``python benchmarks/bisect.py [--reps 3] [--sizes 16,64] [--linear-reps 1]``
-writes results/bisect.json and results/bisect.md.
+named. ``python benchmarks/bisect.py [--reps 3] [--sizes 16,64] [--linear-reps 1]
+[--name bisect]`` writes results/NAME.json and results/NAME.md.
 """
 
 from __future__ import annotations
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--linear-reps", type=int, default=1)
     parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--name", default="bisect", help="results/NAME.json and NAME.md")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     runs: list[dict[str, Any]] = []
@@ -129,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                 "environment": {"cpu": machine.cpu_model(), "cores": machine.usable_cores(),
                                 "load_before": load_before, "load_after": os.getloadavg()}}
     OUT.mkdir(exist_ok=True)
-    (OUT / "bisect.json").write_text(json.dumps(document, indent=2) + "\n")
-    (OUT / "bisect.md").write_text(markdown(document))
+    (OUT / f"{args.name}.json").write_text(json.dumps(document, indent=2) + "\n")
+    (OUT / f"{args.name}.md").write_text(markdown(document))
     print(markdown(document))
     return 0
 
@@ -146,7 +147,7 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "commits": size, "method": method, "runs": len(mine),
                 "comparisons_median": statistics.median(r["comparisons"] for r in mine),
                 "builds_median": statistics.median(r["builds"] for r in mine),
-                "wall_s_median": round(statistics.median(r["wall_s"] for r in mine), 1),
+                "wall_s_median": round(statistics.median(r["wall_s"] for r in mine), 2),
                 "wall_s_range": [min(r["wall_s"] for r in mine), max(r["wall_s"] for r in mine)],
                 "found": sum(r["named"] == [r["culprit"]] for r in mine),
                 "innocent_named": sum(len(set(r["named"]) - {r["culprit"]}) for r in mine),
