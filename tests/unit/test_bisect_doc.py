@@ -124,3 +124,11 @@ def test_benchbot_report_renders_a_bisect_document_again(tmp_path: Path) -> None
     assert cli.main(["report", str(path), "--format", "html", "-o", str(tmp_path / "b.html")],
                     out=io.StringIO(), err=io.StringIO()) == 0
     assert (tmp_path / "b.html").read_text() == report.render(doc, "html")
+
+
+def test_a_range_left_undecided_is_listed_with_its_reason() -> None:
+    doc = make_doc(n=16, changes={3: 1.04, 11: 1.05}, undecided=frozenset({(7, 11)}))
+    assert doc.answer.kind == "partial"
+    text = report.render(doc, "markdown")
+    assert f"- after `{SHAS[7][:7]}`, up to `{SHAS[11][:7]}`: inconclusive: the spread" in text
+    assert "<h2>Not placed</h2>" in report.render(doc, "html")

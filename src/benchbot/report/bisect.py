@@ -8,6 +8,7 @@ short SHAs (hex) and fixed words only.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -56,6 +57,15 @@ class StepRow:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RangeRow:
+    """Commits among which a change could not be placed, and why."""
+
+    left: str
+    right: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BisectView:
     """Every decision of the bisect report."""
 
@@ -66,6 +76,7 @@ class BisectView:
     headline: str  # the answer in a sentence a human can act on
     kind: str
     rows: tuple[CommitRow, ...]
+    ranges: tuple[RangeRow, ...]
     steps: tuple[StepRow, ...]
     measured: int
     identical: int
@@ -111,6 +122,8 @@ def build_view(doc: BisectResults) -> BisectView:
         title=f"bisect {doc.workload}: {doc.good.sha[:7]}..{doc.bad.sha[:7]}",
         workload=doc.workload, good=doc.good.ref, bad=doc.bad.ref,
         headline=doc.answer.sentence, kind=doc.answer.kind, rows=tuple(rows), steps=steps,
+        ranges=tuple(RangeRow(left=r.left[:7], right=r.right[:7], why=r.why)
+                     for r in doc.answer.ranges),
         measured=sum(1 for s in doc.steps if s.measured),
         identical=sum(1 for s in doc.steps if not s.measured and s.outcome == "level"),
         alpha=doc.settings.alpha, budget_s=doc.settings.budget_s, wall_s=doc.wall_s,
@@ -139,13 +152,15 @@ def commit_line_svg(doc: BisectResults) -> Markup:
     parts = [f'<svg class="line" viewBox="0 0 {_W:.0f} {height:.0f}" role="img" '
              f'xmlns="http://www.w3.org/2000/svg"><title>steps along the commit line</title>',
              f'<line class="axis" x1="{x(0):.1f}" y1="20" x2="{x(n - 1):.1f}" y2="20"/>']
-    label_every = max(1, n // 16)
+    # A short SHA is about 45 px wide: label every commit only where they fit.
+    label_every = max(1, math.ceil(48 / ((_W - _LEFT - _RIGHT) / span)))
     for i, c in enumerate(doc.commits):
         cls = "culprit" if c.sha in culprits else "skipped" if c.build == "skipped" else c.build
         parts.append(f'<circle class="commit {cls}" cx="{x(i):.1f}" cy="20" r="4"/>')
         if c.build == "skipped":
             parts.append(f'<path class="cross" d="M{x(i) - 5:.1f} 15 l10 10 m0 -10 l-10 10"/>')
-        if i % label_every == 0 or c.sha in culprits or i == n - 1:
+        regular = i % label_every == 0 and (n - 1 - i >= label_every or i == n - 1)
+        if regular or c.sha in culprits or i == n - 1:
             parts.append(f'<text class="sha" x="{x(i):.1f}" y="10">{_hex(c.sha[:7])}</text>')
     for row, s in enumerate(doc.steps):
         y = _TOP + _ROW * (row + 0.5)
