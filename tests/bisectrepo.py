@@ -24,6 +24,7 @@ PROG_C = r"""
 static volatile unsigned long sink;
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
 int main(void) {
+  if (FAIL) { fprintf(stderr, "this commit's program fails\n"); return 3; }
   double best = 1e300;
   for (int k = 0; k < 15; k++) {
     double t0 = now();
@@ -56,11 +57,13 @@ BASE_WORK = 1_200_000  # about 0.3 ms a call: the 1 µs floor is 0.3% of it
 
 
 def make_history(root: Path, *, commits: int = 10, factors: Mapping[int, float] | None = None,
-                 broken: frozenset[int] = frozenset(), readme_only: frozenset[int] = frozenset(),
+                 broken: frozenset[int] = frozenset(), failing: frozenset[int] = frozenset(),
+                 readme_only: frozenset[int] = frozenset(),
                  parity: float = 0.02, budget: str = "60s") -> Path:
     """A repository of ``commits`` commits on main (0 is the good one, tagged ``good``; the
     last is HEAD). Commit i multiplies the work by ``factors[i]`` (from then on), one in
-    ``broken`` does not compile (the next commit mends it), one in ``readme_only`` changes
+    ``broken`` does not compile and one in ``failing`` builds a program that exits with
+    status 3 (the next commit mends either), one in ``readme_only`` changes
     only README.md (its program is byte-identical to its parent's); every other commit
     changes the program's mark."""
     repo = root
@@ -75,7 +78,8 @@ def make_history(root: Path, *, commits: int = 10, factors: Mapping[int, float] 
                       "benchbot.yml": CONFIG.format(parity=parity, budget=budget)}
         if i not in readme_only:
             mark = "#error this commit does not build\n" if i in broken else ""
-            files["work.h"] = f"{mark}#define WORK {int(work)}\n#define TAG {i}\n"
+            files["work.h"] = (f"{mark}#define WORK {int(work)}\n#define TAG {i}\n"
+                               f"#define FAIL {int(i in failing)}\n")
         for name, text in files.items():
             (repo / name).write_text(text)
         git(repo, "add", "-A")

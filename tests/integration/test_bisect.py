@@ -144,6 +144,16 @@ def test_a_commit_that_does_not_build_next_to_the_culprit_is_skipped_and_named(t
 
 
 @pytest.mark.slow
+def test_a_commit_whose_program_fails_is_skipped_and_its_neighbours_searched(tmp_path: Path) -> None:
+    repo = make_history(tmp_path / "repo", factors={6: 1.08}, failing=frozenset({4}))
+    status, data, out, _ = _bisect(repo, tmp_path)
+    assert status == 0 and _culprits(data) == [6], out
+    assert data["commits"][4]["build"] == "skipped"
+    assert "runs failed" in data["commits"][4]["why"] and "status 3" in data["commits"][4]["why"]
+    assert any(s["runs_failed"] for s in data["steps"])
+
+
+@pytest.mark.slow
 def test_no_change_at_all_names_no_commit(tmp_path: Path) -> None:
     repo = make_history(tmp_path / "repo")
     status, data, out, _ = _bisect(repo, tmp_path)
