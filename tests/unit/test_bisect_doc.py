@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from benchbot import bisectdoc
-from benchbot.bisect import Search
 from benchbot.bisectdoc import BisectSettings, Commit
+from benchbot.bisectsearch import Search
 from benchbot.errors import ResultsError
 from benchbot.model import Environment, Revision, SandboxInfo
 from benchbot.report import bisect as report

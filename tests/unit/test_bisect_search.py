@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from benchbot.bisect import CALLS, IDENTICAL, EndError, Found, Search, step_alpha
+from benchbot.bisectsearch import CALLS, IDENTICAL, EndError, Found, Search, step_alpha
 
 SHAS = [f"{i:02x}" + "c" * 38 for i in range(64)]
 
