@@ -49,8 +49,11 @@ def _parser() -> argparse.ArgumentParser:
                                    formatter_class=_FORMAT))
     _demo_parser(sub.add_parser("demo", help="compare two builds of the bundled C kernels",
                                 formatter_class=_FORMAT))
+    _bisect_parser(sub.add_parser("bisect", formatter_class=_FORMAT,
+                                  help="find the commit(s) between good and bad that carry "
+                                  "a workload's change"))
     r = sub.add_parser("report", help="render a results file again", formatter_class=_FORMAT)
-    r.add_argument("file", type=Path)
+    r.add_argument("file", type=Path, help="a results file, or a bisect's document")
     r.add_argument("--format", choices=("markdown", "html"), default="markdown")
     r.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
     m = sub.add_parser("merge", help="combine results files of shards of one comparison",
@@ -136,6 +139,57 @@ def _demo_parser(d: argparse.ArgumentParser) -> None:
                    help="make the demo repository here and keep it")
     d.add_argument("--seed", type=argparse_type("seed"), default=None, help="order and bootstrap seed")
     _outputs(d)
+
+
+def _bisect_parser(b: argparse.ArgumentParser) -> None:
+    b.description = ("Searches the first-parent commits after --good up to --bad for the "
+                     "commit(s) carrying the change --only's workload shows between them; "
+                     "every step is a whole comparison under the same rule, and the chance "
+                     "that any step made a false call is at most the config's alpha.")
+    b.add_argument("--good", required=True, help="the revision before the change")
+    b.add_argument("--bad", required=True, help="the revision with the change")
+    b.add_argument("--only", required=True, type=argparse_type("only"), metavar="WORKLOAD",
+                   help="the one workload to follow")
+    b.add_argument("--budget", type=argparse_type("budget"), default=None, metavar="DURATION",
+                   help="wall time for the whole bisect, builds included, e.g. 45m (default: "
+                   "three times the config's budget, 30m without one)")
+    b.add_argument("--repo", type=Path, default=Path("."), help="the git repository")
+    b.add_argument("--config", type=Path, default=None,
+                   help="config file (default: .github/benchbot.yml or benchbot.yml at --good)")
+    b.add_argument("--seed", type=argparse_type("seed"), default=None,
+                   help="order and bootstrap seed (default: random, recorded)")
+    b.add_argument("--json", type=Path, metavar="FILE", help="write the bisect document here")
+    b.add_argument("--markdown", type=Path, metavar="FILE", help="also write the markdown report here")
+    b.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
+    b.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _run_bisect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """benchbot bisect: the search, then its document and reports (exit 0 whatever it found)."""
+    from benchbot import bisect, bisectdoc
+    from benchbot.report import bisect as report
+
+    if len(args.only) != 1:
+        raise UsageError("benchbot bisect: --only names one workload (see --help)")
+    request = bisect.Request(repo=args.repo, good=args.good, bad=args.bad, workload=args.only[0],
+                             budget_s=args.budget, config_path=args.config, seed=args.seed)
+    doc = bisect.bisect(request, reporter=_reporter(args, err))
+    failed: list[OutputError] = []
+    outputs: list[tuple[Path | None, Callable[[], str]]] = [
+        (args.json, lambda: bisectdoc.dumps(doc)),
+        (args.markdown, lambda: report.render(doc, "markdown")),
+        (args.html, lambda: report.render(doc, "html"))]
+    for path, render in outputs:
+        if path is not None:
+            try:
+                files.write_text(path, render())
+            except OutputError as exc:
+                failed.append(exc)
+    out.write(report.render(doc, "markdown"))
+    out.flush()
+    if failed:
+        raise failed[0]
+    return EXIT_OK
 
 
 def _github_parser(g: argparse.ArgumentParser) -> None:
@@ -258,6 +312,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         doc = engine.compare(request, reporter=_reporter(args, err),
                              prepare=lambda: prepare_reports(args))
         return _emit(doc, args, out, err)
+    if args.command == "bisect":
+        return _run_bisect(args, out, err)
     if args.command == "demo":
         from benchbot import demo
 
@@ -267,9 +323,14 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"\n{demo.EXPECTATION}\n")
         return status
     if args.command == "report":
-        from benchbot import results
+        from benchbot import bisectdoc, results
         from benchbot.report import render_results
 
+        if bisectdoc.is_bisect_file(args.file):  # a bisect's document: its own report
+            from benchbot.report import bisect as bisect_report
+
+            _write(bisect_report.render(bisectdoc.load(args.file), args.format), args.output, out)
+            return EXIT_OK
         _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":

@@ -26,6 +26,7 @@ from benchbot.findconfig import read_config
 from benchbot.model import (
     AASummary,
     Environment,
+    Family,
     Results,
     Revision,
     SandboxInfo,
@@ -221,24 +222,101 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
     got = _measure(plan, box, sandbox.clean_env(source, pass_env=config.pass_env),
                    reporter=reporter, spawner_factory=spawner_factory, ahead=ahead,
                    deadline=started.at + config.budget_s, clock=started.clock)
-    from benchbot import judge, measuring, results  # imported already, by _Ahead
-
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
+    return document(**_judged_parts(config, got, box, plan.seed, part.family),
+                    config=got.measured.config or plan.whole)
+
+
+def _judged_parts(config: Config, got: _Measured, box: sandbox.Sandbox, seed: int,
+                  family: Family | None) -> dict[str, Any]:
+    """What was measured, judged: the results document's workloads, suites, environment,
+    A/A summary and sandbox (``results.build``'s arguments)."""
+    from benchbot import judge, measuring, results  # imported already, by _Ahead (compare)
+
     config = got.measured.config or config  # with each suite's benchmarks as workloads
     judgement = judge.judge(got.measured.workloads(config),
-                            measuring.policy(config, plan.seed, family=part.family))
-    return document(
+                            measuring.policy(config, seed, family=family))
+    return dict(
         workloads=[results.WorkloadResult(config=w, phases=got.measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
                                           measuring=got.measured.measuring.get(w.name))
                    for w in config.workloads],
-        suites=got.measured.suites, config=got.measured.config or plan.whole,
+        suites=got.measured.suites,
         environment=_with_count_warnings(machine.finish(got.env_before, got.unreaped_cpu_s,
                                                         maxrss_floor_kib=got.measured.maxrss_floor_kib),
                                          config, got.measured),
         aa=judgement.aa, sandbox=SandboxInfo(kind=box.kind, description=box.description),
     )
+
+
+# --- comparisons on checkouts built beforehand (bisect) ------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bench:
+    """What every comparison on already built checkouts shares (``benchbot bisect``): the
+    repository, its .git directory, the sandbox, the code's environment and a scratch
+    directory for logs and the sandbox's files."""
+
+    repo: Path
+    git_dir: Path
+    box: sandbox.Sandbox
+    env: Mapping[str, str]  # sandbox.clean_env's: what the builds and the runs get
+    scratch: Path
+
+
+@contextlib.contextmanager
+def bench(repo: Path, config: Config, *, source_env: Mapping[str, str] | None = None,
+          require_sandbox: bool = False, reporter: Reporter | None = None) -> Iterator[Bench]:
+    """Open a ``Bench`` for ``repo`` with the sandbox ``config`` asks for; its scratch
+    directory is removed on every way out."""
+    top, git_dir = gitops.locate(repo)
+    source = os.environ if source_env is None else source_env
+    box = sandbox.choose(config.sandbox.mode, source=source, read_only=config.sandbox.read_only,
+                         require=require_sandbox)
+    (reporter or Reporter()).note(f"sandbox: {box.description}")
+    if not box.active:  # as in _measure
+        procs.become_subreaper()
+        procs.make_undumpable()
+    with _scratch() as scratch:
+        yield Bench(repo=top, git_dir=git_dir, box=box, scratch=scratch,
+                    env=sandbox.clean_env(source, pass_env=config.pass_env))
+
+
+def build_checkout(where: Bench, config: Config, checkout: gitops.Checkout) -> None:
+    """Run the config's build in one checkout, in the sandbox; BuildError when it fails."""
+    confine = _Confinement(where.box, where.git_dir, where.scratch,
+                           {"base": checkout, "head": checkout}, config)
+    gitops.build(config.build, [checkout], env=where.box.adjust_env(where.env),
+                 log_dir=where.scratch / "logs", wrap=confine.build_wrap(), parallel=False,
+                 sweep=not where.box.active)
+
+
+def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: gitops.Checkout,
+                  *, seed: int, reporter: Reporter | None = None, deadline: float,
+                  clock: Callable[[], float] = time.monotonic,
+                  spawner_factory: Callable[[Path], Spawner] | None = None,
+                  repository: str | None = None, estimate: bool = True) -> Results:
+    """Compare two checkouts built already (``build_checkout``) with the whole rule, as
+    ``compare`` does after its builds: the results document of ``base`` against ``head``.
+    ``deadline`` (on ``clock``) ends sequential measuring; ``estimate`` False stops a
+    workload at its call instead of measuring on for its estimate."""
+    from benchbot import results
+
+    co = {"base": base, "head": head}
+    confine = _Confinement(where.box, where.git_dir, where.scratch, co, config)
+    with contextlib.ExitStack() as stack:
+        spawner = spawner_factory(where.scratch) if spawner_factory else confine.spawner(where.env)
+        stack.callback(_close, spawner)
+        got = _measure_checkouts(config, where.box, where.env, co, spawner, stack, seed=seed,
+                                 family=None, abort=True, reporter=reporter or Reporter(),
+                                 deadline=deadline, clock=clock, estimate=estimate)
+    got = _with_spawner_figures(got, spawner)
+    parts = _judged_parts(config, got, where.box, seed, None)
+    return results.build(config=got.measured.config or config, base=Revision(ref=base.sha, sha=base.sha),
+                         head=Revision(ref=head.sha, sha=head.sha), seed=seed,
+                         repository=repository, repo=str(where.repo), **parts)
 
 
 def _with_count_warnings(env: Environment, config: Config,
@@ -282,30 +360,48 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             stack.callback(_close, spawner)
             _build(config, co, box, env, scratch, confine, reporter)
             ahead.finish()
-            from benchbot import measuring  # imported already, by _Ahead
+            got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
+                                     family=plan.part.family, abort=plan.part.shard is None,
+                                     reporter=reporter, deadline=deadline, clock=clock)
+    return _with_spawner_figures(got, spawner)
 
-            if isinstance(spawner, sandbox.WorkerSpawner):
-                spawner.ready()
-            env_before = machine.snapshot()
-            if not box.active:
-                stack.enter_context(procs.swept())
-            ctx = measuring.Context(
-                config=config, spawner=spawner, env=box.adjust_env(env), seed=plan.seed,
-                base=_targets(config, co["base"].path), head=_targets(config, co["head"].path),
-                reporter=reporter,
-                policy=measuring.policy(config, plan.seed, family=plan.part.family,
-                                        abort=plan.part.shard is None),
-                clock=clock,
-                means=counting.means(box.adjust_env(env),
-                                     shown=box.view.shows if box.view is not None else None),
-            )
-            measured = measuring.measure(ctx, deadline=deadline)
+
+def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, str],
+                       co: Mapping[str, gitops.Checkout], spawner: Spawner,
+                       stack: contextlib.ExitStack, *, seed: int, family: Family | None,
+                       abort: bool, reporter: Reporter, deadline: float,
+                       clock: Callable[[], float], estimate: bool = True) -> _Measured:
+    """Every run of a comparison whose two checkouts are built: the part both ``compare``
+    and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner."""
+    from benchbot import measuring  # imported already, by _Ahead (compare)
+
+    if isinstance(spawner, sandbox.WorkerSpawner):
+        spawner.ready()
+    env_before = machine.snapshot()
+    if not box.active:
+        stack.enter_context(procs.swept())
+    ctx = measuring.Context(
+        config=config, spawner=spawner, env=box.adjust_env(env), seed=seed,
+        base=_targets(config, co["base"].path), head=_targets(config, co["head"].path),
+        reporter=reporter,
+        policy=measuring.policy(config, seed, family=family, abort=abort),
+        clock=clock,
+        means=counting.means(box.adjust_env(env),
+                             shown=box.view.shows if box.view is not None else None),
+        estimate=estimate,
+    )
+    return _Measured(measuring.measure(ctx, deadline=deadline), env_before, 0.0)
+
+
+def _with_spawner_figures(got: _Measured, spawner: Spawner) -> _Measured:
+    """The measuring with what its spawner saw once closed: sandboxed runs' CPU time not
+    reaped as ours, and the floor of peak RSS."""
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
     # No run's peak RSS reads below its spawner's own: the workers', else benchbot's.
     floor = (spawner.maxrss_floor_kib if isinstance(spawner, sandbox.WorkerSpawner)
              else machine.own_peak_rss_kib())
-    measured.maxrss_floor_kib = floor or None
-    return _Measured(measured, env_before, unreaped)
+    got.measured.maxrss_floor_kib = floor or None
+    return _Measured(got.measured, got.env_before, unreaped)
 
 
 def _targets(config: Config, root: Path) -> dict[str, Target]:

@@ -219,6 +219,55 @@ def worktrees(repo: Path, revisions: Mapping[str, str]) -> Iterator[dict[str, Ch
         git(repo, "worktree", "prune", check=False)
 
 
+class WorktreePool:
+    """Worktrees added one at a time, as they are needed (``benchbot bisect``), under one
+    temporary directory; ``close`` removes them all and prunes their entries, as
+    ``worktrees`` does on its way out. Use it as a context manager."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.root = Path(tempfile.mkdtemp(prefix="benchbot-bisect-"))
+        self.checkouts: dict[str, Checkout] = {}
+
+    def add(self, name: str, sha: str) -> Checkout:
+        """Check ``sha`` out detached as ``name`` (a name already added is returned as it is)."""
+        if name not in self.checkouts:
+            path = self.root / name
+            git(self.repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
+            self.checkouts[name] = Checkout(side=name, sha=sha, path=path)
+        return self.checkouts[name]
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+        git(self.repo, "worktree", "prune", check=False)
+
+    def __enter__(self) -> WorktreePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def is_ancestor(repo: Path, a: str, b: str) -> bool:
+    """Whether commit ``a`` is an ancestor of (or is) commit ``b``."""
+    for rev in (a, b):
+        _check_rev(rev)
+    return subprocess.run(["git", "merge-base", "--is-ancestor", a, b], cwd=repo,
+                          capture_output=True, check=False, env=_env()).returncode == 0
+
+
+def first_parent_commits(repo: Path, good: str, bad: str) -> list[tuple[str, str, str]]:
+    """``good`` and the first-parent commits of ``good..bad``, oldest first, each as
+    (sha, tree, subject): one git process for the range."""
+    for rev in (good, bad):
+        _check_rev(rev)
+    fmt = "--format=%H%x00%T%x00%s"
+    first = git(repo, "log", "-1", fmt, good, "--")
+    rest = git(repo, "log", "--first-parent", "--reverse", fmt, f"{good}..{bad}", "--")
+    rows = [first, *rest.splitlines()] if rest else [first]
+    return [(sha, tree, subject) for sha, tree, subject in (r.split("\0", 2) for r in rows)]
+
+
 Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to run
 
 

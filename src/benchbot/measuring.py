@@ -116,6 +116,9 @@ class Context:
     # their benchmarks took (its share of its discovery's runs).
     harnesses: dict[str, Harness] = field(default_factory=dict)
     warmup_s: dict[str, float] = field(default_factory=dict)
+    # False: a change called stops there, not measured on for its estimate (bisect's steps
+    # that name no commit need the call, not the figure).
+    estimate: bool = True
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
@@ -381,7 +384,7 @@ class Sequential:
             pairs = self.triplets.results[name].pairs
             if reason == "settled" and judged.ab is not None and judged.ab.outcome in CALLS:
                 until = sequential.estimate_pairs(pairs, self.by_name[name].max_runs)
-                if until > pairs and not judgement.aborted:
+                if until > pairs and not judgement.aborted and self.ctx.estimate:
                     self.measured.called[name] = pairs
                     self.estimating[name] = until
                     continue

@@ -1,0 +1,242 @@
+"""benchbot bisect: the search of ``bisectsearch`` run on a repository's commits, every
+step a whole comparison under the same rule (docs/verdict.md, "Bisecting: many
+comparisons, one error"; docs/cli.md, "Bisect").
+
+``RepoLab`` is the search's ``Lab`` for real: one worktree per distinct tree, built once
+and kept until the bisect ends, the output of each build hashed, every step run through
+``engine.compare_built``. ``bisect`` wires config, sandbox, worktrees, lab and search and
+returns the document (``bisectdoc``); the GitHub layer calls it with a pull request's
+base and head.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchbot import gitops, machine
+from benchbot.bisectdoc import (
+    BisectResults,
+    BisectSettings,
+    Commit,
+    build_document,
+)
+from benchbot.bisectsearch import CALLS, IDENTICAL, EndError, Found, Search
+from benchbot.config import Config, load_config
+from benchbot.errors import BuildError, ConfigError, GitError
+from benchbot.findconfig import read_config
+from benchbot.model import Revision, SandboxInfo
+from benchbot.runner import target
+from benchbot.settings import Overrides
+
+if TYPE_CHECKING:
+    from benchbot.engine import Bench, Reporter
+
+__all__ = ["BUDGET_FACTOR", "CALLS", "IDENTICAL", "EndError", "RepoLab", "Request",
+           "bisect", "output_hash"]
+
+BUDGET_FACTOR = 3  # the default bisect budget: this many times the config's budget
+
+
+# --- the real laboratory -------------------------------------------------------------------
+
+
+def output_hash(config: Config, root: Path) -> str | None:
+    """A hash of what the workload runs in the worktree ``root``: its program file (resolved
+    as ``runner.target`` does) and every argument that names a file in the worktree (the
+    script an interpreter runs). None when none of them is a file in the worktree: the
+    commit is then always measured."""
+    [w] = config.workloads
+    tgt = target(w, root)
+    top = root.resolve()
+    digest = hashlib.sha256()
+    found = False
+    for arg in tgt.argv:
+        path = Path(arg) if Path(arg).is_absolute() else tgt.cwd / arg
+        try:
+            real = path.resolve()
+            inside = real.is_relative_to(top) and real.is_file()
+        except (OSError, ValueError):
+            inside = False
+        if inside:  # by its place in the worktree (each worktree has a path of its own)
+            found = True
+            digest.update(f"file\0{real.relative_to(top)}\0".encode())
+            digest.update(real.read_bytes())
+        else:
+            digest.update(f"arg\0{arg}\0".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest() if found else None
+
+
+class RepoLab:
+    """Commits of a repository built in worktrees, one per distinct tree, each built once
+    and kept until the bisect ends, compared through ``engine.compare_built``."""
+
+    def __init__(self, commits: Sequence[tuple[str, str, str]], config: Config, *,
+                 where: Bench, pool: gitops.WorktreePool, seed: int, reporter: Reporter,
+                 clock: Callable[[], float], repository: str | None = None) -> None:
+        from benchbot import engine
+
+        self.engine = engine
+        self.commits, self.config, self.pool, self.seed = commits, config, pool, seed
+        self.where, self.reporter = where, reporter
+        self.clock, self.repository = clock, repository
+        self.built: dict[str, str | None] = {}  # tree: None when built, else why not
+        self.hashes: dict[str, str | None] = {}
+
+    def _tree(self, index: int) -> str:
+        return self.commits[index][1]
+
+    def checkout(self, index: int) -> gitops.Checkout:
+        sha, tree, _ = self.commits[index]
+        return self.pool.add(tree[:16], sha)
+
+    def prepare(self, index: int) -> str | None:
+        tree = self._tree(index)
+        if tree not in self.built:
+            sha = self.commits[index][0]
+            self.reporter.building(f"commit {index}", sha)
+            try:
+                co = self.checkout(index)
+                self.engine.build_checkout(self.where, self.config, co)
+            except BuildError as exc:
+                self.built[tree] = _build_why(exc)
+            except GitError as exc:
+                self.built[tree] = f"could not be checked out: {exc}"
+            else:
+                self.built[tree] = None
+                self.hashes[tree] = output_hash(self.config, co.path)
+        return self.built[tree]
+
+    def output_hash(self, index: int) -> str | None:
+        return self.hashes.get(self._tree(index))
+
+    def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
+                number: int, estimate: bool = True) -> Found:
+        config = dataclasses.replace(self.config, alpha=alpha, budget_s=budget_s)
+        doc = self.engine.compare_built(
+            self.where, config, self.checkout(left), self.checkout(right),
+            seed=self.seed + 10 * number, reporter=self.reporter,
+            deadline=self.clock() + budget_s, clock=self.clock, repository=self.repository,
+            estimate=estimate)
+        [bench] = doc.benchmarks
+        v = bench.verdict
+        failed = any(p.failure is not None for p in bench.phases.values())
+        return Found(outcome=v.outcome, reason=v.reason, ratio=v.ratio, ci=v.ci,
+                        pairs=bench.measuring.pairs if bench.measuring else v.n,
+                        runs_failed=failed)
+
+    def commit_records(self, search: Search) -> tuple[Commit, ...]:
+        out = []
+        for i, (sha, tree, subject) in enumerate(self.commits):
+            state = self.built.get(tree, "not built")
+            if i in search.skipped:
+                build, why = "skipped", search.skipped[i]
+            elif state is None:
+                build, why = "ok", None
+            else:
+                build, why = "not_built", None if state == "not built" else state
+                if state != "not built":
+                    build = "skipped"
+            out.append(Commit(sha=sha, subject=subject, tree=tree, build=build,  # type: ignore[arg-type]
+                              why=why, output_hash=self.hashes.get(tree)))
+        return tuple(out)
+
+
+def _build_why(exc: BuildError) -> str:
+    tail = [line for line in (exc.log_tail or "").splitlines() if line.strip()]
+    last = tail[-1].strip()[:200] if tail else ""
+    return f"the build failed (exit {exc.returncode})" + (f": {last}" if last else "")
+
+
+# --- the whole bisect ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """What to bisect: the command line, or a /bench bisect comment (base and head of the
+    pull request as good and bad)."""
+
+    repo: Path
+    good: str
+    bad: str
+    workload: str
+    budget_s: float | None = None  # the whole bisect (None: BUDGET_FACTOR × the config's)
+    config_path: Path | None = None
+    config: Config | None = None  # read already (the GitHub layer: at the base)
+    seed: int | None = None
+    repository: str | None = None
+    require_sandbox: bool = False
+
+
+def bisect(request: Request, *, reporter: Reporter | None = None,
+           source_env: Mapping[str, str] | None = None,
+           clock: Callable[[], float] = time.monotonic) -> BisectResults:
+    """Search good..bad for the commit(s) carrying the workload's change; the document.
+
+    Every worktree is removed on the way out, also on an error or Ctrl-C."""
+    from benchbot import engine
+
+    started = clock()
+    notes = reporter or engine.Reporter()
+    repo = gitops.toplevel(request.repo)
+    good, bad = gitops.resolve_all(repo, [request.good, request.bad])
+    commits = _commits(repo, request, good, bad)
+    config = _config(request, repo, good)
+    budget_s = request.budget_s if request.budget_s is not None else BUDGET_FACTOR * config.budget_s
+    seed = request.seed if request.seed is not None else (
+        config.seed if config.seed is not None else secrets.randbits(32))
+    engine.check_pins(config)
+    before = machine.snapshot()
+    with engine.bench(repo, config, source_env=source_env, reporter=notes,
+                      require_sandbox=request.require_sandbox) as where, \
+            gitops.WorktreePool(repo) as pool:
+        lab = RepoLab(commits, config, where=where, pool=pool, seed=seed, reporter=notes,
+                      clock=clock, repository=request.repository)
+        search = Search(lab=lab, shas=[c[0] for c in commits], alpha=config.alpha,
+                        deadline=started + budget_s, step_cap_s=config.budget_s, clock=clock,
+                        notes=notes)
+        answer = search.run()
+        records = lab.commit_records(search)
+        box = SandboxInfo(kind=where.box.kind, description=where.box.description)
+    [w] = config.workloads
+    return build_document(
+        good=Revision(ref=request.good, sha=good), bad=Revision(ref=request.bad, sha=bad),
+        workload=w.name, commits=records, steps=tuple(search.steps), answer=answer,
+        settings=BisectSettings(alpha=config.alpha, parity=w.parity, budget_s=budget_s,
+                                step_budget_s=config.budget_s, seed=seed, config=config.path,
+                                runs=w.runs, max_runs=w.max_runs),
+        environment=machine.finish(before), sandbox=box, repository=request.repository,
+        wall_s=round(clock() - started, 3))
+
+
+def _commits(repo: Path, request: Request, good: str, bad: str) -> list[tuple[str, str, str]]:
+    """good and the first-parent commits after it up to bad, or GitError saying why not."""
+    if not gitops.is_ancestor(repo, good, bad):
+        raise GitError(f"--good {request.good} is not an ancestor of --bad {request.bad}: "
+                       "nothing lies between them to search")
+    commits = gitops.first_parent_commits(repo, good, bad)
+    if len(commits) > 1 and gitops.git(repo, "rev-parse", f"{commits[1][0]}^1") != good:
+        raise GitError(f"--good {request.good} is not on the first-parent line of --bad "
+                       f"{request.bad} (it was merged in): name a commit on that line")
+    return commits
+
+
+def _config(request: Request, repo: Path, good: str) -> Config:
+    """The config read at good (or as given) with only the workload, measured as it says."""
+    over = Overrides(only=(request.workload,))
+    if request.config is not None:
+        config = request.config.with_overrides(over)
+    elif request.config_path is not None:
+        config = load_config(request.config_path).with_overrides(over)
+    else:
+        config = read_config(repo, good).with_overrides(over)
+    if config.suites or len(config.workloads) != 1:
+        raise ConfigError(f"{config.path}: bisect follows one workload of its own; "
+                          f"{request.workload!r} is a suite's (give one of its own workloads)")
+    return config

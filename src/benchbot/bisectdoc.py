@@ -1,0 +1,216 @@
+"""The bisect's results document (``kind: "bisect"``): its dataclasses, JSON, schema and loader.
+
+A document of its own beside the comparison's results file (``benchbot.results``): the
+commits in order (tree, build, hash of the build output), every step with its figures and
+the error it spent, and the answer. Written atomically (``benchbot.files``); read back by
+``load``, which checks it against ``schemas/bisect.schema.json`` and names the first
+problem in one line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from benchbot import __version__, codec, files
+from benchbot.errors import ResultsError
+from benchbot.model import Environment, Outcome, Revision, SandboxInfo, ToolInfo
+
+SCHEMA_VERSION = 1
+# History:
+# 1 - first version: commits, steps, answer, settings, environment
+
+BuildState = Literal["ok", "skipped", "not_built"]
+AnswerKind = Literal["culprits", "range", "partial", "no_change"]
+# How the error is spread over the steps (docs/verdict.md, "Bisecting").
+SPENDING = "step k (of those measured) is judged at alpha * 6 / (pi^2 k^2); the sum is alpha"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Commit:
+    """One commit of the first-parent line, good first: whether it was built and what its
+    build produced for the workload."""
+
+    sha: str
+    subject: str
+    tree: str
+    build: BuildState  # not_built: the search never needed it
+    why: str | None = None  # skipped: why (the build failed, its runs failed)
+    output_hash: str | None = None  # sha256 of what the workload runs (None: not hashed)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One comparison of the search: ``left`` the reference, ``right`` the candidate."""
+
+    number: int
+    left: str
+    right: str
+    outcome: Outcome
+    measured: bool  # False: identical build output (level by construction) or no budget left
+    reason: str | None = None
+    ratio: float | None = None
+    ci: tuple[float, float] | None = None
+    pairs: int = 0
+    wall_s: float = 0.0
+    alpha: float = 0.0  # the error this step spent (0 when not measured)
+    budget_s: float = 0.0  # the time it was given
+    runs_failed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Culprit:
+    """A commit named as carrying (part of) the change, by the step against its parent (or
+    its nearest built ancestor, the commits between being ``skipped``)."""
+
+    sha: str
+    parent: str
+    outcome: Outcome
+    ratio: float | None
+    ci: tuple[float, float] | None
+    step: int
+    skipped: tuple[str, ...] = ()  # the change may be at one of these instead
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Range:
+    """Commits after ``left`` up to ``right`` among which a change could not be placed."""
+
+    left: str
+    right: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """What the bisect found: culprits, ranges left undecided, or no change at all."""
+
+    kind: AnswerKind
+    culprits: tuple[Culprit, ...] = ()
+    ranges: tuple[Range, ...] = ()
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BisectSettings:
+    """How the bisect measured: the error for all steps, the budgets, the seed."""
+
+    alpha: float
+    parity: float
+    budget_s: float  # the whole bisect
+    step_budget_s: float  # the most one step may take
+    seed: int
+    config: str
+    runs: int | None = None  # fixed pairs per phase (None: sequential)
+    max_runs: int = 1000
+    spending: str = SPENDING
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BisectResults:
+    """The whole bisect document."""
+
+    kind: Literal["bisect"] = "bisect"
+    schema_version: int
+    tool: ToolInfo
+    created: str
+    repository: str | None
+    good: Revision
+    bad: Revision
+    workload: str
+    commits: tuple[Commit, ...]
+    steps: tuple[Step, ...]
+    answer: Answer
+    settings: BisectSettings
+    environment: Environment
+    sandbox: SandboxInfo | None = None
+    wall_s: float = 0.0
+
+
+def build_document(**parts: Any) -> BisectResults:
+    """The document, stamped with the tool and the time."""
+    return BisectResults(
+        schema_version=SCHEMA_VERSION, tool=ToolInfo(name="benchbot", version=__version__),
+        created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **parts)
+
+
+def to_json(doc: BisectResults) -> dict[str, Any]:
+    data: dict[str, Any] = codec.encode(doc)
+    return data
+
+
+def dumps(doc: BisectResults) -> str:
+    return json.dumps(to_json(doc), indent=2, allow_nan=False) + "\n"
+
+
+def save(path: Path, doc: BisectResults) -> None:
+    """Write the document atomically."""
+    files.write_text(path, dumps(doc))
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the bisect document, shipped with the package."""
+    text = resources.files("benchbot").joinpath("schemas/bisect.schema.json").read_text()
+    return dict(json.loads(text))
+
+
+def validation_error(document: Any) -> str | None:
+    """The first place where ``document`` breaks the schema, in one line, or None."""
+    import jsonschema.exceptions
+    import jsonschema.validators
+
+    cls = jsonschema.validators.validator_for(schema())
+    error = jsonschema.exceptions.best_match(cls(schema()).iter_errors(document))
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"{where.lstrip('.') or '(top level)'}: {error.message[:160]}"
+
+
+def parse(document: Any, *, where: str = "bisect") -> BisectResults:
+    """A bisect document from JSON values: checked against the schema, then typed."""
+    if not isinstance(document, dict) or document.get("kind") != "bisect":
+        raise ResultsError(f"{where}: not a benchbot bisect file (no kind: bisect)")
+    if document.get("schema_version") != SCHEMA_VERSION:
+        raise ResultsError(f"{where}: schema_version {str(document.get('schema_version'))[:40]!r} "
+                           f"is not supported (this benchbot reads {SCHEMA_VERSION})")
+    problem = validation_error(document)
+    if problem is not None:
+        raise ResultsError(f"{where}: does not match the bisect schema: {problem}")
+    try:
+        return codec.decode(BisectResults, document)
+    except (codec.DecodeError, TypeError, ValueError) as exc:
+        raise ResultsError(f"{where}: does not match the bisect schema: {str(exc)[:160]}") from None
+
+
+def is_bisect_file(path: Path) -> bool:
+    """Whether ``path`` holds a JSON object whose ``kind`` is ``bisect`` (False for anything
+    else, unreadable files included: the results loader then says what is wrong)."""
+    try:
+        document = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("kind") == "bisect"
+
+
+def load(path: Path) -> BisectResults:
+    """Read a bisect file; every problem is a one-line ResultsError naming the file."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a directory, not a bisect file") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not a bisect file (not UTF-8 text at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: not a bisect file (nested too deeply)") from None
+    return parse(document, where=str(path))
