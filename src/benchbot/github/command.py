@@ -73,9 +73,10 @@ class BenchCommand:
 
     def describe(self, *, sha: bool = True) -> str:
         """The options as a reader would type them, e.g. ``runs=50 only=sort``."""
-        words = self.overrides.words()
         if self.bisect:
-            words = f"bisect {words}".strip()
+            words = f"bisect {self.overrides.words(('only', 'budget'))}".strip()
+        else:
+            words = self.overrides.words()
         if sha and self.sha is not None:
             words = f"{words} sha={self.sha}".strip()
         return words
