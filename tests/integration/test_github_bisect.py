@@ -143,6 +143,7 @@ def test_bisect_names_the_slow_commit_in_its_own_comment_and_leaves_the_sticky_o
     assert culprit[:7] in check["output"]["summary"]
     assert reactions(fake, payload["comment"]["id"]) == ["eyes", "rocket"]
     assert run.outputs["conclusion"] == "success"
+    assert run.outputs["artifact"] == "benchbot-results-bisect"  # not the comparison's name
     doc = bisectdoc.load(Path(run.outputs["bisect"]))
     assert (doc.good.ref, doc.good.sha, doc.bad.ref, doc.bad.sha) == (
         "main", ws.base_sha, "feature", ws.head_sha)

@@ -60,7 +60,7 @@ def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, s
     message) before it propagates.
     """
     shard = shard_of(action_env, job)
-    if action_env.mode == "measure":
+    if action_env.mode == "measure" or job.bisect:  # a bisect's has a name of its own
         write_outputs(action_env.output, {"artifact": job.artifact(action_env.artifact, shard)})
     doc: Results | bisectdoc.BisectResults
     try:
