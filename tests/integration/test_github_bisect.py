@@ -218,6 +218,33 @@ def test_a_forged_bisect_file_for_other_commits_is_not_published(history: Env,
     assert "could not run" in comment["body"] and "culprit" not in comment["body"]
 
 
+@pytest.mark.usefixtures("planted", "planted_bisect")
+def test_a_hostile_commit_subject_is_text_and_never_makes_the_bisect_comment_the_sticky_one(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    """The slow commit's subject spells the sticky marker, a mention and markup: the bisect
+    comment shows it as text, and a /bench after the bisect makes a sticky comment of its
+    own instead of taking the (older) bisect comment for it."""
+    env = Env(tmp_path, fake, make_history(tmp_path))
+    hostile = f"{MARKER} @alice <img src=x onerror=alert(1)> [x](https://evil.example)"
+    git(env.ws.path, "checkout", "-q", "feature")
+    (env.ws.path / "nap.sh").write_text(SLOW + "# hostile\n")
+    git(env.ws.path, "commit", "-q", "-am", hostile)
+    head = git(env.ws.path, "rev-parse", "HEAD")
+    git(env.ws.path, "checkout", "-q", "main")
+    env.ws = Workspace(env.ws.path, env.ws.base_sha, head)
+    run = env.run("issue_comment", env.comment_event("/bench bisect only=nap"))
+    assert run.returncode == 0, run.stderr
+    (bisected,) = bisect_comments(fake)
+    body = bisected["body"]
+    assert "\\<img" in body and not re.search(r"(?<!\\)<img", body)  # shown as text
+    assert "](https://evil" not in body and "@alice" not in body
+    compare = env.run("issue_comment", env.comment_event("/bench"))
+    assert compare.returncode == 0, compare.stderr
+    (sticky_comment,) = sticky(fake)
+    assert sticky_comment["id"] != bisected["id"] and "slower" in sticky_comment["body"]
+    assert fake.comments[bisected["id"]]["body"] == body
+
+
 # --- who may ask, and what ------------------------------------------------------------------
 
 
