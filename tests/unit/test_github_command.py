@@ -149,3 +149,44 @@ def test_all_takes_no_value_and_no_other_spelling(body: str, problem: str) -> No
 
 def test_help_names_all() -> None:
     assert "/bench all " in HELP and "paths:" in HELP
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("/bench bisect only=sort", BenchCommand(bisect=True, overrides=Overrides(only=("sort",)))),
+    ("/bench only=sort bisect", BenchCommand(bisect=True, overrides=Overrides(only=("sort",)))),
+    ("/bench bisect only=sort budget=1h", BenchCommand(
+        bisect=True, overrides=Overrides(only=("sort",), budget=3600.0))),
+    ("/bench bisect only=sort sha=ABCDEF1", BenchCommand(
+        bisect=True, overrides=Overrides(only=("sort",)), sha="abcdef1")),
+])
+def test_bisect_is_a_bare_word_with_one_workload(body: str, expected: BenchCommand) -> None:
+    command = parse(body)
+    assert command == expected and command.workload == "sort"
+    assert command.describe().startswith("bisect only=sort")
+    assert parse(f"/bench {command.describe()}") == command
+
+
+@pytest.mark.parametrize("body, problems", [
+    ("/bench bisect", ["`/bench bisect` needs `only=NAME`"]),
+    ("/bench bisect only=a,b", ["`/bench bisect` follows one workload; `only=` names 2"]),
+    ("/bench bisect only=a runs=20 parity=0.01", [
+        "`runs` does not apply to `/bench bisect` (it takes `only=`, `budget=`, `sha=`)",
+        "`parity` does not apply to `/bench bisect`"]),
+    ("/bench bisect only=a max_runs=50 confirm=off aa=off all", [
+        "`max_runs` does not apply", "`confirm` does not apply", "`aa` does not apply",
+        "`all` does not apply"]),
+    ("/bench bisect bisect only=a", ["`bisect` is given twice"]),
+    ("/bench bisect=on only=a", ["unknown option `bisect`"]),
+    ("/bench bisect help", ["`help` is not an option"]),
+])
+def test_bisect_refuses_what_it_cannot_use(body: str, problems: list[str]) -> None:
+    with pytest.raises(CommandError) as exc:
+        parse(body)
+    for problem in problems:
+        assert any(problem in p for p in exc.value.problems), exc.value.problems
+
+
+def test_a_comparison_is_not_a_bisect() -> None:
+    command = parse("/bench only=sort")
+    assert not command.bisect and command.workload is None
+    assert "/bench bisect only=NAME" in HELP

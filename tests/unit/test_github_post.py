@@ -11,6 +11,7 @@ from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.limits import fit
 from benchbot.github.post import (
     BENCH_HINT,
+    BISECT_MARKER,
     COMMENT_LIMIT,
     DEFAULT_BOT_LOGIN,
     MARKER,
@@ -146,6 +147,24 @@ def test_sticky_needs_the_marker_and_our_identity() -> None:
     assert find_sticky(comments, "GitHub-Actions[bot]") == comments[2]  # logins ignore case
     assert find_sticky(comments, "other-app[bot]") == comments[4]
     assert find_sticky(comments[:2], BOT) is None
+
+
+def test_the_sticky_and_the_bisect_comment_are_told_apart_by_their_beginning() -> None:
+    """A bisect's comment quotes commit subjects, which can spell the sticky marker out:
+    only the marker a comment begins with counts, so neither is ever taken for the other."""
+    comments = [
+        comment(1, f"{BISECT_MARKER}\n| `abc1234` | {MARKER} a subject |"),
+        comment(2, f"quoted: {BISECT_MARKER}"),
+        comment(3, f"{MARKER}\nthe comparison"),
+        comment(4, f"{BISECT_MARKER}\nthe bisect"),
+    ]
+    assert find_sticky(comments, BOT) == comments[2]
+    assert find_sticky(comments, BOT, BISECT_MARKER) == comments[0]
+    api = MemoryApi(comments_=comments[1:])
+    pub = publisher(api, marker=BISECT_MARKER)
+    pub.show(f"{BISECT_MARKER}\nanswered")
+    assert [c.body for c in api.comments_][1:] == [f"{MARKER}\nthe comparison",
+                                                   f"{BISECT_MARKER}\nanswered"]
 
 
 def test_first_show_creates_later_ones_edit() -> None:

@@ -21,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO
 
+from benchbot.bisectdoc import BisectResults
 from benchbot.errors import BenchbotError, UsageError
 from benchbot.github import api, gate, measure, post, publish
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import load_event
 from benchbot.github.job import Job
 from benchbot.github.output import Log
+from benchbot.progress import TerminalReporter
 
 
 def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
@@ -61,7 +63,10 @@ def _measure_and_publish(action_env: ActionEnv, opened: gate.Opened, log: Log,
     """The single-job form: measure here, with the config the gate read, then publish; the
     check ends whatever happens."""
     job, pub = opened.job, opened.publisher
-    progress = post.PhasePoster(log.err, pub, job, action_env.run_url)
+    # A bisect's many comparisons would edit its comment at every phase of every step:
+    # its progress goes to the log only.
+    progress = (TerminalReporter(log.err, tty=False) if job.bisect else
+                post.PhasePoster(log.err, pub, job, action_env.run_url))
     try:
         doc = measure.run(action_env, job, log, source_env=env, reporter=progress,
                           config=opened.config)
@@ -71,4 +76,5 @@ def _measure_and_publish(action_env: ActionEnv, opened: gate.Opened, log: Log,
         except BenchbotError:
             pass  # the error that stopped measuring is the one to report
         raise
-    return publish.run(action_env, job, pub, log, publish.Measured(doc))
+    outcome = publish.Bisected(doc) if isinstance(doc, BisectResults) else publish.Measured(doc)
+    return publish.run(action_env, job, pub, log, outcome)

@@ -1,8 +1,8 @@
 """The ``/bench`` comment command: a pure parser, no I/O.
 
 Only the first line of a comment is read; whatever follows is free text for humans.
-A command is a word ``/bench`` followed by ``key=value`` options and the bare word
-``all`` separated by white space, or the single word ``help``. Anything not understood is collected, so the reply
+A command is a word ``/bench`` followed by ``key=value`` options and the bare words
+``all`` and ``bisect`` separated by white space, or the single word ``help``. Anything not understood is collected, so the reply
 can name every problem at once, and nothing runs. Values are checked here against
 fixed rules (ranges, spellings); workload names in ``only=`` are checked later against
 the configuration, which this module does not read. Nothing of a comment ever reaches
@@ -18,7 +18,8 @@ from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check
 
 PREFIX = "/bench"
 OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha")
-WORDS = ("all",)  # options written as a bare word
+WORDS = ("all", "bisect")  # options written as a bare word
+BISECT_OPTIONS = ("only", "budget", "sha")  # what /bench bisect takes
 FULL_SHA_DIGITS = 40
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
@@ -39,6 +40,10 @@ HELP = f"""\
 /bench confirm=off          with runs=N: skip the confirmation of standouts
 /bench aa=off               skip the A/A check (not recommended)
 /bench sha=<SHA>            only if the head is still this commit (forks: all 40 digits)
+/bench bisect only=NAME     which of this pull request's commits changed NAME: each step
+                            a comparison; the answer in a comment of its own (also
+                            budget=1h for the whole search, default 3x the config's
+                            budget, and sha=)
 /bench help                 this text
 ```
 
@@ -56,10 +61,22 @@ class BenchCommand:
     overrides: Overrides = field(default_factory=Overrides)
     sha: str | None = None  # the head commit the commenter read (lower case; 7 to 40 digits)
     help: bool = False
+    # /bench bisect: search the pull request's commits for the one that changed the
+    # workload (``overrides.only``, exactly one); ``overrides.budget`` is the whole search's.
+    bisect: bool = False
+
+    @property
+    def workload(self) -> str | None:
+        """The workload a bisect follows (None: not a bisect)."""
+        only = self.overrides.only
+        return only[0] if self.bisect and only else None
 
     def describe(self, *, sha: bool = True) -> str:
         """The options as a reader would type them, e.g. ``runs=50 only=sort``."""
-        words = self.overrides.words()
+        if self.bisect:
+            words = f"bisect {self.overrides.words(('only', 'budget'))}".strip()
+        else:
+            words = self.overrides.words()
         if sha and self.sha is not None:
             words = f"{words} sha={self.sha}".strip()
         return words
@@ -125,10 +142,28 @@ def parse(body: str) -> BenchCommand:
                      spell=lambda key: f"`{key}=`")
     except SettingError as exc:
         problems.append(str(exc))
+    bisect = bool(values.pop("bisect", False))
+    if bisect:
+        problems.extend(_bisect_problems(values))
     if problems:
         raise CommandError(problems)
     sha = values.pop("sha", None)
-    return BenchCommand(overrides=Overrides(**values), sha=sha)  # type: ignore[arg-type]
+    return BenchCommand(overrides=Overrides(**values), sha=sha,  # type: ignore[arg-type]
+                        bisect=bisect)
+
+
+def _bisect_problems(values: dict[str, object]) -> list[str]:
+    """What ``/bench bisect`` cannot take: one workload named with ``only=``, and no option
+    that chooses how one comparison measures (each step measures as the config says)."""
+    problems = [f"`{key}` does not apply to `/bench bisect` (it takes "
+                f"{', '.join(f'`{o}=`' for o in BISECT_OPTIONS)})"
+                for key in values if key not in BISECT_OPTIONS]
+    only = values.get("only")
+    if only is None:
+        problems.append("`/bench bisect` needs `only=NAME`: the one workload to follow")
+    elif isinstance(only, tuple) and len(only) != 1:
+        problems.append(f"`/bench bisect` follows one workload; `only=` names {len(only)}")
+    return problems
 
 
 def _unquoted(exc: SettingError) -> str:

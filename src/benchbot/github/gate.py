@@ -21,6 +21,12 @@ the benchmark runner.
   only ``/bench sha=<head>`` with all 40 digits of the head runs (a 7-digit prefix is
   28 bits, which a prepared commit can match), and only while the head is that commit.
 
+``/bench bisect only=NAME`` passes the same gate (permission, the fork rules, ``sha=``)
+and is pinned the same way; then the workload is checked against the config at the base
+(one of its own workloads, not a suite's) and the commits between base and head (some,
+on the head's first-parent line): a bisect that cannot run completes its own check as
+failure and says why in its own comment, before the runner is asked for.
+
 The base and head commits are pinned here (the merge-base is resolved here too), so the
 measure step builds exactly what was approved, whatever is pushed meanwhile. The gate
 also decides how many machines share the comparison (the input ``shards``): its output
@@ -36,7 +42,7 @@ from typing import Protocol
 
 from benchbot import gitops
 from benchbot.config import Config
-from benchbot.errors import BenchbotError, ConfigError, GithubError, UsageError
+from benchbot.errors import BenchbotError, ConfigError, GitError, GithubError, UsageError
 from benchbot.findconfig import read_config
 from benchbot.github import post
 from benchbot.github.api import PullInfo
@@ -234,9 +240,12 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         config = _config(action_env, number, pull.base, pull.head)
     except BenchbotError as exc:
         job = Job(number=number, base=pull.base, head=pull.head, config_sha=pull.base.sha,
-                  trigger=comment.id)
+                  trigger=comment.id, command=command,
+                  check_name=check_name(action_env.check_name or "benchbot", command))
         _report_refusal_as_failure(api, action_env, job, str(exc))
         raise
+    if command.bisect:
+        return _on_bisect(api, action_env, comment, command, pull, config, log)
     overrides = action_env.overrides.over(command.overrides)
     try:
         config = config.with_overrides(overrides)  # e.g. only= names a workload the config lacks
@@ -290,6 +299,60 @@ def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int
         log.line(f"running the fork pull request #{number} at {head[:12]}: "
                  f"{comment.author} named it with /bench sha=")
     return command, pull
+
+
+def check_name(name: str, command: BenchCommand) -> str:
+    """The check's name: the config's (or the input's), and for a bisect ``NAME / bisect``,
+    a check of its own that never takes the comparison's place."""
+    return f"{name} / bisect" if command.bisect else name
+
+
+def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: BenchCommand,
+               pull: PullInfo, config: Config, log: Log) -> Opened | None:
+    """``/bench bisect only=NAME``: pinned as a comparison is (good: the base the config's
+    ``base`` names; bad: the head), with a check, a comment and an artifact of its own
+    and one machine. The config's settings and the action's inputs measure each step;
+    ``budget=`` is the whole search's (``Job.command``)."""
+    assert command.workload is not None  # the parser requires only=NAME
+    overrides = action_env.overrides.over(Overrides(only=(command.workload,)))
+    job = _pin(action_env, config, number=pull.number, base=pull.base, head=pull.head,
+               overrides=overrides, command=command, trigger=comment.id,
+               requested_by=comment.author)
+    job = dataclasses.replace(job, check_name=check_name(config.status.name, command),
+                              comment=True, shards=1)
+    try:
+        config = _bisect_config(config, overrides, command.workload)
+        _bisect_commits(action_env, job)
+    except BenchbotError as exc:
+        log.line(f"refused: /bench bisect from {comment.author}: {first_line(str(exc))}")
+        _report_refusal_as_failure(api, action_env, job, str(exc))
+        return None
+    return _open(api, action_env, job, config, log)
+
+
+def _bisect_config(config: Config, overrides: Overrides, workload: str) -> Config:
+    """The config with only the workload, or a ConfigError: no such workload, or a suite's."""
+    config = config.with_overrides(overrides)
+    if config.suites or len(config.workloads) != 1:
+        raise ConfigError(f"{config.path}: `{workload}` is a suite's: /bench bisect follows one "
+                          "workload of the config's own `workloads:`")
+    return config
+
+
+def _bisect_commits(action_env: ActionEnv, job: Job) -> None:
+    """A GitError unless the head's first-parent line leads back to the pinned base with
+    at least one commit between them (what the bisect searches)."""
+    repo = gitops.toplevel(action_env.workspace)
+    base, head = job.base.sha, job.head.sha
+    if base == head:
+        raise GitError(f"nothing to bisect: the head {head[:12]} is the base this pull "
+                       "request is compared with; it adds no commit")
+    commits = gitops.first_parent_commits(repo, base, head)
+    if not gitops.is_ancestor(repo, base, head) or len(commits) < 2 or \
+            gitops.git(repo, "rev-parse", f"{commits[1][0]}^1") != base:
+        raise GitError(f"cannot bisect: the base {base[:12]} is not on the first-parent line "
+                       f"of the head {head[:12]} (the branch merged its base in, or was "
+                       "rebased onto another); run `benchbot bisect` on the commits to search")
 
 
 def _refuse(pub: post.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:
@@ -353,10 +416,16 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: L
     """Create the check (in progress) and the "measuring…" comment; hand the job on."""
     pub = post.publisher_for(api, action_env, job)
     short = job.head.sha[:12]
-    log.line(f"approved: #{job.number}, base {job.base.sha[:12]}, head {short}")
+    what = f"bisect of {job.command.workload}" if job.bisect else "#" + str(job.number)
+    log.line(f"approved: {what}, base {job.base.sha[:12]}, head {short}")
     try:
-        pub.start_check(f"benchbot: measuring {short}",
-                        f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
+        if job.bisect:
+            pub.start_check(f"benchbot: bisecting {job.command.workload} ({short})",
+                            f"Searching the commits from {job.base.sha[:12]} (base) to {short} "
+                            f"(head) for the one that changed `{job.command.workload}`.")
+        else:
+            pub.start_check(f"benchbot: measuring {short}",
+                            f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
         phase = "starting"
         if action_env.mode == "gate":
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
@@ -373,7 +442,7 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: L
     except BaseException as exc:
         _not_started(action_env)
         if pub.check_started:
-            pub.finish_check("failure", "benchbot: could not start",
+            pub.finish_check("failure", f"{_name(job)}: could not start",
                              f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
                              artifact=action_env.artifact, description="could not start")
         raise
@@ -404,11 +473,16 @@ def _not_started(action_env: ActionEnv) -> None:
 def _report_refusal_as_failure(api: post.Api, action_env: ActionEnv, job: Job, message: str) -> None:
     """The config at the base could not be read: fail a check and say why in the comment."""
     pub = post.publisher_for(api, action_env, job)
-    pub.start_check("benchbot: could not run", first_line(message))
-    pub.show(post.error_body(message, run_url=action_env.run_url))
-    pub.finish_check("failure", "benchbot: could not run", post.error_text(message),
+    pub.start_check(f"{_name(job)}: could not run", first_line(message))
+    pub.show(post.error_body(message, run_url=action_env.run_url, bisect=job.bisect))
+    pub.finish_check("failure", f"{_name(job)}: could not run", post.error_text(message),
                      artifact=action_env.artifact, description=f"could not run: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
-    append_summary(action_env.step_summary, f"### benchbot: could not run\n\n{post.error_text(message)}\n")
+    append_summary(action_env.step_summary,
+                   f"### {_name(job)}: could not run\n\n{post.error_text(message)}\n")
     write_outputs(action_env.output, {"conclusion": "failure"})
+
+
+def _name(job: Job) -> str:
+    return "benchbot bisect" if job.bisect else "benchbot"

@@ -68,9 +68,17 @@ class Job:
         """Every shard of the job, for the measure jobs' matrix (1/1 when not sharded)."""
         return tuple(Shard(index=k, count=self.shards) for k in range(1, self.shards + 1))
 
+    @property
+    def bisect(self) -> bool:
+        """Whether this job is a ``/bench bisect`` (its own check, comment and artifact)."""
+        return self.command.bisect
+
     def artifact(self, base: str, shard: Shard | None) -> str:
         """The name a measure job uploads its results under: ``base`` when the comparison
-        is not sharded, else one name per shard (artifact names may not hold a slash)."""
+        is not sharded, else one name per shard (artifact names may not hold a slash); a
+        bisect's is ``base-bisect``, never taken for a comparison's."""
+        if self.bisect:
+            return f"{base}-bisect"
         if self.shards == 1 or shard is None:
             return base
         return f"{base}-shard-{shard.index}-of-{shard.count}"

@@ -7,6 +7,12 @@ results directory, which the workflow uploads as an artifact for the publish ste
 ``results.json`` and ``report.md`` when the comparison ran, else ``error.json`` saying
 why it did not (a build failure, a cancellation, a crash).
 
+A ``/bench bisect`` job (``Job.bisect``) runs ``bisect.bisect`` instead, over the
+first-parent commits from the pinned base (good) to the pinned head (bad), with the
+config read at the same commit and the same sandbox required; it leaves ``bisect.json``
+and ``bisect.md`` (or ``error.json``) in the results directory, uploaded under a name of
+its own (``Job.artifact``: ``<artifact>-bisect``).
+
 When the gate split the comparison over several machines, each measure job of the
 workflow's matrix measures the share its input ``shard`` names (``K/N``, N the gate's),
 and uploads it under a name of its own (``Job.artifact``, the step output ``artifact``).
@@ -20,34 +26,52 @@ import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
-from benchbot import engine, files, results
+from benchbot import bisect, bisectdoc, engine, files, results
 from benchbot.config import Config
 from benchbot.errors import BenchbotError, UsageError
 from benchbot.findconfig import read_config
 from benchbot.github.env import ActionEnv
 from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
-from benchbot.github.output import ERROR, REPORT, RESULTS, Log, append_summary, write_outputs
+from benchbot.github.output import (
+    BISECT,
+    BISECT_REPORT,
+    ERROR,
+    REPORT,
+    RESULTS,
+    Log,
+    append_summary,
+    write_outputs,
+)
 from benchbot.model import Results, Revision, Shard
 from benchbot.progress import TerminalReporter
+from benchbot.report import bisect as bisect_report
 from benchbot.report import render_results
 
 
 def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
-        reporter: engine.Reporter | None = None, config: Config | None = None) -> Results:
-    """Measure the job; write the results directory; return the results document.
+        reporter: engine.Reporter | None = None,
+        config: Config | None = None) -> Results | bisectdoc.BisectResults:
+    """Measure the job; write the results directory; return the results document (the
+    bisect document for a bisect).
 
     ``config`` is the one the gate read and overrode (the single-job form); else it is
     read here, at the commit the gate named. Any failure leaves ``error.json`` (kind and
     message) before it propagates.
     """
     shard = shard_of(action_env, job)
-    if action_env.mode == "measure":
+    if action_env.mode == "measure" or job.bisect:  # a bisect's has a name of its own
         write_outputs(action_env.output, {"artifact": job.artifact(action_env.artifact, shard)})
+    doc: Results | bisectdoc.BisectResults
     try:
-        doc = _measure(action_env, job, log, shard, source_env=source_env, reporter=reporter,
-                       config=config)
-        write_results(action_env, doc, artifact=job.artifact(action_env.artifact, shard))
+        if job.bisect:
+            doc = _bisect(action_env, job, log, source_env=source_env, reporter=reporter,
+                          config=config)
+            write_bisect(action_env, doc, artifact=job.artifact(action_env.artifact, None))
+        else:
+            doc = _measure(action_env, job, log, shard, source_env=source_env,
+                           reporter=reporter, config=config)
+            write_results(action_env, doc, artifact=job.artifact(action_env.artifact, shard))
     except BenchbotError as exc:
         write_error(action_env.results_dir, "error", str(exc))
         raise
@@ -80,9 +104,9 @@ def shard_of(action_env: ActionEnv, job: Job) -> Shard | None:
     return shard
 
 
-def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
-             source_env: Mapping[str, str], reporter: engine.Reporter | None,
-             config: Config | None) -> Results:
+def _fetched(action_env: ActionEnv, job: Job, config: Config | None) -> tuple[Path, Config]:
+    """The clone with the pinned commits, and the config: the gate's, else read at the
+    commit it named, with the job's settings over it."""
     repo = fetch_commits(action_env, {
         job.config_sha: base_refspecs(job.base),
         job.base.sha: [],
@@ -91,6 +115,13 @@ def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
     if config is None:
         read = read_config(repo, job.config_sha, job.config_path or action_env.config_path)
         config = action_env.with_inputs(read).with_overrides(job.overrides)
+    return repo, config
+
+
+def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
+             source_env: Mapping[str, str], reporter: engine.Reporter | None,
+             config: Config | None) -> Results:
+    repo, config = _fetched(action_env, job, config)
     part = f", shard {shard}" if shard else ""
     log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
@@ -106,6 +137,37 @@ def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
         doc, base=Revision(ref=job.base.ref or job.base.sha, sha=job.base.sha),
         head=Revision(ref=job.head.ref or job.head.sha, sha=job.head.sha),
     )
+
+
+def _bisect(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
+            reporter: engine.Reporter | None,
+            config: Config | None) -> bisectdoc.BisectResults:
+    """The bisect of the job's workload from the pinned base (good) to the head (bad)."""
+    repo, config = _fetched(action_env, job, config)
+    workload = job.command.workload
+    if workload is None:
+        raise UsageError("BENCHBOT_JOB (input job): a bisect names no workload")
+    log.line(f"bisecting {workload} on #{job.number}: good {job.base.sha[:12]} (base), "
+             f"bad {job.head.sha[:12]} (head)")
+    doc = bisect.bisect(
+        bisect.Request(repo=repo, good=job.base.sha, bad=job.head.sha, workload=workload,
+                       budget_s=job.command.overrides.budget, config=config,
+                       repository=action_env.repository, require_sandbox=True),
+        reporter=reporter or TerminalReporter(log.err, tty=False), source_env=source_env)
+    return dataclasses.replace(
+        doc, good=Revision(ref=job.base.ref or job.base.sha, sha=job.base.sha),
+        bad=Revision(ref=job.head.ref or job.head.sha, sha=job.head.sha))
+
+
+def write_bisect(action_env: ActionEnv, doc: bisectdoc.BisectResults, *,
+                 artifact: str) -> str:
+    """The bisect document and its report, in the results directory and the job summary."""
+    out = action_env.results_dir
+    bisectdoc.save(out / BISECT, doc)
+    report = bisect_report.render(doc, "markdown")
+    files.write_text(out / BISECT_REPORT, report)
+    append_summary(action_env.step_summary, report, artifact=artifact, run_url=action_env.run_url)
+    return report
 
 
 def write_results(action_env: ActionEnv, doc: Results, *, artifact: str | None = None) -> str:

@@ -20,6 +20,8 @@ DEFAULT_ARTIFACT = "benchbot-results"  # the results directory's name as an arti
 RESULTS = "results.json"
 REPORT = "report.md"
 ERROR = "error.json"  # why the comparison did not finish, where it did not
+BISECT = "bisect.json"  # a /bench bisect's document (its artifact: ``<artifact>-bisect``)
+BISECT_REPORT = "bisect.md"
 
 
 class Log:

@@ -3,8 +3,10 @@
 Plain logic over a small ``Api`` protocol (``api.GitHubAPI`` implements it; the unit
 tests use an in-memory one), so every decision here is tested without HTTP:
 
-- the sticky comment is the oldest comment that carries ``MARKER`` *and* was written by
-  benchbot's own identity; any other comment is never edited, whoever wrote it;
+- the sticky comment is the oldest comment that begins with ``MARKER`` *and* was written
+  by benchbot's own identity; any other comment is never edited, whoever wrote it; a
+  ``/bench bisect`` answers in a comment of its own, found the same way by
+  ``BISECT_MARKER``, so neither ever overwrites the other;
 - the identity is, in this order: the configured login (``BENCHBOT_BOT_LOGIN``, the
   action's ``bot-login`` input); the app that owns the check run we just created
   (``<slug>[bot]``: ``github-actions[bot]`` for the workflow's token, your app's bot
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
     from benchbot.github.env import ActionEnv
 
 MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
+BISECT_MARKER = rescue.BISECT_MARKER  # "<!-- benchbot:bisect -->": the bisect's own comment
+BISECT_HINT = ("<sub>Bisect again with a comment: `/bench bisect only=NAME` (options "
+               "`budget=1h sha=…`; `/bench help`).</sub>")
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
 REPORT_ROOM = COMMENT_LIMIT - len(MARKER) - 1  # what is left of it for the report (final_body)
@@ -80,10 +85,13 @@ class Api(Protocol):
                       target_url: str | None = None) -> None: ...
 
 
-def find_sticky(comments: Sequence[CommentInfo], identity: str) -> CommentInfo | None:
-    """The sticky comment: the oldest with the marker written by ``identity``, or None."""
+def find_sticky(comments: Sequence[CommentInfo], identity: str,
+                marker: str = MARKER) -> CommentInfo | None:
+    """The sticky comment: the oldest that begins with ``marker`` and was written by
+    ``identity``, or None. At its beginning: a bisect's comment quotes commit subjects,
+    which could spell the other marker out."""
     for comment in comments:
-        if MARKER in comment.body and comment.author.lower() == identity.lower():
+        if comment.body.lstrip().startswith(marker) and comment.author.lower() == identity.lower():
             return comment
     return None
 
@@ -126,15 +134,38 @@ def running_body(*, base_sha: str, head_sha: str, base_ref: str | None, head_ref
 
 
 def error_body(message: str, *, run_url: str | None, title: str = "could not run",
-               measured: str = "Nothing was measured.") -> str:
-    """The sticky comment when the comparison could not run (the message is shown as text:
-    it may hold a build log's tail, which the pull request's code wrote)."""
+               measured: str = "Nothing was measured.", bisect: bool = False) -> str:
+    """The sticky comment (or with ``bisect``, the bisect's) when the comparison could not
+    run (the message is shown as text: it may hold a build log's tail, which the pull
+    request's code wrote)."""
     link = f" See the [workflow run]({run_url}) for the log." if run_url else ""
+    marker, what, hint = ((BISECT_MARKER, "bisect", BISECT_HINT) if bisect
+                          else (MARKER, "", BENCH_HINT))
     body = (
-        f"{MARKER}\n### benchbot: {title}\n\n{md_code_block(message.strip())}\n\n"
-        f"{measured}{link}\n\n{BENCH_HINT}\n"
+        f"{marker}\n### benchbot{' ' + what if what else ''}: {title}\n\n"
+        f"{md_code_block(message.strip())}\n\n{measured}{link}\n\n{hint}\n"
     )
-    return fit(body, COMMENT_LIMIT, BENCH_HINT)
+    return fit(body, COMMENT_LIMIT, hint)
+
+
+def bisect_final_body(report: str, *, artifact: str, run_url: str | None) -> str:
+    """The bisect's comment once it is done: marker, report, run link and hint."""
+    link = f"[workflow run]({run_url}) · " if run_url else ""
+    tail = too_long_note("a GitHub comment", COMMENT_LIMIT, artifact, run_url) + "\n\n" + BISECT_HINT
+    return fit(f"{BISECT_MARKER}\n{report}\n{link}{BISECT_HINT}\n", COMMENT_LIMIT, tail)
+
+
+def bisect_running_body(job: Job, phase: str, run_url: str | None) -> str:
+    """The bisect's comment while it waits or searches."""
+    command = f"/bench {job.command.describe()}".strip()
+    link = f"[workflow run]({run_url}) · " if run_url else ""
+    return "\n".join([
+        BISECT_MARKER, f"{rescue.BISECT_RUNNING}…", "",
+        f"`{job.command.workload}`: **{_side(job.base.ref, job.base.sha)}** (good) → "
+        f"**{_side(job.head.ref, job.head.sha)}** (bad), this pull request's commits · {phase}",
+        "", f"Requested by @{job.requested_by}: `{command}`" if job.requested_by else "",
+        "", f"{link}this comment is replaced by the answer when it is done.", "",
+        BISECT_HINT]) + "\n"
 
 
 def error_text(message: str) -> str:
@@ -236,8 +267,10 @@ class Publisher:
                  run_url: str | None, comment: bool = True, bot_login: str | None = None,
                  check: CheckRef | None = None, comment_id: int | None = None,
                  identity: str | None = None, attempts: int = 5,
-                 retry_wait_s: float = 2.0, external_id: str | None = None) -> None:
+                 retry_wait_s: float = 2.0, external_id: str | None = None,
+                 marker: str = MARKER) -> None:
         self.api = api
+        self.marker = marker
         self.number = number
         self.head_sha = head_sha
         self.check_name = check_name
@@ -391,7 +424,7 @@ class Publisher:
 
     def _show_once(self, body: str) -> None:
         if self._comment_id is None:
-            found = find_sticky(self.api.comments(self.number), self.identity())
+            found = find_sticky(self.api.comments(self.number), self.identity(), self.marker)
             self._comment_id = found.id if found else None
         if self._comment_id is not None:
             try:
@@ -429,11 +462,14 @@ def publisher_for(api: Api, action_env: ActionEnv, job: Job) -> Publisher:
         check=job.check, comment_id=job.comment_id, identity=job.identity,
         retry_wait_s=2.0 if action_env.throttle else 0.05,
         external_id=rescue.external_id(action_env.run_id),
+        marker=BISECT_MARKER if job.bisect else MARKER,
     )
 
 
 def job_running_body(job: Job, phase: str, run_url: str | None) -> str:
-    """The sticky comment while the job waits or measures."""
+    """The sticky comment (or the bisect's) while the job waits or measures."""
+    if job.bisect:
+        return bisect_running_body(job, phase, run_url)
     request = None
     if job.requested_by:
         command = f"/bench {job.command.describe()}".strip()

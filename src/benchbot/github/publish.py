@@ -14,6 +14,14 @@ checked the same way, and the shards that reported are merged into one document
 failed early, was cancelled or never ran), one whose artifact holds an error or a file
 that fails the checks has failed. The report names both and the check is ``neutral``.
 Only when no shard reported does publishing say the comparison could not run.
+
+A ``/bench bisect`` job's artifact (``<artifact>-bisect``) holds the bisect document: it
+is checked against its schema, must name the pinned base and head as good and bad and
+the workload asked for, and its report is made here. It goes in the bisect's own comment
+(``post.BISECT_MARKER``: the sticky comparison comment is never touched) and completes
+the bisect's own check: ``success`` when the answer names the commit(s) or says no commit
+carries a change, ``neutral`` when a range is left undecided, ``failure`` with the reason
+when the bisect could not run.
 """
 
 from __future__ import annotations
@@ -22,12 +30,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchbot import files, merging, results
+from benchbot import bisectdoc, files, merging, results
 from benchbot.errors import BenchbotError, GithubError, ResultsError
 from benchbot.github import post
 from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
 from benchbot.github.output import (
+    BISECT,
+    BISECT_REPORT,
     ERROR,
     REPORT,
     RESULTS,
@@ -37,6 +47,7 @@ from benchbot.github.output import (
     write_outputs,
 )
 from benchbot.model import OUTCOMES, FailedShard, Results, Shard
+from benchbot.report import bisect as bisect_report
 from benchbot.report import render_comment, render_results
 
 
@@ -55,7 +66,14 @@ class NotMeasured:
     conclusion: str = "failure"  # or "cancelled"
 
 
-Outcome = Measured | NotMeasured
+@dataclass(frozen=True, slots=True)
+class Bisected:
+    """The bisect ran: its document."""
+
+    doc: bisectdoc.BisectResults
+
+
+Outcome = Measured | NotMeasured | Bisected
 
 
 def not_measured(exc: BaseException) -> NotMeasured:
@@ -77,13 +95,16 @@ _MEASURE_RESULT_WORDS = {
 
 def read_outcome(action_env: ActionEnv, job: Job) -> Outcome:
     """What the measure job (or each shard's measure job) left in its artifact."""
-    if job.shards > 1:
+    if job.shards > 1 and not job.bisect:
         return _read_shards(action_env, job)
     directory = action_env.results_dir
-    nested = directory / action_env.artifact  # downloaded by pattern: one folder per artifact
-    if not (directory / RESULTS).is_file() and not (directory / ERROR).is_file() and nested.is_dir():
+    # downloaded by pattern: one folder per artifact
+    nested = directory / job.artifact(action_env.artifact, None)
+    found = BISECT if job.bisect else RESULTS
+    if not (directory / found).is_file() and not (directory / ERROR).is_file() and nested.is_dir():
         directory = nested
-    outcome = _read_artifact(directory, job, None)
+    outcome = (_read_bisect(directory, job) if job.bisect else
+               _read_artifact(directory, job, None))
     if outcome is not None:
         return outcome
     word = action_env.measure_result or "failure"
@@ -111,6 +132,29 @@ def _read_artifact(directory: Path, job: Job, shard: Shard | None) -> Outcome | 
             said = f"shard {held[0]} of {held[1]}" if held else "not sharded"
             return NotMeasured(f"the results file of shard {shard} says it is {said}")
         return Measured(doc)
+    if (directory / ERROR).is_file():
+        return _error_file(directory / ERROR)
+    return None
+
+
+def _read_bisect(directory: Path, job: Job) -> Outcome | None:
+    """The bisect document in the artifact, checked against its schema, the pinned commits
+    and the workload asked for; its error file; or None when it holds neither."""
+    if (directory / BISECT).is_file():
+        try:
+            doc = bisectdoc.load(directory / BISECT)
+        except BenchbotError as exc:
+            return NotMeasured(f"the bisect file from the measure job is not valid: {exc}")
+        for side, named, pinned in (("good", doc.good.sha, job.base.sha),
+                                    ("bad", doc.bad.sha, job.head.sha)):
+            if named != pinned:
+                return NotMeasured(
+                    f"the bisect file names {side} {named[:12]}, but the gate pinned "
+                    f"{pinned[:12]}: not publishing a bisect of other commits")
+        if doc.workload != job.command.workload:
+            return NotMeasured(f"the bisect file follows `{doc.workload[:80]}`, not the "
+                               f"workload asked for, `{job.command.workload}`")
+        return Bisected(doc)
     if (directory / ERROR).is_file():
         return _error_file(directory / ERROR)
     return None
@@ -157,7 +201,7 @@ def publish_artifact(action_env: ActionEnv, job: Job, pub: post.Publisher, log: 
         outcome = read_outcome(action_env, job)
     except BaseException as exc:
         finish_anyway(action_env, pub, "reading the measure job's results failed: "
-                      f"{first_line(str(exc) or type(exc).__name__)}")
+                      f"{first_line(str(exc) or type(exc).__name__)}", bisect=job.bisect)
         raise
     return run(action_env, job, pub, log, outcome)
 
@@ -167,12 +211,15 @@ def run(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log, outcome:
     try:
         if isinstance(outcome, Measured):
             _publish_results(action_env, job, pub, log, outcome.doc)
+        elif isinstance(outcome, Bisected):
+            _publish_bisect(action_env, job, pub, log, outcome.doc)
         else:
             _publish_failure(action_env, job, pub, outcome)
     except BaseException as exc:
-        finish_anyway(action_env, pub, f"publishing failed: {first_line(str(exc) or type(exc).__name__)}")
+        finish_anyway(action_env, pub, f"publishing failed: {first_line(str(exc) or type(exc).__name__)}",
+                      bisect=job.bisect)
         raise
-    return done(pub, log, written=isinstance(outcome, Measured))
+    return done(pub, log, written=not isinstance(outcome, NotMeasured))
 
 
 def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log,
@@ -208,29 +255,69 @@ def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: 
     log.line(f"published: {headline}, check {conclusion}")
 
 
+# A bisect's check: an answer passes; a range left undecided is neutral (never a failure:
+# the pull request is judged by the comparison's check, not by its bisect).
+BISECT_CONCLUSIONS = {"culprits": "success", "no_change": "success", "partial": "neutral",
+                      "range": "neutral"}
+BISECT_TITLES = {"culprits": "found", "no_change": "no commit carries a change",
+                 "partial": "found, and a range undecided", "range": "a range, not one commit"}
+
+
+def _publish_bisect(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log,
+                    doc: bisectdoc.BisectResults) -> None:
+    report = bisect_report.render(doc, "markdown")
+    artifact = job.artifact(action_env.artifact, None)
+    out = action_env.results_dir
+    if action_env.mode == "publish":
+        # the checked document and the report made here from it (as _publish_results)
+        bisectdoc.save(out / BISECT, doc)
+        files.write_text(out / BISECT_REPORT, report)
+        append_summary(action_env.step_summary, report, artifact=artifact,
+                       run_url=action_env.run_url)
+    answer = doc.answer
+    conclusion = BISECT_CONCLUSIONS[answer.kind]
+    named = ", ".join(c.sha[:7] for c in answer.culprits)
+    title = f"benchbot bisect {doc.workload}: {BISECT_TITLES[answer.kind]}" + (
+        f" ({named})" if named else "")
+    write_outputs(action_env.output, {"conclusion": conclusion, "bisect": str(out / BISECT),
+                                      "report": str(out / BISECT_REPORT)})
+    pub.show(post.bisect_final_body(report, artifact=artifact, run_url=action_env.run_url))
+    pub.finish_check(conclusion, title[:200], report, artifact=artifact,
+                     description=first_line(answer.sentence))
+    if job.trigger is not None:
+        pub.react(job.trigger, "rocket")
+    log.line(f"published: {title}, check {conclusion}")
+
+
 def _publish_failure(action_env: ActionEnv, job: Job, pub: post.Publisher,
                      outcome: NotMeasured) -> None:
     message = outcome.message
+    name = "benchbot bisect" if job.bisect else "benchbot"
+    artifact = job.artifact(action_env.artifact, None) if job.bisect else action_env.artifact
     append_summary(action_env.step_summary,
-                   f"### benchbot: could not run\n\n{post.error_text(message)}\n",
-                   artifact=action_env.artifact, run_url=action_env.run_url)
+                   f"### {name}: could not run\n\n{post.error_text(message)}\n",
+                   artifact=artifact, run_url=action_env.run_url)
     write_outputs(action_env.output, {"conclusion": outcome.conclusion})
     title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
-    pub.show(post.error_body(message, run_url=action_env.run_url, title=title))
+    pub.show(post.error_body(message, run_url=action_env.run_url, title=title,
+                             measured="Nothing was bisected." if job.bisect
+                             else "Nothing was measured.", bisect=job.bisect))
     if not pub.check_started:
-        pub.start_check(f"benchbot: {title}", first_line(message))
-    pub.finish_check(outcome.conclusion, f"benchbot: {title} ({job.head.sha[:7]})",
+        pub.start_check(f"{name}: {title}", first_line(message))
+    pub.finish_check(outcome.conclusion, f"{name}: {title} ({job.head.sha[:7]})",
                      post.error_text(message), artifact=action_env.artifact,
                      description=f"{title}: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
 
 
-def finish_anyway(action_env: ActionEnv, pub: post.Publisher, reason: str) -> None:
+def finish_anyway(action_env: ActionEnv, pub: post.Publisher, reason: str, *,
+                  bisect: bool = False) -> None:
     """The last resort: complete the check and replace "measuring" in the comment."""
     try:
-        pub.show(post.error_body(reason, run_url=action_env.run_url))
-        pub.finish_check("failure", "benchbot: could not run", post.error_text(reason),
+        pub.show(post.error_body(reason, run_url=action_env.run_url, bisect=bisect))
+        pub.finish_check("failure", f"benchbot{' bisect' if bisect else ''}: could not run",
+                         post.error_text(reason),
                          artifact=action_env.artifact, description=reason)
     except (BenchbotError, OSError):
         pass

@@ -30,6 +30,8 @@ from typing import Any, TextIO
 
 MARKER = "<!-- benchbot:sticky -->"  # the sticky comment's hidden marker (post.MARKER)
 RUNNING = "### benchbot: measuring"  # how the sticky comment begins while measuring (post.py)
+BISECT_MARKER = "<!-- benchbot:bisect -->"  # a /bench bisect's own comment (post.BISECT_MARKER)
+BISECT_RUNNING = "### benchbot: bisecting"  # how it begins while the bisect runs
 TIMEOUT_S = 30
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT = 'rel="next"'
@@ -94,14 +96,20 @@ def rescue(env: Mapping[str, str]) -> str:
 
 
 def _end_comment(api: _Api, target: Target, reason: str) -> None:
-    """The gate's sticky comment stops saying "measuring", and only while it still does: a
-    report publish wrote before completing the check failed stays as it is."""
+    """The gate's sticky comment (or a bisect's own) stops saying "measuring", and only
+    while it still does: a report publish wrote before completing the check failed stays
+    as it is. It keeps its own marker, so a bisect's never becomes the sticky one."""
     if target.comment_id is None:
         return
     path = f"/issues/comments/{target.comment_id}"
-    if RUNNING not in str(api.call("GET", path).get("body", "")):
+    body = str(api.call("GET", path).get("body", ""))
+    if body.startswith(BISECT_MARKER) and BISECT_RUNNING in body:
+        marker, title = BISECT_MARKER, "### benchbot bisect: could not run"
+    elif RUNNING in body:
+        marker, title = MARKER, "### benchbot: could not run"
+    else:
         return
-    api.call("PATCH", path, {"body": f"{MARKER}\n### benchbot: could not run\n\n{reason}\n"})
+    api.call("PATCH", path, {"body": f"{marker}\n{title}\n\n{reason}\n"})
 
 
 def _reason(env: Mapping[str, str]) -> str:
