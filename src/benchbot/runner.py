@@ -171,8 +171,11 @@ def suite_request(tgt: Target, members: Sequence[WorkloadConfig], env: Mapping[s
     w = members[0]
     argv = tgt.argv
     if how.filter is not None and len(members) < len(how.benchmarks):
-        argv = (*argv, *filter_argv(how.filter, how.format, [m.select or m.bench or m.name
-                                                             for m in members]))
+        try:
+            argv = (*argv, *filter_argv(how.filter, how.format, [m.select or m.bench or m.name
+                                                                 for m in members]))
+        except ValueError:  # a name the harness's filter cannot select: run them all
+            pass
     return SpawnRequest(argv=argv, cwd=str(tgt.cwd), env=tuple({**env, **dict(w.env)}.items()),
                         timeout_s=w.timeout_s, pin=w.pin, harness=how.format)
 

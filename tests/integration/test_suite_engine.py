@@ -225,3 +225,17 @@ def test_a_suite_measured_with_a_fixed_number_of_pairs(make_repo: MakeRepo, tmp_
     # the A/A and A/B phases (24 each), and the confirmation of the standout (24).
     starts = len(log.read_text().splitlines())
     assert starts == 2 + 24 + 24 + (24 if "confirm" in bench["core/mul/8"]["phases"] else 0)
+
+
+def test_a_name_the_filter_cannot_select_runs_the_whole_suite(tmp_path: Path) -> None:
+    from benchbot.config import WorkloadConfig
+    from benchbot.runner import Harness, Target, suite_request
+
+    members = [WorkloadConfig(name=f"g/{n}", run=("./g.test",), suite="g", bench=n, select=n)
+               for n in ("/odd", "BenchmarkA")]
+    how = Harness(format="go", filter=("-test.bench={regex}",),
+                  benchmarks=("g//odd", "g/BenchmarkA", "g/BenchmarkB"))
+    made = suite_request(Target(argv=("./g.test",), cwd=tmp_path), members, {}, how)
+    assert made.argv == ("./g.test",) and made.harness == "go"
+    made = suite_request(Target(argv=("./g.test",), cwd=tmp_path), members[1:], {}, how)
+    assert made.argv == ("./g.test", "-test.bench=^(BenchmarkA)$")
