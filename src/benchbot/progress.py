@@ -38,6 +38,10 @@ class TerminalReporter(Reporter):
         self._phase = ""
         self._drawn = False
         self._ended = False  # the phase's "all done" drawn (an estimate may say so early)
+        # (when, runs done) at the phase's first reported run: the rate is taken from there,
+        # so that what came before it (valgrind's counted runs, minutes for a slow
+        # program) does not read as the time the runs take.
+        self._first: tuple[float, int] | None = None
 
     def phase(self, name: str, workloads: int, runs: int) -> None:
         self._end_bar()
@@ -45,6 +49,7 @@ class TerminalReporter(Reporter):
         self._start = self._clock()
         self._last_line = float("-inf")
         self._ended = False
+        self._first = None
         self._stream.write(
             f"benchbot: {PHASE_NAMES.get(name, name)}: {workloads} workloads, {runs} runs\n"
         )
@@ -52,6 +57,8 @@ class TerminalReporter(Reporter):
 
     def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
         now = self._clock()
+        if self._first is None:
+            self._first = (now, done)
         # Drawn once: the sequential phase's estimate can read "all done" for a few runs
         # at the end of the budget, which must not become a line (or a bar) each.
         last = done >= planned and not self._ended
@@ -60,7 +67,7 @@ class TerminalReporter(Reporter):
             if not last and now - self._last_line < BAR_INTERVAL_S:
                 return
             self._last_line = now
-            left = eta(now - self._start, done, planned)
+            left = self._left(now, done, planned)
             filled = int(BAR_WIDTH * done / max(planned, 1))
             bar = "█" * filled + "░" * (BAR_WIDTH - filled)
             self._stream.write(
@@ -71,13 +78,20 @@ class TerminalReporter(Reporter):
                 self._end_bar()
         elif last or now - self._last_line >= LINE_INTERVAL_S or done == 1:
             self._last_line = now
-            left = eta(now - self._start, done, planned)
+            left = self._left(now, done, planned)
             self._stream.write(
                 f"benchbot: {phase}: run {done} of {planned} ({workload}), ETA {left}\n"
             )
         else:
             return
         self._stream.flush()
+
+    def _left(self, now: float, done: int, planned: int) -> str:
+        """The ETA at the rate since the phase's first reported run (from the phase's start
+        until a second one came)."""
+        if self._first is not None and done > self._first[1]:
+            return eta(now - self._first[0], done - self._first[1], planned - self._first[1])
+        return eta(now - self._start, done, planned)
 
     def note(self, message: str) -> None:
         self._end_bar()

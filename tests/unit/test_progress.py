@@ -78,3 +78,19 @@ def test_an_estimate_that_says_all_done_early_is_drawn_once() -> None:
         text = stream.getvalue()
         assert text.count("8 of 8") + text.count("8/8 runs") == 1, text
         assert "9 of 9" not in text and "9/9" not in text and "11/11" not in text
+
+
+def test_what_came_before_the_first_run_does_not_set_the_pace() -> None:
+    """valgrind's counted runs come between a phase's start and its first timed run: a
+    minute there must not read as a minute a run."""
+    now = [0.0]
+    stream = io.StringIO()
+    rep = TerminalReporter(stream, tty=False, clock=lambda: now[0])
+    rep.phase("sequential", 5, 1000)
+    now[0] = 60.0  # the counted runs
+    for i in range(1, 101):
+        now[0] += 0.1
+        rep.progress("sequential", "sort", i, 1000)
+    # Lines come every 5 s: the last at run 52, 0.1 s a run since the first, 948 to go
+    # (from the phase's start it would read 65 s for 52 runs: 20 minutes).
+    assert stream.getvalue().splitlines()[-1] == "benchbot: sequential: run 52 of 1000 (sort), ETA 1m35s"
