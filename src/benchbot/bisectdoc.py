@@ -199,18 +199,6 @@ def is_bisect_file(path: Path) -> bool:
 
 def load(path: Path) -> BisectResults:
     """Read a bisect file; every problem is a one-line ResultsError naming the file."""
-    try:
-        data = Path(path).read_bytes()
-    except IsADirectoryError:
-        raise ResultsError(f"{path}: is a directory, not a bisect file") from None
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ResultsError(f"{path}: not a bisect file (not UTF-8 text at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise ResultsError(f"{path}: not a bisect file (nested too deeply)") from None
-    return parse(document, where=str(path))
+    from benchbot.results import read_json
+
+    return parse(read_json(path, "a bisect file"), where=str(path))

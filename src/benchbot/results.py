@@ -285,21 +285,26 @@ def load(path: Path) -> Results:
     does not match the schema, the place in it (``benchmarks[0].verdict: 'outcome' is a
     required property``).
     """
+    return parse(read_json(path, "a results file"), where=str(path))
+
+
+def read_json(path: Path, what: str) -> Any:
+    """The JSON values of a file benchbot wrote (``what`` it should be, for messages);
+    every problem is a one-line ResultsError naming the file."""
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
-        raise ResultsError(f"{path}: is a directory, not a results file") from None
+        raise ResultsError(f"{path}: is a directory, not {what}") from None
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        document = json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ResultsError(f"{path}: not a results file (not UTF-8 text at byte {exc.start})") from None
+        raise ResultsError(f"{path}: not {what} (not UTF-8 text at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
-        raise ResultsError(f"{path}: not a results file (nested too deeply)") from None
-    return parse(document, where=str(path))
+        raise ResultsError(f"{path}: not {what} (nested too deeply)") from None
 
 
 def parse(document: Any, *, where: str = "results") -> Results:
