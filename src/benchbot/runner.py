@@ -620,8 +620,7 @@ class Triplets:
                 self.runs += 1
                 if progress is not None:
                     progress(served[0])
-            said = [_said(raw) for raw in raws] if len(served) > 1 or \
-                self._by_name[served[0]].suite is not None else []
+            said = [_said(raw) for raw in raws] if self._by_name[served[0]].suite is not None else []
             for name in served:
                 w, result = self._by_name[name], self.results[name]
                 if result.failure:

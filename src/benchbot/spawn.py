@@ -401,9 +401,10 @@ def _report(fmt: str, out_fd: int, path: str | None) -> harness.Parsed:
             return harness.Parsed(entries=(), error=f"it wrote no report to {{output}} "
                                                     f"({exc.strerror or exc})")
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return harness.Parsed(entries=(), error="{output} is not a regular file")
-        if os.fstat(fd).st_size > harness.TEXT_LIMIT:
+        if info.st_size > harness.TEXT_LIMIT:
             return harness.Parsed(entries=(), error=f"the report is longer than "
                                                     f"{harness.TEXT_LIMIT >> 20} MiB")
         return harness.parse(fmt, _read(fd, harness.TEXT_LIMIT))
