@@ -87,11 +87,11 @@ class TerminalReporter(Reporter):
         self._stream.flush()
 
     def _left(self, now: float, done: int, planned: int) -> str:
-        """The ETA at the rate since the phase's first reported run (from the phase's start
-        until a second one came)."""
-        if self._first is not None and done > self._first[1]:
-            return eta(now - self._first[0], done - self._first[1], planned - self._first[1])
-        return eta(now - self._start, done, planned)
+        """The ETA at the rate since the phase's first reported run; "–" until a second one
+        gives a rate (the time before the first is not the runs')."""
+        if self._first is None or done <= self._first[1]:
+            return "–" if planned > done else "0s"
+        return eta(now - self._first[0], done - self._first[1], planned - self._first[1])
 
     def note(self, message: str) -> None:
         self._end_bar()

@@ -91,6 +91,7 @@ def test_what_came_before_the_first_run_does_not_set_the_pace() -> None:
     for i in range(1, 101):
         now[0] += 0.1
         rep.progress("sequential", "sort", i, 1000)
+    assert stream.getvalue().splitlines()[1] == "benchbot: sequential: run 1 of 1000 (sort), ETA –"
     # Lines come every 5 s: the last at run 52, 0.1 s a run since the first, 948 to go
     # (from the phase's start it would read 65 s for 52 runs: 20 minutes).
     assert stream.getvalue().splitlines()[-1] == "benchbot: sequential: run 52 of 1000 (sort), ETA 1m35s"
