@@ -116,6 +116,7 @@ def no_bwrap(tmp_path: Path) -> Iterator[str]:
     sandbox.probe.cache_clear()
 
 
+@pytest.mark.real_runs("what the sandbox lets run: not how long it takes")
 def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
         make_repo: MakeRepo, no_bwrap: str, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo({"benchbot.yml": QUICK + "sandbox: auto\nworkloads: [{name: w, run: [true]}]\n"})
@@ -215,6 +216,7 @@ def test_a_build_calling_a_shim_into_the_home_says_which_directory_to_show(
     assert hint(home.path, "nodeish", home.nvm) in notes.lines
 
 
+@pytest.mark.real_runs("what the sandbox lets run: not how long it takes")
 def test_a_build_calling_a_shim_works_once_its_directory_is_listed(
         make_repo: MakeRepo, tmp_path: Path) -> None:
     home = Home(tmp_path)
