@@ -55,7 +55,8 @@ class Quiet:
     def phase(self, name: str, workloads: int, runs: int) -> None:
         pass
 
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None:
         pass
 
 

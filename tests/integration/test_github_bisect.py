@@ -142,7 +142,7 @@ def test_bisect_names_the_slow_commit_in_its_own_comment_and_leaves_the_sticky_o
     assert run.returncode == 0, run.stderr
     (comment,) = bisect_comments(fake)
     assert f"`{culprit[:7]}` **culprit**" in comment["body"]
-    assert "The change is at " + culprit[:8] in comment["body"]
+    assert "The change is at " + culprit[:7] in comment["body"]
     assert "(the slow one)" in comment["body"] and "/bench bisect" in comment["body"]
     # the comparison's sticky comment and check are as they were
     (after,) = sticky(fake)
