@@ -4,22 +4,29 @@ leaves out, and the check that keeps real timing out of it (tests/README.md)."""
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import functools
 import json
 import os
+import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Mapping
+import tempfile
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
+import hypothesis
 import jsonschema
 import pytest
 
 from benchbot import results
 from benchbot.spawn import RawRun
 
+# init.templateDir empty: a repository without the sample hooks (18 files fewer to write
+# and delete for each of the thousands of repositories the tests make).
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid",
-       "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+       "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", "-c", "init.templateDir="]
 
 
 def git(repo: Path, *args: str) -> str:
@@ -48,6 +55,41 @@ def write_files(repo: Path, files: Mapping[str, str | None]) -> None:
 
 
 MakeRepo = Callable[..., Path]
+_Made = TypeVar("_Made")
+_REPOSITORIES: dict[Hashable, tuple[Path, Any]] = {}  # what copied_repo made, by its key
+
+
+def copied_repo(where: Path, key: Hashable, make: Callable[[Path], _Made]) -> _Made:
+    """A copy at ``where`` of the repository ``make`` makes (and what it returned: its
+    SHAs, say), made once per session for each ``key`` in a folder of this session's own:
+    a copy costs a few milliseconds, making one a dozen git processes. Commits keep their
+    SHAs in every copy; a test changes its copy only."""
+    if key not in _REPOSITORIES:
+        if not _REPOSITORIES:
+            atexit.register(shutil.rmtree, _originals(), ignore_errors=True)
+        made = _originals() / str(len(_REPOSITORIES))
+        _REPOSITORIES[key] = (made, make(made))
+    made, returned = _REPOSITORIES[key]
+    shutil.copytree(made, where, symlinks=True)
+    return cast(_Made, returned)
+
+
+@functools.cache
+def _originals() -> Path:
+    return Path(tempfile.mkdtemp(prefix="benchbot-test-repositories-"))
+
+# --- property tests: the same examples every run, and no deadline ------------------------
+
+# Loaded before the test modules are, so every @settings there inherits it: the fast tier
+# passes or fails the same way each time, and an example slowed down by a loaded machine is
+# not a failure (hypothesis' default deadline, 200 ms, is real timing). To look further:
+# pytest --hypothesis-profile=explore (new random examples each run).
+hypothesis.settings.register_profile(
+    "benchbot", derandomize=True, deadline=None, database=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.register_profile(
+    "explore", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.load_profile("benchbot")
 
 # --- the slow tier --------------------------------------------------------------------
 
@@ -234,9 +276,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def make_repo(tmp_path: Path) -> MakeRepo:
     """Factory: a git repo with a `base` tag and a head commit on main."""
 
-    def make(base: Mapping[str, str], head: Mapping[str, str | None] | None = None, name: str = "repo") -> Path:
-        repo = tmp_path / name
-        repo.mkdir()
+    def new(repo: Path, base: Mapping[str, str], head: Mapping[str, str | None] | None) -> None:
+        repo.mkdir(parents=True)
         git(repo, "init", "-q")
         write_files(repo, base)
         git(repo, "add", "-A")
@@ -246,7 +287,11 @@ def make_repo(tmp_path: Path) -> MakeRepo:
             write_files(repo, head)
             git(repo, "add", "-A")
             git(repo, "commit", "-q", "-m", "head")
-        return repo
+
+    def make(base: Mapping[str, str], head: Mapping[str, str | None] | None = None, name: str = "repo") -> Path:
+        key = ("make_repo", tuple(base.items()), tuple((head or {}).items()))
+        copied_repo(tmp_path / name, key, lambda at: new(at, base, head))
+        return tmp_path / name
 
     return make
 

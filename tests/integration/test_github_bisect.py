@@ -24,7 +24,7 @@ from benchbot import bisect, bisectdoc, engine, sandbox
 from benchbot.github.post import BISECT_MARKER, MARKER
 from benchbot.spawn import RawRun, SpawnRequest
 from tests.clock import FakeClock
-from tests.conftest import git
+from tests.conftest import copied_repo, git
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import (
     BOT,
@@ -83,6 +83,13 @@ def make_history(root: Path, *, config: str = CONFIG, commits: int = COMMITS,
     """main: one commit, nap.sh fast; feature: ``commits`` more, each changing nap.sh
     (a comment), the ``slower_at``-th making it ten times slower from then on."""
     repo = root / "workspace"
+    key = ("history", config, commits, slower_at)
+    base, head = copied_repo(repo, key, lambda at: _new_history(at, config, commits, slower_at))
+    return Workspace(repo, base, head)
+
+
+def _new_history(repo: Path, config: str, commits: int, slower_at: int) -> tuple[str, str]:
+    """make_history's repository, made at ``repo``: its base and head SHAs."""
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
     (repo / "benchbot.yml").write_text(unconfined(config))
@@ -98,7 +105,7 @@ def make_history(root: Path, *, config: str = CONFIG, commits: int = COMMITS,
         git(repo, "commit", "-q", "-am", f"commit {i}" + (" (the slow one)" if i == slower_at else ""))
     head = git(repo, "rev-parse", "HEAD")
     git(repo, "checkout", "-q", "main")
-    return Workspace(repo, base, head)
+    return base, head
 
 
 def feature_commits(ws: Workspace) -> list[str]:

@@ -123,7 +123,8 @@ def test_hostile_names_stay_text_in_the_comment_and_the_markdown(which: str) -> 
 
 
 def test_hostile_names_stay_text_in_the_html_report() -> None:
-    hostile, used = renamed(suite(), ("slower", "faster", "level", "inconclusive", "invalid"))
+    # 120 workloads: every outcome, and a section with plots for each (500 take seconds)
+    hostile, used = renamed(suite(120), ("slower", "faster", "level", "inconclusive", "invalid"))
     page = render_results(hostile, "html")
     assert "<script>alert" not in page and "<img src=x" not in page
     assert 'href="http://evil' not in page
