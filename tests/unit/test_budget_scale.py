@@ -93,6 +93,7 @@ def measure(count: int, run_s: float, monkeypatch: pytest.MonkeyPatch
     return config, measured, judged
 
 
+@pytest.mark.slow  # judging 500 workloads at each look: 2 s, though on a fake clock
 def test_a_budget_too_small_for_all_first_looks_measures_some_to_it_and_says_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # 500 workloads of 100 ms runs: a first look (10 triplets) costs 3 s each, the warm-ups
@@ -156,7 +157,7 @@ def test_the_progress_never_promises_more_than_the_budget_leaves() -> None:
     sees they would end far beyond the budget (it once said ETA 475m20s under ten
     minutes). The line says what the budget leaves instead."""
     config, clock, stream = suite_config(55), FakeClock(), io.StringIO()
-    spawner = SuiteSpawner(clock, 0.05, untimed_s=0.15)
+    spawner = SuiteSpawner(clock, 0.2, untimed_s=0.6)
     ctx = context(config, clock, spawner, TerminalReporter(stream, tty=False, clock=clock))
     deadline = clock() + config.budget_s
     measuring.measure(ctx, deadline=deadline)
