@@ -93,7 +93,7 @@ def test_measured_but_allowed(make_repo):
 
 @pytest.mark.slow
 def test_measured_in_the_slow_tier(make_repo):  # a hundredfold: certain at any load
-    assert outcome(make_repo, head="#!/bin/sh\nsleep 0.2\n") == "slower"
+    assert outcome(make_repo, head="#!/bin/sh\\nsleep 0.2\\n") == "slower"
 
 
 def test_benchbot_as_a_process():
