@@ -214,8 +214,10 @@ MEASURING = frozenset({"compare", "github", "bisect", "demo"})  # benchbot's com
 
 def _measures(args: Any) -> bool:
     """Whether a command line starts a benchbot command that measures (``python -m
-    benchbot compare``, ``benchbot github``, ...)."""
-    argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else str(args).split()
+    benchbot compare``, ``benchbot github``, ...), also inside a script handed to a shell
+    (``sh -c '... -m benchbot github'``)."""
+    words = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
+    argv = [word for arg in words for word in arg.split()]
     for at, arg in enumerate(argv):
         if Path(arg).name == "benchbot" and (at == 0 or argv[at - 1] == "-m"):
             return bool(MEASURING.intersection(argv[at + 1:]))
