@@ -64,9 +64,7 @@ def copied_repo(where: Path, key: Hashable, make: Callable[[Path], _Made]) -> _M
     a copy costs a few milliseconds, making one a dozen git processes. Commits keep their
     SHAs in every copy; a test changes its copy only."""
     if key not in _REPOSITORIES:
-        if not _REPOSITORIES:
-            atexit.register(shutil.rmtree, _originals(), ignore_errors=True)
-        made = _originals() / str(len(_REPOSITORIES))
+        made = Path(tempfile.mkdtemp(dir=_originals())) / "repo"
         _REPOSITORIES[key] = (made, make(made))
     made, returned = _REPOSITORIES[key]
     shutil.copytree(made, where, symlinks=True)
@@ -75,7 +73,11 @@ def copied_repo(where: Path, key: Hashable, make: Callable[[Path], _Made]) -> _M
 
 @functools.cache
 def _originals() -> Path:
-    return Path(tempfile.mkdtemp(prefix="benchbot-test-repositories-"))
+    """This session's folder of the repositories copied_repo made (removed at its end)."""
+    folder = Path(tempfile.mkdtemp(prefix="benchbot-test-repositories-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
 
 # --- property tests: the same examples every run, and no deadline ------------------------
 
