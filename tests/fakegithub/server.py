@@ -175,6 +175,8 @@ class _Validator:
         # test_openapi_extract_is_valid_and_complete): not again in every session (a second).
         self.api = OpenAPI.from_dict(self.spec, config=Config(spec_validator_cls=None))
         self._lock = threading.Lock()
+        self._requests_seen: dict[tuple[Any, ...], tuple[str, str] | None] = {}
+        self._headers_matter = "security" in self.spec or '"in": "header"' in json.dumps(self.spec)
         schemas = self.spec["components"]["schemas"]
         self._error_validators = {
             name: OAS30Validator(schemas[name]) for name in ("basic-error", "validation-error")
@@ -189,7 +191,22 @@ class _Validator:
 
     def check_request(self, method: str, path: str, query: dict[str, list[str]],
                       headers: dict[str, str], body: bytes, content_type: str) -> tuple[str, str] | None:
-        """None if valid, else (kind, message) with kind "route" (no such operation) or "invalid"."""
+        """None if valid, else (kind, message) with kind "route" (no such operation) or "invalid".
+        The answer depends on the request alone (its headers only where the extract
+        declares a header parameter or a security scheme; it declares neither): one already
+        checked is not checked again (the same requests come in every test; 3 ms each)."""
+        key = (method, path, tuple(sorted((k, tuple(v)) for k, v in query.items())),
+               tuple(sorted(headers.items())) if self._headers_matter else (), body, content_type)
+        with self._lock:
+            if key in self._requests_seen:
+                return self._requests_seen[key]
+        answer = self._check_request(method, path, query, headers, body, content_type)
+        with self._lock:
+            self._requests_seen[key] = answer
+        return answer
+
+    def _check_request(self, method: str, path: str, query: dict[str, list[str]],
+                       headers: dict[str, str], body: bytes, content_type: str) -> tuple[str, str] | None:
         from openapi_core.templating.paths.exceptions import PathError
 
         req = self._mock_request(method, path, query, headers, body, content_type)
