@@ -28,6 +28,14 @@ BuildState = Literal["ok", "skipped", "not_built"]
 AnswerKind = Literal["culprits", "range", "partial", "no_change"]
 # How the error is spread over the steps (docs/verdict.md, "Bisecting").
 SPENDING = "step k (of those measured) is judged at alpha * 6 / (pi^2 k^2); the sum is alpha"
+# A commit as the bisect's answer, reports, check and progress lines show it: this many hex
+# digits, as GitHub shows a commit (the document keeps the full SHA).
+SHORT_SHA = 7
+
+
+def short(sha: str) -> str:
+    """``sha`` as the bisect's outputs show it (SHORT_SHA hex digits)."""
+    return sha[:SHORT_SHA]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

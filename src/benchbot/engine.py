@@ -67,8 +67,10 @@ class Reporter:
     def phase(self, name: str, workloads: int, runs: int) -> None:
         """A phase begins: its name, how many workloads and runs it plans."""
 
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
-        """One more run finished in the phase."""
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None:
+        """One more run finished in the phase; ``left_s``: the seconds the budget leaves,
+        where it bounds the phase (measuring sequentially)."""
 
     def note(self, message: str) -> None:
         """Something worth a line (the sandbox used, the demo's repository)."""

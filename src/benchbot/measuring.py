@@ -51,7 +51,8 @@ class Progress(Protocol):
     """Where measuring reports how far it got (the engine's Reporter)."""
 
     def phase(self, name: str, workloads: int, runs: int) -> None: ...
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None: ...
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None: ...
 
 
 @dataclass(slots=True)
@@ -518,7 +519,7 @@ class Sequential:
             self._per_run = (now, self._round_s(active) / max(3 * len(active), 1))
         left = max(0.0, self.deadline - now)
         planned = done + int(left / max(self._per_run[1], 1e-3))
-        self.ctx.reporter.progress("sequential", name, done, planned)
+        self.ctx.reporter.progress("sequential", name, done, planned, left_s=left)
 
 
 def _median(values: Sequence[int]) -> float:

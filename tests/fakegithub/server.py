@@ -162,7 +162,7 @@ class _Validator:
 
     def __init__(self, path: Path):
         try:
-            from openapi_core import OpenAPI
+            from openapi_core import Config, OpenAPI
             from openapi_schema_validator import OAS30Validator
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise RuntimeError(
@@ -171,8 +171,12 @@ class _Validator:
             ) from e
         self.spec = _allow_null_in_nullable_enums(json.loads(path.read_text(encoding="utf-8")))
         self.host = self.spec["servers"][0]["url"].rstrip("/")
-        self.api = OpenAPI.from_dict(self.spec)
+        # The extract itself is checked once, by its own test (test_fakegithub.py,
+        # test_openapi_extract_is_valid_and_complete): not again in every session (a second).
+        self.api = OpenAPI.from_dict(self.spec, config=Config(spec_validator_cls=None))
         self._lock = threading.Lock()
+        self._requests_seen: dict[tuple[Any, ...], tuple[str, str] | None] = {}
+        self._headers_matter = "security" in self.spec or '"in": "header"' in json.dumps(self.spec)
         schemas = self.spec["components"]["schemas"]
         self._error_validators = {
             name: OAS30Validator(schemas[name]) for name in ("basic-error", "validation-error")
@@ -187,7 +191,22 @@ class _Validator:
 
     def check_request(self, method: str, path: str, query: dict[str, list[str]],
                       headers: dict[str, str], body: bytes, content_type: str) -> tuple[str, str] | None:
-        """None if valid, else (kind, message) with kind "route" (no such operation) or "invalid"."""
+        """None if valid, else (kind, message) with kind "route" (no such operation) or "invalid".
+        The answer depends on the request alone (its headers only where the extract
+        declares a header parameter or a security scheme; it declares neither): one already
+        checked is not checked again (the same requests come in every test; 3 ms each)."""
+        key = (method, path, tuple(sorted((k, tuple(v)) for k, v in query.items())),
+               tuple(sorted(headers.items())) if self._headers_matter else (), body, content_type)
+        with self._lock:
+            if key in self._requests_seen:
+                return self._requests_seen[key]
+        answer = self._check_request(method, path, query, headers, body, content_type)
+        with self._lock:
+            self._requests_seen[key] = answer
+        return answer
+
+    def _check_request(self, method: str, path: str, query: dict[str, list[str]],
+                       headers: dict[str, str], body: bytes, content_type: str) -> tuple[str, str] | None:
         from openapi_core.templating.paths.exceptions import PathError
 
         req = self._mock_request(method, path, query, headers, body, content_type)
@@ -362,7 +381,9 @@ class FakeGitHub:
         httpd.daemon_threads = True
         self._httpd = httpd
         self.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        # shutdown() waits for the loop to look again: every 5 ms, not every 50, as a test
+        # stops a server at its end (hundreds of them in the fast tier).
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.005},
                                         name="FakeGitHub", daemon=True)
         self._thread.start()
         return self
@@ -412,6 +433,13 @@ class FakeGitHub:
                    "is_pull": False}
             self.issues[number] = rec
             return rec
+
+    def add_check_run(self, name: str, head_sha: str, **body: Any) -> dict[str, Any]:
+        """Seed a check run as POST .../check-runs would make it (``body``: that request's
+        other fields), without a request: for a test that needs many."""
+        with self.lock:
+            response = self._h_create_check_run({"name": name, "head_sha": head_sha, **body})
+        return self.check_runs[response.body["id"]]
 
     def add_pull(self, number: int, *, head_sha: str = "c0ffee" + "0" * 34,
                  base_sha: str = "ba5e" + "0" * 36, head_ref: str = "feature",

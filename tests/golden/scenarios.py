@@ -8,6 +8,7 @@ by hand but the runs' shapes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -277,9 +278,12 @@ def many(count: int = 140) -> Results:
     return document(config, {n: {"aa": m.same(5e6, 0.02), "ab": m.pair(5e6, 1.0, 0.08)} for n in names})
 
 
+@functools.cache
 def suite(count: int = 500) -> Results:
     """A real suite's size: hundreds of workloads, a few slower, faster, invalid or
-    inconclusive, the rest level (no golden file: tests assert what the comment shows)."""
+    inconclusive, the rest level (no golden file: tests assert what the comment shows).
+    Made once per session for each count (judging 500 workloads takes most of a second):
+    tests change a copy (dataclasses.replace), never the document itself."""
     m = Maker(21, n=20)
     names = [f"core.BM_{kind}_{i:03d}" for i, kind in
              zip(range(count), itertools.cycle(("sort", "parse_utf8", "hash_map", "copy")))]

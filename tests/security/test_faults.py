@@ -91,6 +91,7 @@ def _unshare_works() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.slow  # benchbot github as a process, measuring for real: seconds
 @pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -rm` (user and mount namespaces) "
                     "to give the results directory a tiny file system of its own")
 def test_a_full_disk_ends_the_check(tmp_path: Path, fake: FakeGitHub) -> None:

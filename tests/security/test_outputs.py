@@ -43,6 +43,7 @@ def results_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_a_symlink_stays_a_symlink(repo: Path, tmp_path: Path) -> None:
     target = tmp_path / "reports" / "latest.md"
     target.parent.mkdir()
@@ -55,6 +56,7 @@ def test_a_symlink_stays_a_symlink(repo: Path, tmp_path: Path) -> None:
     assert target.read_text() == out and "benchbot" in out
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_a_device_is_written_into_not_replaced(repo: Path) -> None:
     before = os.stat("/dev/null")
     code, _, err = compare(repo, "--json", "/dev/null", "--html", "/dev/null")
@@ -64,6 +66,7 @@ def test_a_device_is_written_into_not_replaced(repo: Path) -> None:
     assert not list(Path("/dev").glob(".null.*.tmp"))
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_new_files_get_the_mode_of_any_new_file(repo: Path, tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
@@ -81,6 +84,7 @@ def test_new_files_get_the_mode_of_any_new_file(repo: Path, tmp_path: Path) -> N
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_a_full_disk_is_one_line_after_the_report(repo: Path, tmp_path: Path) -> None:
     code, out, err = compare(repo, "--json", str(tmp_path / "r.json"), "--markdown", "/dev/full")
     assert code == 1
@@ -91,6 +95,7 @@ def test_a_full_disk_is_one_line_after_the_report(repo: Path, tmp_path: Path) ->
     assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 1
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_an_output_that_is_a_directory_is_one_line(repo: Path, tmp_path: Path,
                                                    results_file: Path) -> None:
     err = io.StringIO()

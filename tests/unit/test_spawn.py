@@ -10,6 +10,8 @@ import pytest
 from benchbot import sandbox
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 
+pytestmark = pytest.mark.real_runs("the spawner itself: processes, descriptors, the worker's protocol; not times")
+
 needs_bwrap = pytest.mark.skipif(
     not sandbox.probe().works,
     reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}",

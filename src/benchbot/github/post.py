@@ -493,8 +493,9 @@ class PhasePoster(engine.Reporter):
         self._terminal.phase(name, workloads, runs)
         self._show(f"phase: {PHASE_NAMES.get(name, name)}, {workloads} workloads, {runs} runs")
 
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
-        self._terminal.progress(phase, workload, done, planned)
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None:
+        self._terminal.progress(phase, workload, done, planned, left_s)
 
     def note(self, message: str) -> None:
         self._terminal.note(message)
