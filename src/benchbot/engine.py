@@ -451,10 +451,12 @@ class _Confinement:
             return None
         extra = [Path(p) for p in self.config.sandbox.writable]
 
-        def wrap(argv: list[str], worktree: Path) -> list[str]:
+        def wrap(argv: list[str], worktree: Path) -> tuple[list[str], tuple[int, ...]]:
+            fd = sandbox.filter_fd()
             return self.box.wrap(argv, cwd=worktree, writable=[worktree, *extra],
                                  network=self.config.sandbox.build_network,
-                                 git_dir=self.git_dir, git_config=self.git_config)
+                                 git_dir=self.git_dir, git_config=self.git_config,
+                                 seccomp_fd=fd), (fd,)
 
         return wrap
 

@@ -268,7 +268,9 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[tuple[str, str
     return [(sha, tree, subject) for sha, tree, subject in (r.split("\0", 2) for r in rows)]
 
 
-Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to run
+# (argv, worktree) -> the argv to run, and descriptors it must inherit (the sandbox's
+# filter), which the build closes once the command started
+Wrap = Callable[[list[str], Path], tuple[list[str], tuple[int, ...]]]
 
 
 def build(
@@ -307,7 +309,7 @@ def build(
             if sweep:
                 stack.enter_context(procs.swept())
             codes = _run_builds(
-                [(wrap(argv, c.path) if wrap else argv, c.path,
+                [(*(wrap(argv, c.path) if wrap else (argv, ())), c.path,
                   stack.enter_context(open(logs[c.side], "wb"))) for c in group],
                 env,
             )  # fmt: skip
@@ -318,22 +320,26 @@ def build(
                 raise BuildError(f"{checkout.side} ({checkout.sha[:12]})", shown, code, tail)
 
 
-def _run_builds(builds: list[tuple[list[str], Path, BinaryIO]],
+def _run_builds(builds: list[tuple[list[str], tuple[int, ...], Path, BinaryIO]],
                 env: Mapping[str, str]) -> list[int]:
-    """Start every (argv, cwd, log) at once and wait for all; return their exit statuses
-    (127 for one that could not start). Each process group is killed once it is done
-    with, also when waiting is interrupted."""
+    """Start every (argv, descriptors to pass, cwd, log) at once and wait for all; return
+    their exit statuses (127 for one that could not start). The descriptors are closed
+    once their command started; each process group is killed once it is done with, also
+    when waiting is interrupted."""
     started: list[subprocess.Popen[bytes] | None] = []
     try:
-        for argv, cwd, log in builds:
+        for argv, fds, cwd, log in builds:
             try:
                 started.append(subprocess.Popen(
                     argv, cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=fds,
                 ))  # fmt: skip
             except OSError as exc:
                 log.write(f"{exc}\n".encode())
                 started.append(None)
+            finally:
+                for fd in fds:
+                    os.close(fd)
         return [127 if proc is None else proc.wait() for proc in started]
     finally:
         for proc in started:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
-from benchbot import sandbox
+from benchbot import procs, sandbox
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 
 needs_bwrap = pytest.mark.skipif(
@@ -58,6 +59,16 @@ def test_a_batch_of_groups_skips_only_the_failed_workload_s_later_groups(tmp_pat
             spawner.close()
 
 
+def kill_worker(spawner: sandbox.WorkerSpawner, index: int = 0) -> None:
+    """SIGKILL a worker from outside its sandbox, as the OOM killer would. (Its runs
+    cannot: it is the init of their PID namespace. Killing bubblewrap is not the same:
+    with --new-session the worker outlives it for a moment through --die-with-parent,
+    and may still answer.)"""
+    bwrap = spawner._workers[index]._proc.pid  # the process to find
+    for pid in procs.descendants(bwrap):
+        os.kill(pid, signal.SIGKILL)
+
+
 @needs_bwrap
 def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
@@ -65,11 +76,23 @@ def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     try:
         worker.ready()
         assert worker.spawn(req(tmp_path, "true")).returncode == 0
-        # The run kills the worker that started it, as the OOM killer would. (Killing
-        # bubblewrap from outside is not the same: with --new-session the worker outlives
-        # it for a moment through --die-with-parent, and may still answer.)
+        kill_worker(worker)
         with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped"):
-            worker.spawn(req(tmp_path, "sh", "-c", "kill -KILL $PPID; sleep 5"))
+            worker.spawn(req(tmp_path, "true"))
+    finally:
+        worker.close()
+
+
+@needs_bwrap
+def test_a_run_can_neither_kill_nor_stop_its_worker(tmp_path: Path) -> None:
+    """The worker is PID 1 of its namespace: no signal from its runs reaches it but those
+    it handles, and it ignores SIGINT. (A run used to stop the worker that timed it.)"""
+    worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                   places=[tmp_path])
+    try:
+        signals = "; ".join(f"kill -{s} $PPID 1" for s in ("STOP", "INT", "TERM", "KILL"))
+        assert worker.spawn(req(tmp_path, "sh", "-c", f"{signals}; exit 0")).returncode == 0
+        assert worker.spawn(req(tmp_path, "true")).returncode == 0
     finally:
         worker.close()
 
@@ -202,9 +225,10 @@ def test_one_of_two_workers_dying_is_an_error_not_a_hang(tmp_path: Path) -> None
     spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
                                     places=[a, b])
     try:
-        kill = req(b, "sh", "-c", "kill -KILL $PPID; sleep 5")
-        with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped: "):
-            spawner.spawn_groups([[req(a, "true"), kill, req(a, "true")]], ["x"])
+        spawner.ready()
+        kill_worker(spawner, 1)
+        with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped"):
+            spawner.spawn_groups([[req(a, "true"), req(b, "true"), req(a, "true")]], ["x"])
     finally:
         spawner.close()
 
