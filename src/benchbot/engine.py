@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping
+from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping, trees
 from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError
 from benchbot.findconfig import read_config
@@ -525,7 +525,9 @@ def check_pins(config: Config) -> None:
 
 @contextlib.contextmanager
 def _scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="benchbot-run-") as path:
-        yield Path(path)
+    """A directory for logs and the workers' files, removed on every way out whatever
+    the runs left in it (``trees.removed``)."""
+    with trees.removed(tempfile.mkdtemp(prefix="benchbot-run-"), what="the runs") as path:
+        yield path
 
 
