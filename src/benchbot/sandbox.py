@@ -43,7 +43,9 @@ short by construction:
 - **No keyrings** (``benchbot.seccomp``): the keyring calls fail inside, and
   ``/proc/keys`` is masked.
 - **Nothing else of the machine is there** (``fsview``), and what is writable is the
-  worktree, the worker's scratch directory and the config's ``sandbox.writable``.
+  worktree, the worker's scratch directory and the config's ``sandbox.writable``; what
+  the config adds (``read_only``, ``writable``) is checked against the machine
+  (``fsview.refusal``: no home, no runner's place, nothing only its owner may read).
 """
 
 from __future__ import annotations
