@@ -39,7 +39,8 @@ short by construction:
   ``pidfd_getfd``; and as its namespace's init it receives no signal from inside the
   namespace that it does not handle (``SIGKILL`` and ``SIGSTOP`` included), so a run can
   neither stop nor kill it. A build keeps bubblewrap's reaper (a shell as PID 1 would
-  leave zombies): it holds only ``/dev/null`` and the build's own log.
+  leave zombies): it holds only ``/dev/null``, the build's own log and bubblewrap's
+  eventfd (which tells bubblewrap outside the build's exit status, the build's own).
 - **No keyrings** (``benchbot.seccomp``): the keyring calls fail inside, and
   ``/proc/keys`` is masked.
 - **Nothing else of the machine is there** (``fsview``), and what is writable is the
