@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import signal
 from pathlib import Path
@@ -245,3 +247,48 @@ def test_the_worker_reports_the_peak_rss_no_run_reads_below(tmp_path: Path) -> N
         assert 1024 < floor <= run.maxrss_kib  # /bin/true's own peak is far below a Python's
     finally:
         worker.close()
+
+
+@needs_bwrap
+@pytest.mark.slow  # close() waits its 10 s for the busy worker first
+def test_closing_a_busy_worker_ends_its_namespace(tmp_path: Path) -> None:
+    """The worker is its namespace's init; when it does not end (a run of 60 s under way),
+    close() kills bubblewrap, whose --die-with-parent signal ends the worker (the kernel
+    delivers it from outside the namespace) and the namespace with all its runs."""
+    import threading
+    import time
+
+    worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                   places=[tmp_path])
+    worker.ready()
+    bwrap = worker._workers[0]._proc.pid  # the process to find
+    def run() -> None:
+        # The worker stops under it, and close() closes the pipe it reads: whichever it
+        # meets first (an error, or a closed file) is no concern here.
+        with contextlib.suppress(sandbox.SandboxError, ValueError, OSError):
+            worker.spawn(dataclasses.replace(req(tmp_path, "sleep", "60"), timeout_s=120))
+
+    busy = threading.Thread(target=run)
+    busy.start()
+    def text(path: str) -> str:
+        try:
+            return Path(path).read_text()
+        except OSError:
+            return ""
+
+    deadline = time.monotonic() + 10
+    while not any("sleep" in text(f"/proc/{p}/cmdline") for p in procs.descendants(bwrap)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    inside = procs.descendants(bwrap)
+    started = time.monotonic()
+    worker.close()
+    busy.join(timeout=30)
+    assert time.monotonic() - started < 20 and not busy.is_alive()
+    def alive() -> list[int]:
+        return [p for p in inside if text(f"/proc/{p}/stat").split(") ")[-1][:1] not in ("", "Z")]
+
+    deadline = time.monotonic() + 5  # the namespace's end is the kernel's, a moment later
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive() == []
