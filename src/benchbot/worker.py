@@ -32,8 +32,8 @@ any capability, cannot open ``/proc/1/fd`` to write into its answers or read its
 requests, nor ptrace it; no descriptor it holds is inherited by a run; and as the
 namespace's init it gets no signal from its runs but those it handles, and it ignores
 ``SIGINT`` (benchbot ends it by closing its input, or kills it from outside). Whatever a
-run left behind comes back to it (it is a child subreaper too, for the worker that runs
-without a PID namespace of its own in tests) and is ended before the next run
+run left behind comes back to it (the namespace's init adopts every orphan there; it asks
+to be a child subreaper as well, which costs nothing) and is ended before the next run
 (``spawn.end_leftovers``). It needs the standard library only and holds nothing secret:
 its environment is the allow-listed one.
 
