@@ -184,6 +184,7 @@ class Env:
         pr["base"].update(ref="main", sha=self.ws.base_sha)
         pr["head"].update(ref="feature", sha=self.ws.head_sha)
         pr["labels"] = [{"name": n} for n in labels]
+        payload["repository"]["default_branch"] = self.fake.default_branch
         if fork:
             pr["head"]["repo"]["full_name"] = fork
             pr["head"]["repo"]["fork"] = True
@@ -206,6 +207,7 @@ class Env:
                 self.fake.add_issue(number)
         stored = self.fake.add_comment(number, body, login, user_type)
         payload["issue"]["number"] = number
+        payload["repository"]["default_branch"] = self.fake.default_branch
         payload["comment"].update(id=stored["id"], body=body)
         payload["comment"]["user"].update(login=login, type=user_type)
         return payload

@@ -38,6 +38,7 @@ from typing import Any
 OPERATIONS: list[tuple[str, str]] = [
     ("get", "/repos/{owner}/{repo}"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),
+    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping
+from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping, trees
 from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError
 from benchbot.findconfig import read_config
@@ -453,10 +453,12 @@ class _Confinement:
             return None
         extra = [Path(p) for p in self.config.sandbox.writable]
 
-        def wrap(argv: list[str], worktree: Path) -> list[str]:
+        def wrap(argv: list[str], worktree: Path) -> tuple[list[str], tuple[int, ...]]:
+            fd = sandbox.filter_fd()
             return self.box.wrap(argv, cwd=worktree, writable=[worktree, *extra],
                                  network=self.config.sandbox.build_network,
-                                 git_dir=self.git_dir, git_config=self.git_config)
+                                 git_dir=self.git_dir, git_config=self.git_config,
+                                 seccomp_fd=fd), (fd,)
 
         return wrap
 
@@ -525,7 +527,9 @@ def check_pins(config: Config) -> None:
 
 @contextlib.contextmanager
 def _scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="benchbot-run-") as path:
-        yield Path(path)
+    """A directory for logs and the workers' files, removed on every way out whatever
+    the runs left in it (``trees.removed``)."""
+    with trees.removed(tempfile.mkdtemp(prefix="benchbot-run-"), what="the runs") as path:
+        yield path
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchbot import counting, harness
+from benchbot import counting, harness, trees
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
@@ -237,7 +237,9 @@ class ProcessSpawner:
             close_on_exec()
         report_dir = None
         if request.harness is not None and any(OUTPUT_MARK in arg for arg in argv):
-            report_dir = tempfile.mkdtemp(prefix="benchbot-report-")
+            # In the scratch directory: whatever the run leaves there is named when the
+            # comparison removes it (trees.removed), if not removed here.
+            report_dir = tempfile.mkdtemp(prefix="benchbot-report-", dir=self._scratch)
             argv = [arg.replace(OUTPUT_MARK, os.path.join(report_dir, "report")) for arg in argv]
         capture_out = (request.keep_stdout and bool(request.patterns)) or (
             request.harness is not None and report_dir is None)
@@ -259,7 +261,7 @@ class ProcessSpawner:
                 os.close(out_fd)
             os.close(err_fd)
             if report_dir is not None:
-                shutil.rmtree(report_dir, ignore_errors=True)
+                trees.remove_tree(report_dir)
 
     def _perf_run(self, request: SpawnRequest, program: str, argv: list[str],
                   env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:

@@ -99,6 +99,7 @@ def test_fork_label_is_measured_once_with_githubs_token_rules(make_world: MakeWo
     # also listens to pull_request_target, that run (write token) gets the event too.
     config = CONFIG + f"github:\n  fork_label: {FORK_LABEL}\n"
     world = make_world(workflow="readme", fork=True, files={"benchbot.yml": config})
+    world.fake.add_review(2, "alice", "APPROVED", world.repo.head_sha)  # she read that head
     payload = world.pull_request("labeled", labels=(FORK_LABEL,), label=FORK_LABEL, sender="alice")
     delivery = world.deliver("pull_request", payload)
     assert delivery.results("bench/measure") == ["success"], delivery.errors()

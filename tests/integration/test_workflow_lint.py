@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.expressions import interpolate
 from tests.workflows import adapted_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,6 +146,40 @@ def check_sharded(doc: dict) -> None:
     step = next(s for s in measure["steps"] if s.get("with", {}).get("mode") == "measure")
     assert step["with"]["shard"] == "${{ matrix.shard }}"
     assert "matrix.shard" in measure["name"]
+
+
+def _group(measure: dict, event: str, action: str | None, number: int, slot: int) -> str:
+    """The measure job's concurrency group for one event, as GitHub evaluates it."""
+    context = {"github": {"event_name": event,
+                          "event": {"action": action, "pull_request": {"number": number},
+                                    "issue": {"number": number}}},
+               "strategy": {"job-index": slot}}
+    return interpolate(measure["concurrency"]["group"], context)
+
+
+@pytest.mark.parametrize("machines", [1, 2])
+def test_a_stranger_s_pushes_never_cancel_a_maintainer_s_pending_job(machines: int) -> None:
+    """A concurrency group holds one running and one pending job; a newer job cancels the
+    pending one (whatever cancel-in-progress says, which only spares the running one).
+    With forks: true a stranger's every push queues a measure job: those go to a group
+    of their pull request's own, where a push replaces only that pull request's pending
+    job. (It used to be one group per machine slot for everything: the stranger's next
+    push cancelled a maintainer's /bench waiting for the runner.)"""
+    measure = yaml.safe_load(adapted_workflow(machines))["jobs"]["measure"]
+    assert measure["concurrency"]["cancel-in-progress"] is False
+    for slot in range(machines):
+        maintainers = {_group(measure, "issue_comment", "created", 3, slot),  # /bench
+                       _group(measure, "issue_comment", "created", 7, slot),
+                       _group(measure, "pull_request", "synchronize", 4, slot),  # own branch
+                       _group(measure, "pull_request_target", "labeled", 3, slot)}  # fork_label
+        strangers = [_group(measure, "pull_request_target", action, 3, slot)
+                     for action in ("opened", "synchronize", "reopened")]
+        assert not maintainers & set(strangers), (maintainers, strangers)
+        assert len(set(strangers)) == 1  # their own pushes: the newest replaces the pending one
+        assert _group(measure, "pull_request_target", "synchronize", 5, slot) not in strangers
+        assert all(g.startswith(f"benchbot-benchmark-runner-{slot}") for g in
+                   [*maintainers, *strangers])  # one machine slot each, as before
+    assert len({_group(measure, "issue_comment", "created", 3, s) for s in range(machines)}) == machines
 
 
 def test_bench_workflow_shape() -> None:

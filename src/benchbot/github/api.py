@@ -64,6 +64,16 @@ class CommentInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewInfo:
+    """A pull request review: who wrote it, its state (APPROVED, COMMENTED, …) and the
+    head commit it was written on (None when GitHub no longer has that commit)."""
+
+    author: str
+    state: str
+    commit: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckRunInfo:
     """A check run; ``app_slug`` names the GitHub App that owns it, ``external_id`` the
     job that created it (benchbot sets one per workflow run)."""
@@ -188,6 +198,16 @@ class GitHubAPI:
             )
 
         return self._call(f"GET {self._base}/pulls/{number}", get)
+
+    def reviews(self, number: int) -> list[ReviewInfo]:
+        """Every review of a pull request, oldest first (all pages)."""
+
+        def get() -> list[ReviewInfo]:
+            return [ReviewInfo(author=r.user.login if r.user else "", state=r.state or "",
+                               commit=r.commit_id)
+                    for r in self._repo.get_pull(number).get_reviews()]
+
+        return self._call(f"GET {self._base}/pulls/{number}/reviews", get)
 
     def comments(self, number: int) -> list[CommentInfo]:
         """Every comment on an issue or pull request, oldest first (all pages)."""
