@@ -1,4 +1,4 @@
-"""A generated linear history of a small C program for the bisect tests: a config value
+"""A generated linear history of a small C program for the bisect and history tests: a config value
 (``WORK`` in work.h) sets how much work one call does, and the program reports the
 fastest of its calls (as a benchmark harness does, to stand up to a loaded machine)."""
 
@@ -42,8 +42,7 @@ int main(void) {
 
 CONFIG = """version: 1
 build: cc -O1 -o prog prog.c
-budget: {budget}
-counts: off  # instruction counts are not what these histories are about
+{budget}counts: off  # instruction counts are not what these histories are about
 defaults:
   parity: {parity}
 workloads:
@@ -59,13 +58,14 @@ BASE_WORK = 1_200_000  # about 0.3 ms a call: the 1 µs floor is 0.3% of it
 def make_history(root: Path, *, commits: int = 10, factors: Mapping[int, float] | None = None,
                  broken: frozenset[int] = frozenset(), failing: frozenset[int] = frozenset(),
                  readme_only: frozenset[int] = frozenset(),
-                 parity: float = 0.02, budget: str = "60s") -> Path:
+                 parity: float = 0.02, budget: str | None = "60s") -> Path:
     """A repository of ``commits`` commits on main (0 is the good one, tagged ``good``; the
     last is HEAD). Commit i multiplies the work by ``factors[i]`` (from then on), one in
     ``broken`` does not compile and one in ``failing`` builds a program that exits with
     status 3 (the next commit mends either), one in ``readme_only`` changes
     only README.md (its program is byte-identical to its parent's); every other commit
-    changes the program's mark."""
+    changes the program's mark. ``budget`` None leaves the config's budget to benchbot's
+    default (a history recorded "at default settings")."""
     repo = root
     repo.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q")
@@ -75,7 +75,8 @@ def make_history(root: Path, *, commits: int = 10, factors: Mapping[int, float] 
         files: dict[str, str] = {"README.md": f"version {i}\n"}
         if i == 0:
             files |= {"prog.c": PROG_C,
-                      "benchbot.yml": CONFIG.format(parity=parity, budget=budget)}
+                      "benchbot.yml": CONFIG.format(
+                          parity=parity, budget=f"budget: {budget}\n" if budget else "")}
         if i not in readme_only:
             mark = "#error this commit does not build\n" if i in broken else ""
             files["work.h"] = (f"{mark}#define WORK {int(work)}\n#define TAG {i}\n"

@@ -237,6 +237,13 @@ class WorktreePool:
             self.checkouts[name] = Checkout(side=name, sha=sha, path=path)
         return self.checkouts[name]
 
+    def remove(self, name: str) -> None:
+        """Remove the worktree ``name`` (nothing when there is none)."""
+        checkout = self.checkouts.pop(name, None)
+        if checkout is not None:
+            git(self.repo, "worktree", "remove", "--force", str(checkout.path), check=False)
+            shutil.rmtree(checkout.path, ignore_errors=True)
+
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
         git(self.repo, "worktree", "prune", check=False)

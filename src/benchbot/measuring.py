@@ -119,6 +119,10 @@ class Context:
     # False: a change called stops there, not measured on for its estimate (bisect's steps
     # that name no commit need the call, not the figure).
     estimate: bool = True
+    # A history's step (benchbot.history): every settled workload, level too, is measured on
+    # until its estimate's interval is within this fraction each way (None: calls only,
+    # to sequential.ESTIMATE_HALF).
+    precision: float | None = None
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
@@ -369,7 +373,7 @@ class Sequential:
         for name in estimating:  # no look: its call stands on its first pairs
             more = sequential.estimate_until(judgement.workloads[name].ab,
                                              self.triplets.results[name].pairs,
-                                             self.by_name[name].max_runs)
+                                             self.by_name[name].max_runs, half=self._half())
             if more is None:
                 self.stopped[name] = "settled"
             else:
@@ -382,9 +386,9 @@ class Sequential:
                 max_pairs=self.by_name[name].max_runs, parity=self.by_name[name].parity,
             )
             pairs = self.triplets.results[name].pairs
-            if reason == "settled" and judged.ab is not None and judged.ab.outcome in CALLS:
-                until = sequential.estimate_pairs(pairs, self.by_name[name].max_runs)
-                if until > pairs and not judgement.aborted and self.ctx.estimate:
+            if reason == "settled" and not judgement.aborted:
+                until = self._estimate_from(judged.ab, pairs, self.by_name[name].max_runs)
+                if until > pairs:
                     self.measured.called[name] = pairs
                     self.estimating[name] = until
                     continue
@@ -393,6 +397,24 @@ class Sequential:
         if judgement.aborted:
             for name in self.names:
                 self.stopped.setdefault(name, "aborted")
+
+    def _estimate_from(self, ab: Verdict | None, pairs: int, max_pairs: int) -> int:
+        """Where a workload settled at ``pairs`` is measured on to for its estimate first:
+        a call to ``sequential.estimate_pairs``; with a precision asked, a level too, for
+        one more look's worth of pairs (then ``estimate_until``). ``pairs``: not at all."""
+        if ab is None or not self.ctx.estimate:
+            return pairs
+        if ab.outcome in CALLS:
+            return sequential.estimate_pairs(pairs, max_pairs)
+        if ab.outcome == "level" and self.ctx.precision is not None:
+            return min(pairs + sequential.FIRST_LOOK, max_pairs)
+        return pairs
+
+    def _half(self) -> float:
+        """The estimate's interval measuring on stops at (each way, as a fraction)."""
+        if self.ctx.precision is None:
+            return sequential.ESTIMATE_HALF
+        return min(self.ctx.precision, sequential.ESTIMATE_HALF)
 
     def _record(self, *, final: bool) -> Judgement:
         for name in self.names:
