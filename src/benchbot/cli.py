@@ -247,7 +247,8 @@ def _history_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     outputs: list[tuple[Path | None, Callable[[], str]]] = [
         (args.json, lambda: historyreport.dumps(report)),
         (args.markdown, lambda: page.render(report, "markdown")),
-        (args.html, lambda: page.render(report, "html"))]
+        (args.html, lambda: page.render(report, "html",
+                                        results_base=_relative(args.store, args.html)))]
     for path, render in outputs:
         if path is not None:
             try:
@@ -259,6 +260,14 @@ def _history_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if failed:
         raise failed[0]
     return EXIT_OK
+
+
+def _relative(store: Path, page: Path | None) -> str:
+    """The store's folder as the page links its files: relative to the page's folder."""
+    if page is None:
+        return ""
+    where = os.path.relpath(store.resolve(), page.resolve().parent)
+    return "" if where == "." else where.replace(os.sep, "/") + "/"
 
 
 def _run_bisect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -84,8 +84,8 @@ def record(request: Request, *, reporter: Reporter | None = None,
 
     started = clock()
     notes = reporter or engine.Reporter()
-    repo = gitops.toplevel(request.repo)
     first, last = split_range(request.range)
+    repo = gitops.toplevel(request.repo)
     start, end = gitops.resolve_all(repo, [first, last])
     commits = first_parent_line(repo, start, end, names=(first, last))
     store = Store(request.store)
@@ -187,8 +187,8 @@ class _Walk:
     def _ready(self, index: int) -> None:
         why = self.lab.prepare(index)
         if why is not None:
-            sha = self.commits[index][0]
-            raise GitError(f"{sha[:12]} cannot be built again to compare with: {why}")
+            what = "the range's start" if index == 0 else "the commit to compare with"
+            raise GitError(f"{what} {self.commits[index][0][:12]} cannot be built: {why}")
 
     def _step(self, against: int, index: int, *, remaining: int) -> CommitRecord:
         sha, _, subject = self.commits[index]

@@ -11,6 +11,7 @@ every file and refuses a corrupt or foreign one with one line, never stopping at
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -21,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from benchbot import __version__, codec, files
+from benchbot import __version__, codec, files, schemacheck
 from benchbot.errors import ResultsError
 from benchbot.model import Better, Metric, Outcome, ToolInfo
 from benchbot.trend import StepEstimate
@@ -150,32 +151,32 @@ def _rounded(value: Any) -> Any:
     return value
 
 
+@functools.cache
 def schema() -> dict[str, Any]:
     """The JSON Schema of a store's file, shipped with the package."""
     text = resources.files("benchbot").joinpath("schemas/history.schema.json").read_text()
     return dict(json.loads(text))
 
 
+@functools.cache
+def _fast() -> schemacheck.Check:
+    return schemacheck.compile_schema(schema())
+
+
 def validation_error(document: Any) -> str | None:
-    """The first place where ``document`` breaks the schema, in one line, or None."""
+    """The first place where ``document`` breaks the schema, in one line, or None (a
+    valid document is told by ``schemacheck``, an invalid one explained by jsonschema)."""
+    if _fast()(document):
+        return None
     import jsonschema.exceptions
     import jsonschema.validators
 
     cls = jsonschema.validators.validator_for(schema())
-    error = jsonschema.exceptions.best_match(_validator(cls).iter_errors(document))
-    if error is None:
-        return None
+    error = jsonschema.exceptions.best_match(cls(schema()).iter_errors(document))
+    if error is None:  # pragma: no cover - the two agree (tests/unit/test_schemacheck.py)
+        return "(top level): not valid"
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     return f"{where.lstrip('.') or '(top level)'}: {error.message[:160]}"
-
-
-_VALIDATORS: dict[Any, Any] = {}
-
-
-def _validator(cls: Any) -> Any:
-    if cls not in _VALIDATORS:
-        _VALIDATORS[cls] = cls(schema())
-    return _VALIDATORS[cls]
 
 
 def parse(document: Any, *, where: str) -> CommitRecord:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchbot import __version__, codec, trend
-from benchbot.historydoc import CommitRecord, Store
+from benchbot.historydoc import CommitRecord, Store, WorkloadStep
 from benchbot.model import Better, Outcome
 from benchbot.settings import Overrides
 
@@ -137,18 +137,25 @@ class HistoryReport:
 def line(records: Mapping[str, CommitRecord]) -> tuple[list[CommitRecord], int]:
     """The records of the first-parent line, oldest first, and how many are off it."""
     named = {r.against.sha for r in records.values()}
-    tips = [r for r in records.values() if r.sha not in named]
-    if not tips:  # a cycle cannot be built from commits; a store of nothing
+    named |= {s.sha for r in records.values() for s in r.skipped}
+    tips = [r for r in records.values() if r.sha not in named and r.state != "failed"]
+    if not tips:  # a store of nothing, or of commits that could not be built
         return [], len(records)
-    tip = max(tips, key=lambda r: (r.created, r.sha))
+    # The tip written last; of tips written in the same second, the longest line's.
+    chain = max((_back(t, records) for t in tips), key=lambda c: (c[-1].created, len(c)))
+    chain.reverse()
+    on = {r.sha for r in chain} | {s.sha for r in chain for s in r.skipped}
+    return chain, sum(1 for sha in records if sha not in on)
+
+
+def _back(tip: CommitRecord, records: Mapping[str, CommitRecord]) -> list[CommitRecord]:
+    """``tip`` and the records it was compared with, back to one the store lacks."""
     chain = [tip]
     seen = {tip.sha}
     while chain[-1].against.sha in records and chain[-1].against.sha not in seen:
         chain.append(records[chain[-1].against.sha])
         seen.add(chain[-1].sha)
-    chain.reverse()
-    on = {r.sha for r in chain} | {s.sha for r in chain for s in r.skipped}
-    return chain, sum(1 for sha in records if sha not in on)
+    return chain
 
 
 def _commits(chain: Sequence[CommitRecord], records: Mapping[str, CommitRecord]) -> list[Commit]:
@@ -169,11 +176,11 @@ def _commits(chain: Sequence[CommitRecord], records: Mapping[str, CommitRecord])
 # --- the series ----------------------------------------------------------------------------
 
 
-def _series(name: str, chain: Sequence[CommitRecord],
-            index: Mapping[str, int]) -> tuple[Series, list[trend.Step]]:
+def _series(name: str, chain: Sequence[CommitRecord], index: Mapping[str, int],
+            by_commit: Mapping[int, WorkloadStep]) -> tuple[Series, list[trend.Step]]:
     """A workload's points and steps along the line: a step into each commit of the chain
-    (a workload the commit's record lacks, or that has no usable estimate there: a gap)."""
-    by_commit = {index[r.sha]: w for r in chain for w in r.workloads if w.name == name}
+    (a workload the commit's record lacks, or that has no usable estimate there: a gap);
+    ``by_commit``: its step at each commit's index."""
     steps = []
     for r in chain:
         w = by_commit.get(index[r.sha])
@@ -206,8 +213,11 @@ def build(store: Path, *, url: str | None = None) -> HistoryReport:
                              problems=read.problems)
     commits = _commits(chain, read.records)
     index = {c.sha: c.index for c in commits if c.state != "failed"}
-    names = list(dict.fromkeys(w.name for r in chain for w in r.workloads))
-    built = {n: _series(n, chain, index) for n in names}
+    steps_of: dict[str, dict[int, WorkloadStep]] = {}
+    for r in chain:
+        for w in r.workloads:
+            steps_of.setdefault(w.name, {})[index[r.sha]] = w
+    built = {n: _series(n, chain, index, by) for n, by in steps_of.items()}
     alpha = next((r.settings.alpha for r in reversed(chain) if r.settings), DEFAULT_ALPHA)
     z, ranges, found = trend.scan({n: s for n, (_, s) in built.items()},
                                   {n: series.parity for n, (series, _) in built.items()},
@@ -278,3 +288,11 @@ def to_json(report: HistoryReport) -> dict[str, Any]:
 
 def dumps(report: HistoryReport) -> str:
     return json.dumps(to_json(report), indent=1, allow_nan=False) + "\n"
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the report's document, shipped with the package."""
+    from importlib import resources
+
+    text = resources.files("benchbot").joinpath("schemas/history-report.schema.json").read_text()
+    return dict(json.loads(text))

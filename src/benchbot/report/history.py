@@ -175,7 +175,8 @@ def trend_svg(s: Series, report: HistoryReport) -> Markup:
     y = plots.Scale(lo, hi, _BOTTOM, _TOP, log=True)
     x = plots.Scale(0, n, _LEFT, _W - _RIGHT)
     parts = [f'<svg class="trend" viewBox="0 0 {_W:.0f} {_H:.0f}" role="img" '
-             'xmlns="http://www.w3.org/2000/svg">',
+             'xmlns="http://www.w3.org/2000/svg"><title>the change since the first commit, '
+             'commit by commit</title>',
              f'<path class="frame" d="M{_f(_LEFT)} {_f(_TOP)}H{_f(_W - _RIGHT)}V{_f(_BOTTOM)}'
              f'H{_f(_LEFT)}z"/>']
     for d in s.drifts:
@@ -232,20 +233,31 @@ def _markers(s: Series, levels: Sequence[tuple[int, float, float]], x: plots.Sca
     return [f'<path class="mark {k}" d="{d}"/>' for k, d in paths.items() if d]
 
 
+MIN_STRIP = 4.0  # pixels: a link narrower than this cannot be pointed at
+
+
 def _hits(s: Series, report: HistoryReport, x: plots.Scale) -> list[str]:
-    """A link per commit of this workload's line: a transparent strip over its column, to
-    the commit's row of the table, with a tooltip of short SHA and figures."""
+    """Links over the trend to the commits' rows of the table: a transparent strip per
+    commit, or, where commits are too many for a strip each (narrower than MIN_STRIP),
+    per group of neighbours, to the one whose step moved most; with a tooltip of short
+    SHA and figures."""
     n = max(len(report.commits) - 1, 1)
-    width = (_W - _RIGHT - _LEFT) / n
+    each = (_W - _RIGHT - _LEFT) / n
+    group = max(1, math.ceil(MIN_STRIP / each))
+    points = list(s.points)
     out = []
-    for p in s.points:
+    for start in range(0, len(points), group):
+        members = points[start:start + group]
+        p = max(members, key=lambda q: abs(q.step.centre) if q.step is not None else -1.0)
         sha = _hex(report.commits[p.index].sha[:7])
         step = fmt.change(p.step.ratio) if p.step is not None else "–"
         total = fmt.change(math.exp(p.level)) if p.level is not None else "–"
-        tip = f"{sha}: step {step}, since the first {total}" + (
+        more = f" (of {len(members)} commits here)" if len(members) > 1 else ""
+        tip = f"{sha}{more}: step {step}, since the first {total}" + (
             f", {p.outcome}" if p.outcome in ("slower", "faster") else "")
-        out.append(f'<a href="#c{p.index}"><rect class="hit" x="{_f(x(p.index) - width / 2)}" '
-                   f'width="{_f(width)}"><title>{_esc(tip)}</title></rect></a>')
+        left, right = x(members[0].index) - each / 2, x(members[-1].index) + each / 2
+        out.append(f'<a href="#c{p.index}"><rect class="hit" x="{_f(left)}" '
+                   f'width="{_f(right - left)}"><title>{_esc(tip)}</title></rect></a>')
     return out
 
 
