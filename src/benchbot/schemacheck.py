@@ -110,7 +110,7 @@ def _bound(test: Callable[[float, float], bool]) -> Callable[..., Check]:
     return make
 
 
-def _length(test: Callable[[int, int], bool], kind: type) -> Callable[..., Check]:
+def _length(test: Callable[[int, int], bool], kind: type[str] | type[list[Any]]) -> Callable[..., Check]:
     def make(value: int, s: Mapping[str, Any], ref: Callable[[str], Check]) -> Check:
         return lambda v: not isinstance(v, kind) or test(len(v), value)
     return make
