@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from benchbot import gitops, historydoc, trend
 from benchbot.bisect import RepoLab, first_parent_line
@@ -116,6 +116,32 @@ def record(request: Request, *, reporter: Reporter | None = None,
     return out
 
 
+def step(repo: Path, start: str, end: str, config: Config, *, seed: int,
+         precision: float = PRECISION, repository: str | None = None,
+         require_sandbox: bool = False, reporter: Reporter | None = None,
+         source_env: Mapping[str, str] | None = None,
+         clock: Callable[[], float] = time.monotonic) -> tuple[CommitRecord, Results | None]:
+    """One step of ``end`` against ``start`` (SHAs on ``end``'s first-parent line), the
+    commits between held in it (a push measured at once): its record, and the results
+    document where it was measured. GitError when ``start`` cannot be built."""
+    from benchbot import engine
+
+    notes = reporter or engine.Reporter()
+    commits = first_parent_line(repo, start, end, names=(start[:12], end[:12]))
+    engine.check_pins(config)
+    with engine.bench(repo, config, source_env=source_env, reporter=notes,
+                      require_sandbox=require_sandbox) as where, \
+            gitops.WorktreePool(repo) as pool:
+        lab = RepoLab(commits, config, where=where, pool=pool, seed=seed, reporter=notes,
+                      clock=clock, repository=repository)
+        why = lab.prepare(0)
+        if why is not None:
+            raise GitError(f"{start[:12]}, the commit to compare with, cannot be built: {why}")
+        return measure_step(lab, commits, config, against=0, index=len(commits) - 1, seed=seed,
+                            budget_s=config.budget_s, precision=precision,
+                            repository=repository, clock=clock, spans=True)
+
+
 @contextlib.contextmanager
 def _locked(store: Store) -> Iterator[None]:
     """Hold the store's lock (a file ``.lock`` in it) while recording."""
@@ -191,33 +217,44 @@ class _Walk:
             raise GitError(f"{what} {self.commits[index][0][:12]} cannot be built: {why}")
 
     def _step(self, against: int, index: int, *, remaining: int) -> CommitRecord:
-        sha, _, subject = self.commits[index]
-        common = dict(
-            repository=self.request.repository,
-            commit=CommitRef(sha=sha, subject=subject),
-            against=CommitRef(sha=self.commits[against][0], subject=self.commits[against][2]),
-            skipped=tuple(CommitRef(sha=s, subject=t) for s, _, t in
-                          self.commits[against + 1:index]))
-        started = self.clock()
-        why = self.lab.prepare(index)
-        if why is not None:
-            return historydoc.record(**common, state="failed", why=why)
-        ours, theirs = self.lab.output_hash(index), self.lab.output_hash(against)
-        if ours is not None and ours == theirs:
-            return historydoc.record(**common, state="identical",
-                                     why="identical build output: not measured",
-                                     workloads=identical_steps(self.config))
         budget = min(self.config.budget_s, (self.deadline - self.clock()) / remaining)
-        seed = self.seed + index
-        doc = self.lab.results(against, index, budget_s=budget, seed=seed,
-                               precision=self.request.precision)
-        return historydoc.record(
-            **common, state="measured", workloads=steps_of(doc, seed=seed),
-            settings=StepSettings(alpha=self.config.alpha, seed=seed, budget_s=round(budget, 3),
-                                  precision=self.request.precision, config=self.config.path,
-                                  runs=doc.settings.runs or None,
-                                  max_runs=doc.settings.max_runs),
-            environment=where_of(doc), wall_s=round(self.clock() - started, 3))
+        return measure_step(self.lab, self.commits, self.config, against=against, index=index,
+                            seed=self.seed + index, budget_s=budget,
+                            precision=self.request.precision,
+                            repository=self.request.repository, clock=self.clock)[0]
+
+
+def measure_step(lab: RepoLab, commits: Sequence[tuple[str, str, str]], config: Config, *,
+                 against: int, index: int, seed: int, budget_s: float, precision: float,
+                 repository: str | None, clock: Callable[[], float],
+                 spans: bool = False) -> tuple[CommitRecord, Results | None]:
+    """Commit ``index`` of ``commits`` measured against commit ``against`` (the reference):
+    its record, and the results document where it was measured. The commits between are
+    ``skipped`` (they could not be built), or with ``spans`` the step's own (a push of
+    several commits measured at once)."""
+    sha, _, subject = commits[index]
+    between = tuple(CommitRef(sha=s, subject=t) for s, _, t in commits[against + 1:index])
+    common: dict[str, Any] = dict(
+        repository=repository, commit=CommitRef(sha=sha, subject=subject),
+        against=CommitRef(sha=commits[against][0], subject=commits[against][2]),
+        **({"spans": between} if spans else {"skipped": between}))
+    started = clock()
+    why = lab.prepare(index)
+    if why is not None:
+        return historydoc.record(**common, state="failed", why=why), None
+    ours, theirs = lab.output_hash(index), lab.output_hash(against)
+    if ours is not None and ours == theirs:
+        return historydoc.record(**common, state="identical",
+                                 why="identical build output: not measured",
+                                 workloads=identical_steps(config)), None
+    doc = lab.results(against, index, budget_s=budget_s, seed=seed, precision=precision)
+    record = historydoc.record(
+        **common, state="measured", workloads=steps_of(doc, seed=seed),
+        settings=StepSettings(alpha=config.alpha, seed=seed, budget_s=round(budget_s, 3),
+                              precision=precision, config=config.path,
+                              runs=doc.settings.runs or None, max_runs=doc.settings.max_runs),
+        environment=where_of(doc), wall_s=round(clock() - started, 3))
+    return record, doc
 
 
 def _built(store: Store, sha: str) -> bool:

@@ -43,6 +43,19 @@ class Comment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Push:
+    """A ``push`` event: the ref pushed, its tips before and after, the repository's
+    default branch (a SHA of all zeros: the ref was created, or deleted)."""
+
+    ref: str
+    before: str
+    after: str
+    default_branch: str | None
+    forced: bool = False
+    pusher: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """What happened: the parts of the payload benchbot acts on."""
 
@@ -57,6 +70,7 @@ class Event:
     label: str | None = None  # the label a `labeled` event added
     comment: Comment | None = None
     sender: str | None = None
+    push: Push | None = None  # push events only
 
     @property
     def is_fork(self) -> bool:
@@ -113,6 +127,14 @@ def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
             is_pull_request=isinstance(issue.get("pull_request"), dict),
             labels=_labels(issue.get("labels")), comment=comment, sender=sender,
         )
+    if name == "push" and all(isinstance(payload.get(k), str) for k in ("ref", "before", "after")):
+        default = _get(payload, "repository", "default_branch")
+        return Event(name=name, action=action, repository=repo, number=None,
+                     is_pull_request=False, sender=sender, push=Push(
+                         ref=payload["ref"], before=payload["before"], after=payload["after"],
+                         default_branch=default if isinstance(default, str) else None,
+                         forced=payload.get("forced") is True,
+                         pusher=_get(payload, "pusher", "name")))
     return Event(name=name, action=action, repository=repo, number=None, is_pull_request=False,
                  sender=sender)
 
