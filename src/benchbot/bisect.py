@@ -132,7 +132,7 @@ class RepoLab:
             self.where, config, self.checkout(left), self.checkout(right), seed=seed,
             reporter=self.reporter, deadline=self.clock() + budget_s, clock=self.clock,
             repository=self.repository, estimate=estimate, precision=precision,
-            spawner_factory=self.spawner_factory)
+            **({"spawner_factory": self.spawner_factory} if self.spawner_factory else {}))
 
     def release(self, keep: int) -> None:
         """Remove every worktree but commit ``keep``'s: a history goes forward and needs

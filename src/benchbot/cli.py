@@ -243,23 +243,28 @@ def _history_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                        reporter=_reporter(args, err))
     for problem in report.problems:
         err.write(f"benchbot: skipped {problem}\n")
-    failed: list[OutputError] = []
-    outputs: list[tuple[Path | None, Callable[[], str]]] = [
+    failed = _write_all([
         (args.json, lambda: historyreport.dumps(report)),
         (args.markdown, lambda: page.render(report, "markdown")),
         (args.html, lambda: page.render(report, "html",
-                                        results_base=_relative(args.store, args.html)))]
+                                        results_base=_relative(args.store, args.html)))])
+    out.write(page.render(report, "markdown"))
+    out.flush()
+    if failed:
+        raise failed[0]
+    return EXIT_OK
+
+
+def _write_all(outputs: Sequence[tuple[Path | None, Callable[[], str]]]) -> list[OutputError]:
+    """Write each file asked for (a path given); the ones that could not be written."""
+    failed: list[OutputError] = []
     for path, render in outputs:
         if path is not None:
             try:
                 files.write_text(path, render())
             except OutputError as exc:
                 failed.append(exc)
-    out.write(page.render(report, "markdown"))
-    out.flush()
-    if failed:
-        raise failed[0]
-    return EXIT_OK
+    return failed
 
 
 def _relative(store: Path, page: Path | None) -> str:
@@ -280,17 +285,10 @@ def _run_bisect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     request = bisect.Request(repo=args.repo, good=args.good, bad=args.bad, workload=args.only[0],
                              budget_s=args.budget, config_path=args.config, seed=args.seed)
     doc = bisect.bisect(request, reporter=_reporter(args, err))
-    failed: list[OutputError] = []
-    outputs: list[tuple[Path | None, Callable[[], str]]] = [
+    failed = _write_all([
         (args.json, lambda: bisectdoc.dumps(doc)),
         (args.markdown, lambda: report.render(doc, "markdown")),
-        (args.html, lambda: report.render(doc, "html"))]
-    for path, render in outputs:
-        if path is not None:
-            try:
-                files.write_text(path, render())
-            except OutputError as exc:
-                failed.append(exc)
+        (args.html, lambda: report.render(doc, "html"))])
     out.write(report.render(doc, "markdown"))
     out.flush()
     if failed:

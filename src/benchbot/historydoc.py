@@ -168,31 +168,20 @@ def validation_error(document: Any) -> str | None:
     valid document is told by ``schemacheck``, an invalid one explained by jsonschema)."""
     if _fast()(document):
         return None
-    import jsonschema.exceptions
     import jsonschema.validators
 
+    from benchbot.results import best_match
+
     cls = jsonschema.validators.validator_for(schema())
-    error = jsonschema.exceptions.best_match(cls(schema()).iter_errors(document))
-    if error is None:  # pragma: no cover - the two agree (tests/unit/test_schemacheck.py)
-        return "(top level): not valid"
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where.lstrip('.') or '(top level)'}: {error.message[:160]}"
+    return best_match(cls(schema()).iter_errors(document)) or "(top level): not valid"
 
 
 def parse(document: Any, *, where: str) -> CommitRecord:
     """A record from JSON values: its kind and version, the schema, then typed."""
-    if not isinstance(document, dict) or document.get("kind") != KIND:
-        raise ResultsError(f"{where}: not a benchbot history file (no kind: {KIND})")
-    if document.get("schema_version") != SCHEMA_VERSION:
-        raise ResultsError(f"{where}: schema_version {str(document.get('schema_version'))[:40]!r}"
-                           f" is not supported (this benchbot reads {SCHEMA_VERSION})")
-    problem = validation_error(document)
-    if problem is not None:
-        raise ResultsError(f"{where}: does not match the history schema: {problem}")
-    try:
-        return codec.decode(CommitRecord, document)
-    except (codec.DecodeError, TypeError, ValueError) as exc:
-        raise ResultsError(f"{where}: does not match the history schema: {str(exc)[:160]}") from None
+    from benchbot.results import parse_kind
+
+    return parse_kind(document, CommitRecord, where=where, kind=KIND, label="history",
+                      version=SCHEMA_VERSION, problem=validation_error)
 
 
 def load(path: Path) -> CommitRecord:

@@ -48,7 +48,7 @@ from benchbot.github.api import BranchHead
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import Event
 from benchbot.github.fetch import fetch_commits
-from benchbot.github.measure import write_error, write_results
+from benchbot.github.measure import errors_written, write_results
 from benchbot.github.output import ERROR, Log, append_summary, first_line, write_outputs
 from benchbot.historydoc import CommitRecord
 from benchbot.progress import TerminalReporter
@@ -208,7 +208,7 @@ def measure(action_env: ActionEnv, job: PushJob, log: Log, *, source_env: Mappin
     """Measure the push as one step, bisect what it called; the results directory."""
     write_outputs(action_env.output, {"artifact": artifact(action_env)})
     progress = reporter or TerminalReporter(log.err, tty=False)
-    try:
+    with errors_written(action_env.results_dir, "cancelled before the push was measured"):
         repo = fetch_commits(action_env, _wants(job.ref, job.before, job.after))
         if config is None:
             read = read_config(repo, job.before, job.config_path or action_env.config_path)
@@ -234,12 +234,6 @@ def measure(action_env: ActionEnv, job: PushJob, log: Log, *, source_env: Mappin
                     reporter=progress, source_env=source_env)
                 bisectdoc.save(out / f"bisect-{k}.json", done)
                 found.append(done)
-    except BenchbotError as exc:
-        write_error(action_env.results_dir, "error", str(exc))
-        raise
-    except KeyboardInterrupt:
-        write_error(action_env.results_dir, "cancelled", "cancelled before the push was measured")
-        raise
     return Step(record=record, bisects=tuple(found))
 
 
