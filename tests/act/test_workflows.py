@@ -149,7 +149,7 @@ def test_a_push_to_main_is_recorded_on_the_history_branch_and_opens_an_issue(
     delivery = world.deliver("push", world.push())
     assert delivery.results("bench/gate") == ["success"], delivery.errors()
     assert delivery.results("bench/measure") == ["success"], delivery.errors()
-    assert delivery.results("bench/publish-history") == ["success"], delivery.errors()
+    assert delivery.results("bench/history") == ["success"], delivery.errors()
     assert delivery.results("bench/publish") in ([], ["skipped"])
     files = world.fake.branch_files("benchbot-history")
     head = world.repo.head_sha
