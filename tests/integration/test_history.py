@@ -240,3 +240,23 @@ def test_a_record_whose_start_does_not_build_says_so(tmp_path: Path, planted: di
     assert status == 1 and "the range's start" in err and "build failed" in err
     assert len(err.splitlines()) == 1
     _no_worktrees_left(repo)
+
+
+# --- slow: the C program built and measured --------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_real_history_names_its_step_and_its_drift(tmp_path: Path) -> None:
+    factors = {3: 1.08, **dict.fromkeys(range(6, 10), 1.012)}
+    repo = make_history(tmp_path / "repo", commits=12, factors=factors)
+    store = tmp_path / "store"
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.main(["history", "record", "--repo", str(repo), "--range", "good..HEAD",
+                     "--store", str(store), "--seed", "4", "--quiet"], out=out, err=err) == 0, err
+    report = historyreport.build(store)
+    [work] = report.workloads
+    assert [(s.index, s.outcome) for s in work.steps] == [(3, "slower")]
+    [drift] = work.drifts
+    assert (drift.since, drift.until) == (5, 9)
+    assert drift.ci[0] < 1.012 ** 4 < drift.ci[1]
+    _no_worktrees_left(repo)
