@@ -35,7 +35,9 @@ from benchbot.runner import Spawner
 if TYPE_CHECKING:
     from benchbot.engine import Reporter
 
-PRECISION = 0.005  # a settled step is measured on until its estimate is within ±0.5%
+# A settled step is measured on until the trend's estimate of it is within ±0.5% (its 95%
+# interval: a standard error of about 0.26%).
+PRECISION = 0.005
 MIN_STEP_S = 5.0  # a step is not started with less than this left of the range's budget
 
 
@@ -308,26 +310,13 @@ def _step_of(bench: Benchmark, seed: int) -> WorkloadStep:
 
 
 def estimate_of(bench: Benchmark, seed: int) -> trend.StepEstimate | None:
-    """The trend's estimate of a benchmark's step from its runs (``trend.step_estimate``):
-    with triplets both base runs of each round, with pairs the A/B and confirmation phases'
-    base; None for a workload judged on instruction counts alone."""
+    """The trend's estimate of a benchmark's step from its runs (``trend.phases_estimate``);
+    None for a workload judged on instruction counts alone."""
     if bench.metric == "instructions":
         return None
-    higher = bench.better == "higher"
-
-    def values(phase: str, arm: str) -> tuple[float, ...]:
-        runs = bench.phases[phase].arms.get(arm) if phase in bench.phases else None
-        if runs is None:
-            return ()
-        return (runs.values or ()) if higher else runs.samples_ns
-
-    if bench.measuring is not None and bench.measuring.design == "triplets":
-        refs = [values("aa", "base"), values("aa", "base_again")]
-        head = values("ab", "head")
-    else:
-        refs = [values("ab", "base") + values("confirm", "base")]
-        head = values("ab", "head") + values("confirm", "head")
-    return trend.step_estimate(refs, head, seed=seed, higher_is_better=higher)
+    triplets = bench.measuring is not None and bench.measuring.design == "triplets"
+    return trend.phases_estimate(bench.phases, triplets=triplets,
+                                 higher_is_better=bench.better == "higher", seed=seed)
 
 
 def where_of(doc: Results) -> Where:

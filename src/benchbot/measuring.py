@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -371,9 +372,7 @@ class Sequential:
             self.done_looks[name] += 1
         judgement = self._record(final=False)
         for name in estimating:  # no look: its call stands on its first pairs
-            more = sequential.estimate_until(judgement.workloads[name].ab,
-                                             self.triplets.results[name].pairs,
-                                             self.by_name[name].max_runs, half=self._half())
+            more = self._measure_on_to(name, judgement)
             if more is None:
                 self.stopped[name] = "settled"
             else:
@@ -410,11 +409,25 @@ class Sequential:
             return min(pairs + sequential.FIRST_LOOK, max_pairs)
         return pairs
 
-    def _half(self) -> float:
-        """The estimate's interval measuring on stops at (each way, as a fraction)."""
+    def _measure_on_to(self, name: str, judgement: Judgement) -> int | None:
+        """How many pairs in all a settled workload measured on for its estimate goes to
+        next, or None when it is done: the verdict's estimate within ESTIMATE_HALF
+        (``sequential.estimate_until``); with a precision asked (a history's step), the
+        trend's estimate of the step within it (``trend.half_width``), from how its
+        interval shrinks, 1/sqrt n."""
+        pairs, most = self.triplets.results[name].pairs, self.by_name[name].max_runs
         if self.ctx.precision is None:
-            return sequential.ESTIMATE_HALF
-        return min(self.ctx.precision, sequential.ESTIMATE_HALF)
+            return sequential.estimate_until(judgement.workloads[name].ab, pairs, most)
+        from benchbot import trend
+
+        w = self.by_name[name]
+        width = trend.half_width(trend.phases_estimate(
+            self.measured.phases[name], triplets=True, higher_is_better=w.better == "higher",
+            seed=self.ctx.seed))
+        if pairs >= most or (width is not None and width <= self.ctx.precision):
+            return None
+        grow = 2.0 if width is None else (width / self.ctx.precision) ** 2
+        return min(max(math.ceil(pairs * grow), pairs + sequential.FIRST_LOOK), most)
 
     def _record(self, *, final: bool) -> Judgement:
         for name in self.names:

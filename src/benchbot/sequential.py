@@ -67,22 +67,21 @@ def estimate_pairs(called_at: int, max_pairs: int) -> int:
     return min(called_at + ESTIMATE_EXTRA_PAIRS, max_pairs)
 
 
-def estimate_until(verdict: Verdict | None, pairs: int, max_pairs: int, *,
-                   half: float = ESTIMATE_HALF) -> int | None:
+def estimate_until(verdict: Verdict | None, pairs: int, max_pairs: int) -> int | None:
     """After the estimate's first pairs: how many pairs in all to measure to before its
-    interval is within ``half`` each way (from how it shrinks, 1/sqrt n), or None where it
-    is already, or max_pairs is reached. Stopping on the interval's width, not on where it
-    lies, adds no bias of its own."""
+    interval is within ESTIMATE_HALF each way (from how it shrinks, 1/sqrt n), or None
+    where it is already, or max_pairs is reached. Stopping on the interval's width, not on
+    where it lies, adds no bias of its own."""
     if verdict is None or verdict.estimate is None or verdict.estimate_ci is None:
         return None
     if pairs >= max_pairs:
         return None
     lo, hi = verdict.estimate_ci
-    target = math.log1p(half)
-    width = max(math.log(hi / verdict.estimate), math.log(verdict.estimate / lo))
-    if width <= target:
+    half = max(math.log(hi / verdict.estimate), math.log(verdict.estimate / lo))
+    target = math.log1p(ESTIMATE_HALF)
+    if half <= target:
         return None
-    need = math.ceil(pairs * (width / target) ** 2)
+    need = math.ceil(pairs * (half / target) ** 2)
     return min(max(need, pairs + FIRST_LOOK), max_pairs)
 
 

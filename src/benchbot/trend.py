@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchbot.model import PhaseRuns
+
 RESAMPLES = 400  # bootstrap resamples of whole rounds for a step's standard error
 MIN_ROUNDS = 10  # fewer rounds than a comparison's first look give no estimate
 # The smallest standard error a step is given (log scale): timer readings are discrete,
@@ -46,6 +48,7 @@ SE_FLOOR = 0.0005
 # (other workers, another moment of the machine) move by about this much more (log scale,
 # one standard deviation; benchmarks/README.md, "History").
 SESSION_SE = 0.0
+Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +91,33 @@ def step_estimate(refs: Sequence[Sequence[float]], head: Sequence[float], *, see
     medians = np.median(diffs[picks].reshape(RESAMPLES, -1), axis=1)
     se = math.hypot(max(float(np.std(medians)), SE_FLOOR), SESSION_SE)
     return StepEstimate(n=int(h.size), centre=centre, se=se)
+
+
+def phases_estimate(phases: Mapping[str, PhaseRuns], *, triplets: bool, higher_is_better: bool,
+                    seed: int) -> StepEstimate | None:
+    """The step's estimate from a workload's recorded phases: with triplets both base runs
+    of each round (the A/A phase's arms) against head's, with pairs the A/B and
+    confirmation phases' base against head; a throughput's values, else its times."""
+
+    def values(phase: str, arm: str) -> tuple[float, ...]:
+        runs = phases[phase].arms.get(arm) if phase in phases else None
+        if runs is None:
+            return ()
+        return (runs.values or ()) if higher_is_better else runs.samples_ns
+
+    if triplets:
+        refs = [values("aa", "base"), values("aa", "base_again")]
+        head = values("ab", "head")
+    else:
+        refs = [values("ab", "base") + values("confirm", "base")]
+        head = values("ab", "head") + values("confirm", "head")
+    return step_estimate(refs, head, seed=seed, higher_is_better=higher_is_better)
+
+
+def half_width(estimate: StepEstimate | None) -> float | None:
+    """The estimate's 95% interval's half-width as a fraction (exp(1.96 se) − 1), the
+    measure of ``history record --precision``; None without an estimate."""
+    return None if estimate is None else math.expm1(Z95 * estimate.se)
 
 
 # --- the trend of one workload along a chain of commits -----------------------------------
