@@ -121,8 +121,8 @@ class Context:
     # that name no commit need the call, not the figure).
     estimate: bool = True
     # A history's step (benchbot.history): every settled workload, level too, is measured on
-    # until its estimate's interval is within this fraction each way (None: calls only,
-    # to sequential.ESTIMATE_HALF).
+    # until the trend's estimate of the step is within this fraction each way (its 95%
+    # interval, trend.half_width). None: calls only, to sequential.ESTIMATE_HALF.
     precision: float | None = None
 
     def judged(self, measured: Measured) -> Judgement:
