@@ -176,7 +176,18 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
              "| scenario | rep | wall | load before → after | steps named | false steps | "
              "drift | drift change (interval) | covers +4.9% | false drifts | drift steps alone |",
              "|---|--:|--:|---|---|--:|---|---|---|--:|---|"]
+    notes = []
     for r in rows:
+        if r.get("mode") == "sessions":
+            notes.append(f"- sessions: one pair of unchanged commits compared {r['count']} times: "
+                         f"the estimates spread by {r['between_sd'] * 100:.4f}% (standard "
+                         f"deviation), each session's own standard error {r['within_se_rms'] * 100:.3f}% "
+                         f"(root mean square): a session's own term of {r['session_se'] * 100:.4f}%")
+        elif r.get("mode") == "interrupt":
+            notes.append(f"- interrupt: SIGTERM after {r['after_s']:.0f} s: exit {r['status']}, "
+                         f"{r['stored_before']} commits stored, temporary files left: "
+                         f"{len(r['temporary_left'])}; the second call: {r['second_out']!r}, "
+                         f"files rewritten: {len(r['rewritten'])}, files refused: {len(r['problems'])}")
         if "scenario" not in r:
             continue
         exact = [d for d in r["drifts"] if (d["since"], d["until"]) == (DRIFT[0] - 1, DRIFT[-1])]
@@ -189,7 +200,7 @@ def _markdown(rows: list[dict[str, Any]]) -> str:
                      f"{r['load_before'][0]:.2f} → {r['load_after'][0]:.2f} | {named} | "
                      f"{r['false_steps']} | {drifts} | {figure} | {r['drift_covers_truth']} | "
                      f"{r['false_drifts']} | {levels} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", *notes]) + "\n"
 
 
 def main() -> None:
