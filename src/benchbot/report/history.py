@@ -17,16 +17,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Literal
 
-import jinja2
 from markupsafe import Markup
 
 from benchbot.historyreport import Commit, DriftRow, HistoryReport, Series
 from benchbot.report import format as fmt
-from benchbot.report import plots
-from benchbot.report.escape import md_code_span, md_inline
+from benchbot.report import pages, plots
 
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 760.0, 190.0, 58.0, 10.0, 12.0, 160.0
 
@@ -280,25 +276,11 @@ def _esc(words: str) -> str:
 
 # --- rendering -------------------------------------------------------------------------------
 
-HistoryFormat = Literal["markdown", "html"]
+HistoryFormat = pages.PageFormat
 TEMPLATES = {"markdown": "history.md.j2", "html": "history.html.j2"}
-
-
-@cache
-def _environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("benchbot", "report/templates"),
-        undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True)
-    env.filters.update(change=fmt.change, interval=fmt.interval, md=md_inline,
-                       code=md_code_span, percent=fmt.setting_percent)
-    return env
 
 
 def render(report: HistoryReport, fmt_: HistoryFormat = "markdown", *,
            results_base: str = "") -> str:
     """The history report as markdown or as a self-contained HTML page."""
-    view = build_view(report, results_base=results_base)
-    if fmt_ == "html":
-        return _environment(True).get_template(TEMPLATES["html"]).render(view=view)
-    text = _environment(False).get_template(TEMPLATES["markdown"]).render(view=view)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return pages.render(build_view(report, results_base=results_base), TEMPLATES, fmt_)
