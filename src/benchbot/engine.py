@@ -299,11 +299,14 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
                   *, seed: int, reporter: Reporter | None = None, deadline: float,
                   clock: Callable[[], float] = time.monotonic,
                   spawner_factory: Callable[[Path], Spawner] | None = None,
-                  repository: str | None = None, estimate: bool = True) -> Results:
+                  repository: str | None = None, estimate: bool = True,
+                  precision: float | None = None) -> Results:
     """Compare two checkouts built already (``build_checkout``) with the whole rule, as
     ``compare`` does after its builds: the results document of ``base`` against ``head``.
     ``deadline`` (on ``clock``) ends sequential measuring; ``estimate`` False stops a
-    workload at its call instead of measuring on for its estimate."""
+    workload at its call instead of measuring on for its estimate; ``precision`` measures
+    every settled workload on until its estimate is within that fraction each way (a
+    history's step: ``measuring.Context.precision``)."""
     from benchbot import results
 
     co = {"base": base, "head": head}
@@ -313,7 +316,8 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
         stack.callback(_close, spawner)
         got = _measure_checkouts(config, where.box, where.env, co, spawner, stack, seed=seed,
                                  family=None, abort=True, reporter=reporter or Reporter(),
-                                 deadline=deadline, clock=clock, estimate=estimate)
+                                 deadline=deadline, clock=clock, estimate=estimate,
+                                 precision=precision)
     got = _with_spawner_figures(got, spawner)
     parts = _judged_parts(config, got, where.box, seed, None)
     return results.build(config=got.measured.config or config, base=Revision(ref=base.sha, sha=base.sha),
@@ -372,7 +376,8 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
                        co: Mapping[str, gitops.Checkout], spawner: Spawner,
                        stack: contextlib.ExitStack, *, seed: int, family: Family | None,
                        abort: bool, reporter: Reporter, deadline: float,
-                       clock: Callable[[], float], estimate: bool = True) -> _Measured:
+                       clock: Callable[[], float], estimate: bool = True,
+                       precision: float | None = None) -> _Measured:
     """Every run of a comparison whose two checkouts are built: the part both ``compare``
     and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner."""
     from benchbot import measuring  # imported already, by _Ahead (compare)
@@ -391,6 +396,7 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
         means=counting.means(box.adjust_env(env),
                              shown=box.view.shows if box.view is not None else None),
         estimate=estimate,
+        precision=precision,
     )
     return _Measured(measuring.measure(ctx, deadline=deadline), env_before, 0.0)
 

@@ -292,6 +292,17 @@ class WorktreePool:
             self.checkouts[name] = Checkout(side=name, sha=sha, path=path)
         return self.checkouts[name]
 
+    def remove(self, name: str) -> list[str]:
+        """Remove the worktree ``name`` whatever its build left in it, and prune its entry
+        (nothing when there is none); what could not be removed."""
+        checkout = self.checkouts.pop(name, None)
+        if checkout is None:
+            return []
+        try:
+            return trees.remove_tree(checkout.path)
+        finally:
+            git(self.repo, "worktree", "prune", check=False)
+
     def close(self) -> list[str]:
         """Remove every worktree and prune their entries; what could not be removed."""
         try:

@@ -165,7 +165,8 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
             if ab is not None and ab.outcome != "invalid":
                 ab = signals.joint(ab, counts, parity=w.parity,
                                    whole=_whole(w, policy, whole.sequential, ab))
-            if ab is not None and ab.outcome in CALLS:
+            measured_on = whole_of[w.name].called_at is not None  # a level, for a precision
+            if ab is not None and (ab.outcome in CALLS or (measured_on and ab.outcome == "level")):
                 ab = _with_estimate(ab, whole_of[w.name], policy, whole.sequential)
             out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a, counts=counts,
                                  memory=_memory(w, policy, whole.sequential, comparisons))

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -120,6 +121,10 @@ class Context:
     # False: a change called stops there, not measured on for its estimate (bisect's steps
     # that name no commit need the call, not the figure).
     estimate: bool = True
+    # A history's step (benchbot.history): every settled workload, level too, is measured on
+    # until the trend's estimate of the step is within this fraction each way (its 95%
+    # interval, trend.half_width). None: calls only, to sequential.ESTIMATE_HALF.
+    precision: float | None = None
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
@@ -368,9 +373,7 @@ class Sequential:
             self.done_looks[name] += 1
         judgement = self._record(final=False)
         for name in estimating:  # no look: its call stands on its first pairs
-            more = sequential.estimate_until(judgement.workloads[name].ab,
-                                             self.triplets.results[name].pairs,
-                                             self.by_name[name].max_runs)
+            more = self._measure_on_to(name, judgement)
             if more is None:
                 self.stopped[name] = "settled"
             else:
@@ -383,9 +386,9 @@ class Sequential:
                 max_pairs=self.by_name[name].max_runs, parity=self.by_name[name].parity,
             )
             pairs = self.triplets.results[name].pairs
-            if reason == "settled" and judged.ab is not None and judged.ab.outcome in CALLS:
-                until = sequential.estimate_pairs(pairs, self.by_name[name].max_runs)
-                if until > pairs and not judgement.aborted and self.ctx.estimate:
+            if reason == "settled" and not judgement.aborted:
+                until = self._estimate_from(judged.ab, pairs, self.by_name[name].max_runs)
+                if until > pairs:
                     self.measured.called[name] = pairs
                     self.estimating[name] = until
                     continue
@@ -394,6 +397,38 @@ class Sequential:
         if judgement.aborted:
             for name in self.names:
                 self.stopped.setdefault(name, "aborted")
+
+    def _estimate_from(self, ab: Verdict | None, pairs: int, max_pairs: int) -> int:
+        """Where a workload settled at ``pairs`` is measured on to for its estimate first:
+        a call to ``sequential.estimate_pairs``; with a precision asked, a level too, for
+        one more look's worth of pairs (then ``estimate_until``). ``pairs``: not at all."""
+        if ab is None or not self.ctx.estimate:
+            return pairs
+        if ab.outcome in CALLS:
+            return sequential.estimate_pairs(pairs, max_pairs)
+        if ab.outcome == "level" and self.ctx.precision is not None:
+            return min(pairs + sequential.FIRST_LOOK, max_pairs)
+        return pairs
+
+    def _measure_on_to(self, name: str, judgement: Judgement) -> int | None:
+        """How many pairs in all a settled workload measured on for its estimate goes to
+        next, or None when it is done: the verdict's estimate within ESTIMATE_HALF
+        (``sequential.estimate_until``); with a precision asked (a history's step), the
+        trend's estimate of the step within it (``trend.half_width``), from how its
+        interval shrinks, 1/sqrt n."""
+        pairs, most = self.triplets.results[name].pairs, self.by_name[name].max_runs
+        if self.ctx.precision is None:
+            return sequential.estimate_until(judgement.workloads[name].ab, pairs, most)
+        from benchbot import trend
+
+        w = self.by_name[name]
+        width = trend.half_width(trend.phases_estimate(
+            self.measured.phases[name], triplets=True, higher_is_better=w.better == "higher",
+            seed=self.ctx.seed))
+        if pairs >= most or (width is not None and width <= self.ctx.precision):
+            return None
+        grow = 2.0 if width is None else (width / self.ctx.precision) ** 2
+        return min(max(math.ceil(pairs * grow), pairs + sequential.FIRST_LOOK), most)
 
     def _record(self, *, final: bool) -> Judgement:
         for name in self.names:

@@ -342,8 +342,9 @@ class Measuring:
     looks: tuple[int, ...] = ()  # the pair counts at which it was judged
     orders: str = ""  # triplets: the order of each round ("12H", "H21", …), concatenated
     settle_pairs: int | None = None  # about how many pairs would settle it, if it is not
-    # A change called at this many pairs; the pairs after it were measured for the estimate
-    # alone (Verdict.estimate), and the call is judged on these.
+    # A change called at this many pairs (or, measuring a history's step to a precision, a
+    # level settled); the pairs after it were measured for the estimate alone
+    # (Verdict.estimate), and the verdict is judged on these.
     called_at: int | None = omitted_when_none(default=None)
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchbot import __version__, codec, files
 from benchbot.config import Config, WorkloadConfig
@@ -307,6 +307,39 @@ def read_json(path: Path, what: str) -> Any:
         raise ResultsError(f"{path}: not {what} (nested too deeply)") from None
 
 
+T = TypeVar("T")
+
+
+def parse_kind(document: Any, cls: type[T], *, where: str, kind: str, label: str,
+               version: int, problem: Callable[[Any], str | None]) -> T:
+    """A document of benchbot's with a ``kind`` (a bisect's, a history store's file) from
+    JSON values: its kind, its version, its schema (``problem``: the first place it breaks
+    it, or None), then typed; each refusal one line naming ``where``."""
+    if not isinstance(document, dict) or document.get("kind") != kind:
+        raise ResultsError(f"{where}: not a benchbot {label} file (no kind: {kind})")
+    if document.get("schema_version") != version:
+        raise ResultsError(f"{where}: schema_version {str(document.get('schema_version'))[:40]!r} "
+                           f"is not supported (this benchbot reads {version})")
+    found = problem(document)
+    if found is not None:
+        raise ResultsError(f"{where}: does not match the {label} schema: {found}")
+    try:
+        return codec.decode(cls, document)
+    except (codec.DecodeError, TypeError, ValueError) as exc:
+        raise ResultsError(f"{where}: does not match the {label} schema: {_clip(str(exc))}") from None
+
+
+def best_match(errors: Any) -> str | None:
+    """jsonschema's most telling of ``errors`` as one line, ``place: message``, or None."""
+    import jsonschema.exceptions
+
+    error = jsonschema.exceptions.best_match(errors)
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"{where.lstrip('.') or '(top level)'}: {_clip(error.message)}"
+
+
 def parse(document: Any, *, where: str = "results") -> Results:
     """A results document from JSON values: checked against the schema, then typed."""
     if not isinstance(document, dict) or "schema_version" not in document:
@@ -327,13 +360,7 @@ def parse(document: Any, *, where: str = "results") -> Results:
 
 def validation_error(document: Any) -> str | None:
     """The first place where ``document`` breaks the results schema, in one line, or None."""
-    import jsonschema.exceptions  # imported here: a compare never validates (100 ms saved)
-
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(_sampled(document)))
-    if error is None:
-        return None
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where.lstrip('.') or '(top level)'}: {_clip(error.message)}"
+    return best_match(_validator().iter_errors(_sampled(document)))
 
 
 def _sampled(document: Any) -> Any:

@@ -125,9 +125,29 @@ def check_trust_zones(doc: dict) -> None:
         modes[name] = step["with"]["mode"]
         checkout = next(s for s in job["steps"] if "actions/checkout" in s.get("uses", ""))
         assert checkout["with"]["persist-credentials"] is False, name
-    assert modes == {"gate": "gate", "measure": "measure", "publish": "publish"}
+    assert modes == {"gate": "gate", "measure": "measure", "publish": "publish",
+                     "publish-history": "publish"}
     assert "needs.gate.outputs.job" in str(jobs["measure"]["steps"])
     assert "needs.measure.result" in str(jobs["publish"]["steps"])
+    check_push(doc)
+
+
+def check_push(doc: dict) -> None:
+    """A push to the default branch (issue "Watch main"): the same gate and measure; only
+    publish-history may write contents (the history branch) and the issue, one at a time;
+    the pull requests' publish never runs for a push."""
+    triggers, jobs = doc[True], doc["jobs"]
+    assert triggers["push"] == {"branches": ["main"]}
+    assert "github.event_name == 'push'" in " ".join(jobs["gate"]["if"].split())
+    history = jobs["publish-history"]
+    assert history["permissions"] == {"contents": "write", "issues": "write"}
+    assert history["runs-on"] == "ubuntu-latest" and set(history["needs"]) == {"gate", "measure"}
+    assert history["if"].startswith("always()") and "github.event_name == 'push'" in history["if"]
+    assert history["concurrency"] == {"group": "benchbot-history", "cancel-in-progress": False}
+    assert "github.event_name != 'push'" in jobs["publish"]["if"]
+    assert "needs.measure.result" in str(history["steps"])
+    writers = [n for n, j in jobs.items() if "write" in str(j.get("permissions", {}).get("contents"))]
+    assert writers == ["publish-history"]
 
 
 def check_sharded(doc: dict) -> None:

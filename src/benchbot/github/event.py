@@ -43,6 +43,19 @@ class Comment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Push:
+    """A ``push`` event: the ref pushed, its tips before and after, the repository's
+    default branch (a SHA of all zeros: the ref was created, or deleted)."""
+
+    ref: str
+    before: str
+    after: str
+    default_branch: str | None
+    forced: bool = False
+    pusher: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """What happened: the parts of the payload benchbot acts on."""
 
@@ -58,6 +71,7 @@ class Event:
     comment: Comment | None = None
     sender: str | None = None
     default_branch: str | None = None  # the repository's, from the payload (GitHub's word)
+    push: Push | None = None  # push events only
 
     @property
     def is_fork(self) -> bool:
@@ -117,8 +131,16 @@ def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
             labels=_labels(issue.get("labels")), comment=comment, sender=sender,
             default_branch=default_branch,
         )
+    if name == "push" and all(isinstance(payload.get(k), str) for k in ("ref", "before", "after")):
+        return Event(name=name, action=action, repository=repo, number=None,
+                     is_pull_request=False, sender=sender, default_branch=default_branch,
+                     push=Push(
+                         ref=payload["ref"], before=payload["before"], after=payload["after"],
+                         default_branch=default_branch,
+                         forced=payload.get("forced") is True,
+                         pusher=_get(payload, "pusher", "name")))
     return Event(name=name, action=action, repository=repo, number=None, is_pull_request=False,
-                 sender=sender)
+                 sender=sender, default_branch=default_branch)
 
 
 def _get(data: Any, *keys: str) -> Any:

@@ -11,15 +11,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal
 
-import jinja2
 from markupsafe import Markup
 
 from benchbot.bisectdoc import BisectResults, Step, short
 from benchbot.report import format as fmt
-from benchbot.report.escape import md_code_span, md_inline
+from benchbot.report import pages
 
 Role = Literal["good", "bad", "culprit", "skipped", "tried", "not built"]
 
@@ -182,32 +180,10 @@ def _hex(text: str) -> str:
 
 # --- rendering -------------------------------------------------------------------------------
 
-BisectFormat = Literal["markdown", "html"]
+BisectFormat = pages.PageFormat
 TEMPLATES = {"markdown": "bisect.md.j2", "html": "bisect.html.j2"}
-
-
-@cache
-def _environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("benchbot", "report/templates"),
-        undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True)
-    env.filters.update(change=fmt.change, interval=fmt.interval, md=md_inline,
-                       code=md_code_span, seconds=_seconds, alpha=_alpha)
-    return env
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
-
-
-def _alpha(value: float) -> str:
-    return "–" if not value else f"{value:.2g}"
 
 
 def render(doc: BisectResults, fmt_: BisectFormat = "markdown") -> str:
     """The bisect report as markdown (comments, terminals) or a self-contained HTML page."""
-    view = build_view(doc)
-    if fmt_ == "html":
-        return _environment(True).get_template(TEMPLATES["html"]).render(view=view)
-    text = _environment(False).get_template(TEMPLATES["markdown"]).render(view=view)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return pages.render(build_view(doc), TEMPLATES, fmt_)
