@@ -32,6 +32,7 @@ from benchbot.model import (
     SandboxInfo,
     Shard,
     Skipped,
+    Spent,
 )
 from benchbot.runner import ProcessSpawner, Spawner, Target, target
 from benchbot.settings import Overrides
@@ -225,7 +226,14 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
     return document(**_judged_parts(config, got, box, plan.seed, part.family),
-                    config=got.measured.config or plan.whole)
+                    config=got.measured.config or plan.whole,
+                    spent=_spent(got.measured, started.clock() - started.at))
+
+
+def _spent(measured: measuring.Measured, wall_s: float) -> Spent:
+    """Where the comparison's wall time went (builds are the rest of ``wall_s``)."""
+    return Spent(wall_s=round(wall_s, 3), counting_s=round(measured.counting_s, 3),
+                 timed_s=round(sum(measured.timed_s.values()) + measured.discovery_s, 3))
 
 
 def _judged_parts(config: Config, got: _Measured, box: sandbox.Sandbox, seed: int,

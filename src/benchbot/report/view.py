@@ -633,7 +633,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
     )
 
 
-def _median(values: Sequence[int] | None) -> float | None:
+def _median(values: Sequence[float] | None) -> float | None:
     return float(np.median(values)) if values else None
 
 

@@ -1,0 +1,182 @@
+"""The counted runs of a suite's benchmarks, made before their timed rounds.
+
+For every benchmark of a suite whose harness can run a fixed amount of work
+(``fixedwork.recipe``), six counted runs apart from the timed rounds: base, head and base
+again, each at n and at 2n units of work (n from its discovery run, ``fixedwork.units_for``),
+in one exchange with the workers. Each arm's count per unit is (C(2n) - C(n)) / n; base
+against base again is the counts' own A/A check. The result is the benchmark's ``Counts``
+(docs/verdict.md, "Counts per benchmark"), with every counted run and the seconds they
+took. A counted run that fails, reports something else or did other work leaves the
+benchmark uncounted, with the reason, and it is judged on time alone.
+
+How a counted run is made is ``fixedwork``'s; this module decides which benchmarks are
+counted, with which method, and in which order, and keeps the time it took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from benchbot import counting, fixedwork
+from benchbot.config import Config, WorkloadConfig
+from benchbot.model import CountedRun, CountMethod, Counts, SuiteRecord
+from benchbot.runner import Harness, Spawner, Target, spawn_group
+from benchbot.spawn import SpawnRequest
+from benchbot.suites import Figures
+
+# The counted runs of one benchmark, in the order made: (arm, size as a multiple of n).
+PLAN: tuple[tuple[str, int], ...] = (("base", 1), ("base", 2), ("head", 1), ("head", 2),
+                                     ("base_again", 1), ("base_again", 2))
+PROBE_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
+    """What counting the suites' benchmarks needs from the comparison."""
+
+    config: Config
+    base: Mapping[str, Target]  # each suite's target under its name, each benchmark's too
+    head: Mapping[str, Target]
+    harnesses: Mapping[str, Harness]
+    figures: Mapping[str, Figures]
+    spawner: Spawner
+    env: Mapping[str, str]
+    means: counting.Means
+    clock: Callable[[], float]
+    progress: Callable[[str, int, int], None] | None = None  # (benchmark, runs done, planned)
+
+
+@dataclass(slots=True)
+class Counted:
+    """What counting made: each benchmark's Counts and each suite's record of it."""
+
+    counts: dict[str, Counts]
+    suites: dict[str, tuple[str, int, float]]  # suite: (how, counted runs, seconds)
+
+
+def method(mode: str, recipe: fixedwork.Recipe, means: counting.Means) -> tuple[CountMethod | None, str]:
+    """The counting method of a suite's benchmarks (their ``counts`` setting), and why."""
+    perf, valgrind = means.perf_problem, means.valgrind_problem
+    if mode == "off":
+        return None, "off in the config"
+    if mode in ("auto", "perf") and perf is None:
+        return "perf", f"perf: the CPU's counters around counted runs ({recipe.how})"
+    if mode == "perf":
+        return None, f"perf was asked for, but {perf}"
+    if valgrind is not None:
+        return None, f"not counted: {perf}, and {valgrind}" if mode == "auto" else \
+            f"valgrind was asked for, but {valgrind}"
+    if mode == "auto" and not recipe.auto:
+        return None, (f"not counted: {perf}, and a counted run of {recipe.fmt} starts slowly "
+                      "under valgrind (tens of seconds: counts: valgrind asks for it anyway)")
+    return "valgrind", f"valgrind: counted runs of {recipe.how}"
+
+
+def count_all(setting: Setting, names: Sequence[str], *, deadline: float | None) -> Counted:
+    """Count the suites' benchmarks named (module docstring), in the config's order."""
+    by_name = {w.name: w for w in setting.config.workloads}
+    members = [by_name[n] for n in names if by_name[n].suite is not None]
+    out = Counted(counts={}, suites={})
+    for suite in dict.fromkeys(w.suite for w in members if w.suite is not None):
+        own = [w for w in members if w.suite == suite]
+        out.suites[suite] = _suite(setting, suite, own, out.counts, deadline)
+    return out
+
+
+def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: dict[str, Counts],
+           deadline: float | None) -> tuple[str, int, float]:
+    """Count one suite's benchmarks; (the recipe in words, counted runs, seconds)."""
+    how = setting.harnesses[suite]
+    first = own[0]
+    base, head = setting.base[suite], setting.head[suite]
+    seconds = 0.0
+    nx = False
+    if how.format == "google-benchmark":
+        nx, seconds = _takes_nx(setting, first, base, head)
+    chosen = fixedwork.recipe(how.format, argv=base.argv, filter_=how.filter, nx=nx)
+    if isinstance(chosen, str):
+        for w in own:
+            into[w.name] = Counts(method=None, why=f"not counted: {chosen}")
+        return f"none: {chosen}", 0, seconds
+    made = 0
+    for w in own:
+        counted = _benchmark(setting, w, chosen, base, head, deadline)
+        into[w.name] = counted
+        made += len(counted.runs or ())
+        seconds += counted.counted_s or 0.0
+        if setting.progress is not None:
+            setting.progress(w.name, made, len(own) * len(PLAN))
+    return chosen.how, made, seconds
+
+
+def _takes_nx(setting: Setting, w: WorkloadConfig, base: Target, head: Target) -> tuple[bool, float]:
+    """Whether both builds' google-benchmark binaries take an iteration count (1.8+), and
+    the seconds the two probes took. Where only one does (a change of the library), the
+    counted runs of both are the calls of 1.7, which both take."""
+    probes = [fixedwork.nx_probe(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
+                                 select=w.select or w.bench or w.name, timeout_s=PROBE_TIMEOUT_S)
+              for tgt in (base, head)]
+    runs = [setting.spawner.spawn(p) for p in probes]
+    return all(r.returncode == 0 and not r.timed_out and r.not_started is None for r in runs), \
+        sum(r.wall_ns for r in runs) / 1e9
+
+
+def _benchmark(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: Target,
+               head: Target, deadline: float | None) -> Counts:
+    """One benchmark's six counted runs and its Counts (or why it has none)."""
+    chosen, why = method(w.counts, recipe, setting.means)
+    if chosen is None:
+        return Counts(method=None, why=why)
+    if deadline is not None and setting.clock() >= deadline:
+        return Counts(method=None, why="not counted: the budget was spent before its counted runs")
+    figures = setting.figures.get(w.name)
+    if figures is None or figures.ns is None:
+        return Counts(method=None, why="not counted: its discovery run reported no time per "
+                                       "iteration to plan the counted runs from")
+    n = fixedwork.units_for(figures.ns, chosen, bytes_per_unit=figures.bytes_op, fmt=recipe.fmt)
+    requests = [_request(setting, w, recipe, base if arm != "head" else head, size * n,
+                         figures.index, chosen) for arm, size in PLAN]
+    raws = spawn_group(setting.spawner, requests, w.name)
+    runs: list[CountedRun] = []
+    seconds = sum(r.wall_ns for r in raws) / 1e9
+    for (arm, size), raw in zip(PLAN, raws, strict=False):
+        instructions, problem = fixedwork.check(raw, recipe=recipe, bench=w.bench or w.name,
+                                                n=size * n)
+        if instructions is None:
+            side = "head" if arm == "head" else "base"
+            return Counts(method=None, counted_s=seconds,
+                          why=f"not counted: the counted {side} run ({size * n} {recipe.unit}s) "
+                              f"{problem}")
+        runs.append(CountedRun(arm=arm, units=size * n, instructions=instructions,  # type: ignore[arg-type]
+                               seconds=raw.wall_ns / 1e9))
+    if len(runs) < len(PLAN):
+        return Counts(method=None, counted_s=seconds,
+                      why="not counted: its counted runs stopped short")
+    per = {arm: fixedwork.per_unit(runs[i].instructions, runs[i + 1].instructions, n)
+           for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
+    if any(v is None for v in per.values()):
+        return Counts(method=None, counted_s=seconds, runs=tuple(runs),
+                      why=f"not counted: a run of {2 * n} {recipe.unit}s counted no more "
+                          f"instructions than one of {n}")
+    return Counts(method=chosen, why=why, unit=recipe.unit, exact=recipe.exact,  # type: ignore[arg-type]
+                  units=n, base=(per["base"],), base_again=(per["base_again"],),  # type: ignore[arg-type]
+                  head=(per["head"],), runs=tuple(runs), counted_s=seconds)  # type: ignore[arg-type]
+
+
+def _request(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, tgt: Target,
+             units: int, index: int, chosen: str) -> SpawnRequest:
+    how = setting.harnesses[w.suite or ""]
+    return fixedwork.request(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
+                             recipe=recipe, bench=w.bench or w.name,
+                             select=w.select or w.bench or w.name, n=units, task=index,
+                             filter_=how.filter, timeout_s=w.timeout_s, method=chosen,
+                             pin=w.pin)
+
+
+def recorded(records: Sequence[SuiteRecord], counted: Counted) -> tuple[SuiteRecord, ...]:
+    """The suites' records with what counting their benchmarks took."""
+    return tuple(replace(r, counting=counted.suites[r.name][0],
+                         counted_runs=counted.suites[r.name][1],
+                         counting_s=round(counted.suites[r.name][2], 3))
+                 if r.name in counted.suites else r for r in records)
