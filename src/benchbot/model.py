@@ -412,6 +412,9 @@ class Counts:
     units: int | None = omitted_when_none(default=None)  # n
     runs: tuple[CountedRun, ...] | None = omitted_when_none(default=None)
     counted_s: float | None = omitted_when_none(default=None)  # the counted runs' seconds
+    # How far one per-unit count varies, from the A/A of all the suite's benchmarks
+    # (suitecount._pool_noise); ``noise`` is at least this.
+    pooled_noise: float | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

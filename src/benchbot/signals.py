@@ -64,7 +64,7 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
     ratio = statistics.median(ratios) if ratios else statistics.median(head) / statistics.median(bases)
     aa_ratio = (statistics.median(aa_ratios) if aa_ratios
                 else statistics.median(again) / statistics.median(base) if again and base else None)
-    noise = max([abs(math.log(aa_ratio)) if aa_ratio else 0.0]
+    noise = max([abs(math.log(aa_ratio)) if aa_ratio else 0.0, counts.pooled_noise or 0.0]
                 + [_arm_noise(arm) for arm in (base, again, head) if arm])
     cycles = _cycles_ratio(phases) if counts.every_run else None
     reading, why = _reading(ratio, noise, parity)
