@@ -38,15 +38,20 @@ LEVEL_TIME_LIMIT = 0.25
 # share of parity for a level: a band as wide as parity would call a change of parity the
 # same work.
 SAME_BAND_SHARE = 0.5
+# A call on the counts needs time's central estimate to point the same way and to have
+# moved at least this share of the counts' move (log scale): 0, the same side is enough.
+# benchmarks/suitestats.py weighs the alternatives.
+TIME_SHARE = 0.0
 CALLS = ("slower", "faster")
 # Time's verdicts the counts do not override: the A/A check failed or aborted, the floor.
 _TIME_FINAL = ("aa_failed", "aa_aborted", "floor")
 
 
 def joint(time: Verdict, counts: Counts | None, *, parity: float,
-          whole: Verdict | None = None, limit: float = LEVEL_TIME_LIMIT) -> Verdict:
+          whole: Verdict | None = None, limit: float | None = None) -> Verdict:
     """Time's verdict with the counts per unit beside it (module docstring). Not counted
-    per unit (None, no method, or whole-run counts): ``time`` itself."""
+    per unit (None, no method, or whole-run counts): ``time`` itself. ``limit``: the reach
+    a level allows time's interval (None: ``LEVEL_TIME_LIMIT``)."""
     if counts is None or counts.method is None or counts.unit is None:
         return time
     if time.outcome == "invalid" or time.reason_code in _TIME_FINAL:
@@ -55,7 +60,8 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
         return _by_time(time)
     assert counts.ratio is not None
     if counts.reading == "same":
-        return _same(time, counts, parity=parity, whole=whole or time, limit=limit)
+        return _same(time, counts, parity=parity, whole=whole or time,
+                     limit=LEVEL_TIME_LIMIT if limit is None else limit)
     if counts.reading in ("up", "down"):
         return _moved(time, counts)
     return _by_time(time)
@@ -70,8 +76,12 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
     """The same work per unit: a time call within the layout limit is held back; a level
     needs time's interval at alpha / m to hold 1, within ``limit`` each way."""
     unit = counts.unit or "unit"
-    if time.outcome in CALLS:
-        return signals.joint(time, replace(counts, unit=None), parity=parity)
+    if time.outcome in CALLS:  # the same work: a call would rest on time alone
+        return replace(time, outcome="inconclusive", reason_code="same_counts",
+                       settled_by=None, suggested_runs=None,
+                       reason=f"the same work per {unit} ({_pct(counts.ratio)}), while time "
+                       f"reads {_pct(time.ratio)}: code layout, memory or the machine, which a "
+                       "suite's benchmark does not call on time alone")
     if time.outcome == "level":
         return replace(time, settled_by="time")
     band = max(signals.SAME_FLOOR, signals.NOISE_TIMES * (counts.noise or 0.0))
@@ -119,7 +129,7 @@ def _moved(time: Verdict, counts: Counts) -> Verdict:
                        reason=f"{moved}, but time's interval {_interval(time)} excludes it: "
                        "time decides nothing against the counts, nor they against time")
     central, counted = math.log(time.ratio), math.log(counts.ratio)
-    if central * counted > 0:
+    if central * counted > 0 and central / counted >= TIME_SHARE:
         outcome: Outcome = "slower" if counted > 0 else "faster"
         called_by_time = time.outcome == outcome
         return replace(time, outcome=outcome, reason_code=None, suggested_runs=None,
@@ -202,7 +212,7 @@ def _combined(verdicts: Sequence[tuple[str, Verdict]]) -> Verdict:
         return replace(call, settled_by=f"{label} as the harness reports it", reason=said)
     if all(v.outcome == "level" for _, v in verdicts):
         return replace(lead, settled_by="B/op and allocs/op as the harness reports them",
-                       reason=said)
+                       reason=None)
     worst = next(v for _, v in verdicts if v.outcome != "level")
     return replace(worst, reason=f"{said}: {worst.reason}")
 

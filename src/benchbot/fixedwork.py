@@ -6,9 +6,10 @@ process for as many iterations as the harness decides, so their instructions are
 benchmark's. A counted run is a run of its own, apart from the timed rounds: the suite's
 ``run`` with arguments appended that select one benchmark and fix its work to n units
 (later arguments win in every harness read here), counted by valgrind (or perf where the
-machine has counters). Each arm is counted at n and 2n units, and the count per unit is
-(C(2n) - C(n)) / n: the harness starting, listing its benchmarks and setup that runs once
-per call cancel.
+machine has counters). Each arm is counted at a small size (``SMALL`` units) and at SMALL + n
+units, and the count per unit is (C(SMALL + n) - C(SMALL)) / n: the harness starting,
+listing its benchmarks and setup that runs once per call cancel. (Two sizes n and 2n
+would cancel the same; the small run costs a third of the work for the same span.)
 
 This module is the seam between a benchmark and its counted run: ``recipe`` says whether
 and how a harness can run a fixed amount of work, ``request`` makes the run's
@@ -36,13 +37,19 @@ ITERATION, CALL, ROUND, LOOP = "iteration", "call", "round", "loop"
 # measurements in docs/suites.md ("What counting costs"): 20-30x for Go and C++ loops on
 # this kind of VM, taken at 40 to stay under the target on a loaded machine.
 VALGRIND_SLOWDOWN = 40.0
-# Seconds of the benchmark's own work in the smaller counted run (the larger does twice
-# as much): with the harness starting under valgrind (0.3-0.5 s) the larger run takes
-# about a second.
-TARGET_WORK_S = {"valgrind": 0.2, "perf": 0.1}
+# Seconds of the benchmark's own work in the larger counted run (SMALL + n units): with the
+# harness starting under valgrind (0.3-0.5 s) it takes about a second. n is what sets the
+# counts' precision: a counted run's own noise (a runtime's timers and collector, some
+# tens of thousands of instructions) spread over n units.
+TARGET_WORK_S = {"valgrind": 0.5, "perf": 0.2}
 MAX_UNITS = 10_000_000
+# The smaller counted run's units. Not 1: with -test.benchtime 1x, Go runs the benchmark
+# once and skips the b.N round that any larger count makes (with its collection of
+# garbage), and google-benchmark before 1.8 reports a single repetition without the
+# aggregates more make; from 2 on, both runs take the same path.
+SMALL = 2
 # Go's counted runs do not collect garbage (GOGC=off, steadier counts); their heap grows
-# by what 3n iterations allocate, at most this much.
+# by what n iterations allocate, at most this much.
 GO_HEAP_LIMIT_BYTES = 256 << 20
 # The environment of a Go counted run: one processor, no garbage collection, no
 # asynchronous preemption (its signals come at times valgrind's slowdown sets, each one a
@@ -112,14 +119,14 @@ def recipe(fmt: str, *, argv: Sequence[str], filter_: Sequence[str] | None,
 
 def units_for(ns_per_unit: float, method: str, *, bytes_per_unit: float | None = None,
               fmt: str = "") -> int:
-    """n: how many units the smaller counted run does, from the time one took in the
-    discovery run, so that the larger counted run takes about a second (module docstring)."""
+    """n: how many units more the larger counted run does than the smaller, from the time
+    one took in the discovery run, so that it takes about a second (module docstring)."""
     seconds = TARGET_WORK_S.get(method, TARGET_WORK_S["valgrind"])
     slowdown = VALGRIND_SLOWDOWN if method == "valgrind" else 1.0
     per_unit_s = max(ns_per_unit, 1.0) * 1e-9 * slowdown
     n = int(seconds / per_unit_s)
     if fmt == "go" and bytes_per_unit and bytes_per_unit > 0:
-        n = min(n, int(GO_HEAP_LIMIT_BYTES / (3 * bytes_per_unit)))
+        n = min(n, int(GO_HEAP_LIMIT_BYTES / bytes_per_unit))
     return max(1, min(n, MAX_UNITS))
 
 
@@ -212,8 +219,8 @@ def check(raw: RawRun, *, recipe: Recipe, bench: str, n: int) -> tuple[int | Non
 
 
 def per_unit(small: int, large: int, n: int) -> float | None:
-    """(C(2n) - C(n)) / n: the instructions of one unit; None where the larger run counted
-    no more than the smaller (the two runs did not do what was asked)."""
+    """(C(SMALL + n) - C(SMALL)) / n: the instructions of one unit; None where the larger run
+    counted no more than the smaller (the two runs did not do what was asked)."""
     if n <= 0 or large <= small:
         return None
     return (large - small) / n

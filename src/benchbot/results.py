@@ -87,6 +87,15 @@ SEQUENTIAL_RULE_SENTENCE = (
     "looks of all workloads together err at most alpha."
 )
 
+PER_UNIT_RULE_SENTENCE = (
+    "A suite's benchmark whose instructions per iteration were counted apart (n and 2n "
+    "iterations, base twice) is level when they are the same and time's interval at "
+    "alpha / workloads holds no change within ±25%, and slower (faster) when they moved by "
+    "parity or more, beyond their own noise, and time points the same way with an interval "
+    "that holds that move; where time's interval excludes it, inconclusive."
+)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkloadResult:
     """Everything measured and judged for one workload, before it becomes a Benchmark."""
@@ -221,6 +230,8 @@ def build(
     rule = SEQUENTIAL_RULE_SENTENCE if sequential else RULE_SENTENCE
     if sequential and fixed:  # a config that gives some workloads their own runs
         rule = f"With their own runs: {RULE_SENTENCE} Measured until settled: {rule}"
+    if any(w.judged.counts is not None and w.judged.counts.unit is not None for w in workloads):
+        rule = f"{rule} {PER_UNIT_RULE_SENTENCE}"
     return Results(
         schema_version=SCHEMA_VERSION,
         tool=ToolInfo(name="benchbot", version=__version__),

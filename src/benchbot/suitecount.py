@@ -2,8 +2,8 @@
 
 For every benchmark of a suite whose harness can run a fixed amount of work
 (``fixedwork.recipe``), six counted runs apart from the timed rounds: base, head and base
-again, each at n and at 2n units of work (n from its discovery run, ``fixedwork.units_for``),
-in one exchange with the workers. Each arm's count per unit is (C(2n) - C(n)) / n; base
+again, each at ``fixedwork.SMALL`` and at SMALL + n units of work (n from its discovery run,
+``fixedwork.units_for``). Each arm's count per unit is (C(SMALL + n) - C(SMALL)) / n; base
 against base again is the counts' own A/A check. The result is the benchmark's ``Counts``
 (docs/verdict.md, "Counts per benchmark"), with every counted run and the seconds they
 took. A counted run that fails, reports something else or did other work leaves the
@@ -28,9 +28,10 @@ from benchbot.runner import Harness, Spawner, Target, spawn_group
 from benchbot.spawn import RawRun, SpawnRequest
 from benchbot.suites import Figures
 
-# The counted runs of one benchmark, in the order made: (arm, size as a multiple of n).
-PLAN: tuple[tuple[str, int], ...] = (("base", 1), ("base", 2), ("head", 1), ("head", 2),
-                                     ("base_again", 1), ("base_again", 2))
+# The counted runs of one benchmark, in the order made: (arm, 0 for the small run, 1 for
+# the large).
+PLAN: tuple[tuple[str, int], ...] = (("base", 0), ("base", 1), ("head", 0), ("head", 1),
+                                     ("base_again", 0), ("base_again", 1))
 PROBE_TIMEOUT_S = 30.0
 # The fewest counted benchmarks whose A/A the suite's pooled noise is taken from.
 POOL_MIN = 5
@@ -138,8 +139,13 @@ def _plan(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: T
                                        "iteration to plan the counted runs from")
     n = fixedwork.units_for(figures.ns, chosen, bytes_per_unit=figures.bytes_op, fmt=recipe.fmt)
     return _Plan(method=chosen, why=why, n=n, bench=w.bench or w.name, requests=tuple(
-        (arm, size, _request(setting, w, recipe, base if arm != "head" else head, size * n,
-                             figures.index, chosen)) for arm, size in PLAN))
+        (arm, size, _request(setting, w, recipe, base if arm != "head" else head,
+                             _units(size, n), figures.index, chosen)) for arm, size in PLAN))
+
+
+def _units(size: int, n: int) -> int:
+    """The units of a PLAN run: the small size, or the small size and n more."""
+    return fixedwork.SMALL + size * n
 
 
 def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None, *,
@@ -198,20 +204,21 @@ def _counts(plan: _Plan, raws: Mapping[tuple[str, int], RawRun],
             why = ("the budget was spent before its counted runs" if not raws
                    else "its counted runs stopped short")
             return Counts(method=None, counted_s=seconds or None, why=f"not counted: {why}")
-        instructions, problem = fixedwork.check(raw, recipe=recipe, bench=plan.bench, n=size * n)
+        instructions, problem = fixedwork.check(raw, recipe=recipe, bench=plan.bench,
+                                                n=_units(size, n))
         if instructions is None:
             side = "head" if arm == "head" else "base"
             return Counts(method=None, counted_s=seconds,
-                          why=f"not counted: the counted {side} run ({size * n} {recipe.unit}s) "
+                          why=f"not counted: the counted {side} run ({_units(size, n)} {recipe.unit}s) "
                               f"{problem}")
-        runs.append(CountedRun(arm=arm, units=size * n, instructions=instructions,  # type: ignore[arg-type]
+        runs.append(CountedRun(arm=arm, units=_units(size, n), instructions=instructions,  # type: ignore[arg-type]
                                seconds=round(raw.wall_ns / 1e9, 3)))
     per = {arm: fixedwork.per_unit(runs[i].instructions, runs[i + 1].instructions, n)
            for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
     if any(v is None for v in per.values()):
         return Counts(method=None, counted_s=seconds, runs=tuple(runs),
-                      why=f"not counted: a run of {2 * n} {recipe.unit}s counted no more "
-                          f"instructions than one of {n}")
+                      why=f"not counted: a run of {_units(1, n)} {recipe.unit}s counted no "
+                          f"more instructions than one of {fixedwork.SMALL}")
     return Counts(method=plan.method, why=plan.why, unit=recipe.unit, exact=recipe.exact,  # type: ignore[arg-type]
                   units=n, base=(per["base"],), base_again=(per["base_again"],),  # type: ignore[arg-type]
                   head=(per["head"],), runs=tuple(runs), counted_s=seconds)  # type: ignore[arg-type]
