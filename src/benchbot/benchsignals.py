@@ -93,17 +93,24 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
         return time
     lo, hi = (math.log(edge) for edge in whole.ci)
     same = f"the same work per {unit} ({_pct(counts.ratio)})"
-    if lo > 0 or hi < 0:
+    if time.ci is not None and (time.ci[0] > 1 or time.ci[1] < 1):
+        # time moved at the look's own error (what a call of time's would spend): stop
         return replace(time, outcome="inconclusive", reason_code="same_counts",
                        suggested_runs=None, settled_by=None,
-                       reason=f"{same}, but time moved ({_interval(whole)}): code layout, "
+                       reason=f"{same}, but time moved ({_interval(time)}): code layout, "
                        "memory or timing modes, which counts cannot see")
     reach = max(hi, -lo)
-    if reach <= math.log1p(limit):
+    if lo <= 0 <= hi and reach <= math.log1p(limit):
         return replace(whole, outcome="level", reason_code=None, suggested_runs=None,
                        settled_by="instructions and time",
                        reason=f"{same}; time: no change beyond ±{math.expm1(reach) * 100:.1f}% "
                        f"(its interval {_interval(whole)})")
+    if lo > 0 or hi < 0:
+        return replace(time, outcome="inconclusive", reason_code="spread", suggested_runs=None,
+                       settled_by=None,
+                       reason=f"{same}; time's interval {_interval(whole)} leaves out no change "
+                       "at the workload's whole error, though not yet a move at the look's: "
+                       "more pairs will tell")
     need = math.ceil(whole.n * (reach / math.log1p(limit)) ** 2)
     runs = need if need <= stats.MAX_SUGGESTED_RUNS else None
     return replace(time, outcome="inconclusive", reason_code="spread", suggested_runs=runs,

@@ -217,7 +217,9 @@ def _cut(runs: ArmRuns, n: int) -> ArmRuns:
                    cpu_ns=runs.cpu_ns[:n], maxrss_kib=runs.maxrss_kib[:n],
                    values=None if runs.values is None else runs.values[:n],
                    instructions=None if runs.instructions is None else runs.instructions[:n],
-                   cycles=None if runs.cycles is None else runs.cycles[:n])
+                   cycles=None if runs.cycles is None else runs.cycles[:n],
+                   bytes_op=None if runs.bytes_op is None else runs.bytes_op[:n],
+                   allocs_op=None if runs.allocs_op is None else runs.allocs_op[:n])
 
 
 def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Verdict:
