@@ -18,7 +18,7 @@ instructions that cost no time: a loop that waits, say).
 
 Designs (``benchsignals`` constants): the shipped one (level: the same work and time's
 interval at alpha / m holding 1 within ±25%; call: the work moved by parity, time on the
-same side and its look's interval holding the counts' ratio); level within ±10%; level
+same side and its look's interval holding the counts' ratio); level within ±10%, ±50%, or
 with no limit; a call that needs time to have moved half as far as the counts; and time
 alone (no counts). Writes ``results/<out>.json`` and ``.md``.
 """
@@ -74,6 +74,7 @@ CASES = (
 DESIGNS: dict[str, dict[str, Any]] = {
     "shipped": {},
     "level within ±10%": {"LEVEL_TIME_LIMIT": 0.10},
+    "level within ±50%": {"LEVEL_TIME_LIMIT": 0.50},
     "level, no limit": {"LEVEL_TIME_LIMIT": math.inf},
     "call: time half as far": {"TIME_SHARE": 0.5},
     "time alone": {"counts": False},

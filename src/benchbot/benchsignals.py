@@ -64,6 +64,12 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
                      limit=LEVEL_TIME_LIMIT if limit is None else limit)
     if counts.reading in ("up", "down"):
         return _moved(time, counts)
+    if time.outcome in CALLS and (counts.ratio > 1) != (time.outcome == "slower"):
+        # a move below parity, the other way from time's call: they disagree
+        return replace(time, outcome="inconclusive", reason_code="counts_disagree",
+                       settled_by=None, suggested_runs=None,
+                       reason=f"time reads {_pct(time.ratio)} while the work per "
+                       f"{counts.unit} moved {_pct(counts.ratio)}, the other way")
     return _by_time(time)
 
 
