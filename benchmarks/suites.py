@@ -152,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _wrong(row: Mapping[str, Any]) -> bool:
     """A false verdict: a call on an unchanged benchmark, a call the wrong way, or level on
     a changed one."""
-    truth, outcome = row["truth"], row["outcome"]
+    truth: str = row["truth"]
+    outcome: str = row["outcome"]
     if truth in ("same", "layout"):
         return outcome in CALLS
     right = "slower" if truth == "more" else "faster"
