@@ -603,12 +603,9 @@ def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any]
     if not names:
         return
     ctx.reporter.phase("counting", len(names), len(names) * len(suitecount.PLAN))
-    done = 0
 
-    def tick(name: str, _done: int, _planned: int) -> None:
-        nonlocal done
-        done += len(suitecount.PLAN)
-        ctx.reporter.progress("counting", name, done, len(names) * len(suitecount.PLAN))
+    def tick(name: str, done: int, planned: int) -> None:
+        ctx.reporter.progress("counting", name, done, planned)
 
     setting = suitecount.Setting(
         config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
