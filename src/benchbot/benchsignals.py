@@ -31,9 +31,9 @@ from benchbot.model import Counts, Outcome, PhaseRuns, Rule, Verdict
 # A level on the same work needs time's interval (at alpha / m) to hold no change and to
 # reach no further than this each way: a change of time with the same instructions within
 # it (code layout, memory effects) is not told apart from none, which the reason says with
-# the reach. docs/verdict.md, "Counts per benchmark", has the arithmetic (a suite's
-# benchmark spreading +-20-40% a run reaches +-25% at 20-35 pairs, +-10% at 130 or more).
-LEVEL_TIME_LIMIT = 0.25
+# the reach. docs/verdict.md, "Counts per benchmark", has the arithmetic and the choice (a
+# suite's benchmark spreading ±20-40% a run reaches ±50% at 10-15 pairs, ±25% at 22-34).
+LEVEL_TIME_LIMIT = 0.5
 # The counts' "same" band (max(SAME_FLOOR, NOISE_TIMES x their noise)) must stay within this
 # share of parity for a level: a band as wide as parity would call a change of parity the
 # same work.
@@ -59,7 +59,7 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     if counts.reading is None or counts.reading == "unsteady":
         return _by_time(time)
     assert counts.ratio is not None
-    if counts.reading == "same":
+    if counts.reading == "same" or _below_parity(counts, parity):
         return _same(time, counts, parity=parity, whole=whole or time,
                      limit=LEVEL_TIME_LIMIT if limit is None else limit)
     if counts.reading in ("up", "down"):
@@ -71,6 +71,15 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
                        reason=f"time reads {_pct(time.ratio)} while the work per "
                        f"{counts.unit} moved {_pct(counts.ratio)}, the other way")
     return _by_time(time)
+
+
+def _below_parity(counts: Counts, parity: float) -> bool:
+    """A move of the work below parity (``small``) whose band of noise stays inside it: the
+    work changed, by less than what matters, for sure."""
+    if counts.reading != "small" or counts.ratio is None:
+        return False
+    band = max(signals.SAME_FLOOR, signals.NOISE_TIMES * (counts.noise or 0.0))
+    return abs(math.log(counts.ratio)) + band <= math.log1p(parity)
 
 
 def _by_time(time: Verdict) -> Verdict:
@@ -85,9 +94,9 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
     if time.outcome in CALLS:  # the same work: a call would rest on time alone
         return replace(time, outcome="inconclusive", reason_code="same_counts",
                        settled_by=None, suggested_runs=None,
-                       reason=f"the same work per {unit} ({_pct(counts.ratio)}), while time "
-                       f"reads {_pct(time.ratio)}: code layout, memory or the machine, which a "
-                       "suite's benchmark does not call on time alone")
+                       reason=f"the work per {unit} moved {_pct(counts.ratio)}, less than "
+                       f"parity, while time reads {_pct(time.ratio)}: code layout, memory or "
+                       "the machine, which a suite's benchmark is not called on alone")
     if time.outcome == "level":
         return replace(time, settled_by="time")
     band = max(signals.SAME_FLOOR, signals.NOISE_TIMES * (counts.noise or 0.0))
@@ -98,7 +107,10 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
     if whole.ci is None or whole.ratio is None:
         return time
     lo, hi = (math.log(edge) for edge in whole.ci)
-    same = f"the same work per {unit} ({_pct(counts.ratio)})"
+    small = counts.reading == "small"
+    same = (f"the work per {unit} moved {_pct(counts.ratio)}: real, but below the "
+            f"{parity * 100:g}% parity" if small else
+            f"the same work per {unit} ({_pct(counts.ratio)})")
     if time.ci is not None and (time.ci[0] > 1 or time.ci[1] < 1):
         # time moved at the look's own error (what a call of time's would spend): stop
         return replace(time, outcome="inconclusive", reason_code="same_counts",
@@ -107,8 +119,8 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
                        "memory or timing modes, which counts cannot see")
     reach = max(hi, -lo)
     if lo <= 0 <= hi and reach <= math.log1p(limit):
-        return replace(whole, outcome="level", reason_code=None, suggested_runs=None,
-                       settled_by="instructions and time",
+        return replace(whole, outcome="level", reason_code="below_parity" if small else None,
+                       suggested_runs=None, settled_by="instructions and time",
                        reason=f"{same}; time: no change beyond ±{math.expm1(reach) * 100:.1f}% "
                        f"(its interval {_interval(whole)})")
     if lo > 0 or hi < 0:
@@ -128,19 +140,22 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
 
 def _moved(time: Verdict, counts: Counts) -> Verdict:
     """The work per unit moved by parity or more: a call where time points the same way
-    and its interval (at the look's error) holds the counts' ratio; inconclusive where
-    time's interval excludes it, or while time points the other way."""
+    and its interval (at the look's error) reaches the counts' ratio (holds it, or lies
+    beyond it: time moved more than the work); inconclusive where time's interval stops
+    short of it, or while time points the other way."""
     assert counts.ratio is not None
     unit = counts.unit or "unit"
     moved = f"the work per {unit} moved {_pct(counts.ratio)}"
     if time.ci is None or time.ratio is None or time.n < signals.MIN_PAIRS:
         return time
     lo, hi = time.ci
-    if not lo <= counts.ratio <= hi:
+    up = counts.ratio > 1
+    if (hi < counts.ratio) if up else (lo > counts.ratio):
+        # time's interval lies short of the work's move, toward no change or past it
         return replace(time, outcome="inconclusive", reason_code="counts_disagree",
                        suggested_runs=None, settled_by=None,
-                       reason=f"{moved}, but time's interval {_interval(time)} excludes it: "
-                       "time decides nothing against the counts, nor they against time")
+                       reason=f"{moved}, but time's interval {_interval(time)} stops short of "
+                       "it: time decides nothing against the counts, nor they against time")
     central, counted = math.log(time.ratio), math.log(counts.ratio)
     if central * counted > 0 and central / counted >= TIME_SHARE:
         outcome: Outcome = "slower" if counted > 0 else "faster"

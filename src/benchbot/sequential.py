@@ -153,6 +153,9 @@ def pairs_to_settle_uncapped(ab: Verdict | None, parity: float) -> int:
     need = _settle_estimate(ab, parity, default=CALL_PAIRS)
     if ab is not None and ab.reason_code == "few_runs" and ab.suggested_runs:
         need = max(need, ab.suggested_runs)
+    if ab is not None and ab.reason_code == "spread" and ab.suggested_runs:
+        need = ab.suggested_runs  # what the verdict's own rule says (a suite's benchmark's
+        # level on the same work needs its interval within a reach, not within parity)
     return need
 
 

@@ -54,11 +54,22 @@ def test_the_same_work_and_time_holding_no_change_is_level() -> None:
 
 
 def test_the_same_work_and_time_too_wide_for_a_level_goes_on() -> None:
-    got = joint(time(1.0, (0.6, 1.6)), counts(1.0), whole=time(1.0, (0.72, 1.38)))
+    got = joint(time(1.0, (0.4, 2.0)), counts(1.0), whole=time(1.0, (0.55, 1.7)))
     assert got.outcome == "inconclusive" and got.reason_code == "spread"
-    reach = max(math.log(1.38), -math.log(0.72))
-    assert got.suggested_runs == math.ceil(22 * (reach / math.log(1.25)) ** 2)
-    assert "±25%" in (got.reason or "")
+    reach = max(math.log(1.7), -math.log(0.55))
+    assert got.suggested_runs == math.ceil(22 * (reach / math.log(1.5)) ** 2)
+    assert "±50%" in (got.reason or "")
+    # and the budget is told those pairs, not time alone's thousands
+    assert sequential.pairs_to_settle_uncapped(got, PARITY) == got.suggested_runs
+
+
+def test_work_that_moved_less_than_parity_for_sure_settles_like_the_same() -> None:
+    got = joint(time(1.05, (0.8, 1.3)), counts(1.008), whole=time(1.05, (0.9, 1.2)))
+    assert (got.outcome, got.reason_code) == ("level", "below_parity")
+    assert "real, but below the 2% parity" in (got.reason or "")
+    # a band of noise that reaches past parity: time's verdict
+    t = time(1.05, (0.8, 1.3))
+    assert joint(t, counts(1.019, pooled=0.0005)) == t
 
 
 def test_the_same_work_while_time_moved_at_the_looks_error_is_same_counts() -> None:
@@ -112,7 +123,7 @@ def test_time_pointing_the_other_way_within_its_interval_waits() -> None:
 
 
 @pytest.mark.parametrize(("c", "why"), [
-    (counts(1.01), "a move below parity"),
+    (counts(1.019, pooled=0.0005), "a move below parity, its noise reaching past it"),
     (counts(1.0, again=1.02), "unsteady: base against base again 2%"),
     (counts(1.05, unit=None), "whole-run counts: the rule of a workload of its own"),
     (None, "not counted"),
@@ -176,6 +187,8 @@ def test_swapping_the_arms_mirrors_the_verdict(drawn: tuple[Verdict, Verdict, Co
     edges = [e for v in (t, whole) for e in (v.ci or ())]
     assume(all(abs(math.log(head / e)) > 1e-9 for e in edges))  # not on an edge: rounding
     assume(abs(abs(math.log(head)) - math.log1p(PARITY)) > 1e-9)
+    limit = math.log1p(benchsignals.LEVEL_TIME_LIMIT)
+    assume(all(abs(math.log(e)) > 1e-9 and abs(abs(math.log(e)) - limit) > 1e-9 for e in edges))
     got = joint(t, c, whole)
     back = joint(_mirror_verdict(t), mirrored, _mirror_verdict(whole))
     assert back.outcome == _mirror_verdict(got).outcome
@@ -192,12 +205,15 @@ def test_a_call_is_only_made_the_way_both_signals_point(drawn: tuple[Verdict, Ve
         assert c.reading in ("up" if up else "down", "small")  # never on the same work
         assert ((c.ratio or 1.0) > 1) == up  # the work moved the way of the call
         assert ((t.ratio or 1.0) > 1) == up
-        if c.reading != "small":  # a move of parity: time's interval holds it
-            assert t.ci is not None and t.ci[0] <= (c.ratio or 0) <= t.ci[1]
+        if c.reading != "small":  # a move of parity: time's interval reaches it
+            assert t.ci is not None
+            assert t.ci[1] >= (c.ratio or 0) if up else t.ci[0] <= (c.ratio or 0)
         else:  # below parity: time called it itself
             assert t.outcome == got.outcome
     if got.outcome == "level" and got.settled_by != "time":
-        assert c.reading == "same" and whole.ci is not None
+        assert c.reading in ("same", "small") and whole.ci is not None
+        band = max(signals.SAME_FLOOR, signals.NOISE_TIMES * (c.noise or 0.0))
+        assert abs(math.log(c.ratio or 1.0)) + band <= math.log1p(PARITY) or c.reading == "same"
         lo, hi = whole.ci
         assert lo <= 1 <= hi and max(hi, 1 / lo) <= 1 + benchsignals.LEVEL_TIME_LIMIT + 1e-12
 
