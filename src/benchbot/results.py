@@ -88,11 +88,12 @@ SEQUENTIAL_RULE_SENTENCE = (
 )
 
 PER_UNIT_RULE_SENTENCE = (
-    "A suite's benchmark whose instructions per iteration were counted apart (n and 2n "
-    "iterations, base twice) is level when they are the same and time's interval at "
-    "alpha / workloads holds no change within ±25%, and slower (faster) when they moved by "
-    "parity or more, beyond their own noise, and time points the same way with an interval "
-    "that holds that move; where time's interval excludes it, inconclusive."
+    "A suite's benchmark whose instructions per iteration were counted apart (2 and 2 + n "
+    "iterations, base twice) is level when they moved less than parity for sure and time's "
+    "interval at alpha / workloads holds no change within ±50%, and slower (faster) when "
+    "they moved by parity or more, beyond their own noise, and time points the same way "
+    "with an interval that reaches that move; where time's interval stops short of it, "
+    "inconclusive."
 )
 
 
