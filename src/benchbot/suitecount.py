@@ -51,6 +51,9 @@ class Setting:
     means: counting.Means
     clock: Callable[[], float]
     progress: Callable[[str, int, int], None] | None = None  # (benchmark, runs done, planned)
+    # The seam for whatever places a run elsewhere (another worktree, padding of its
+    # environment): every counted run's request passes through it before it is made.
+    place: Callable[[SpawnRequest], SpawnRequest] | None = None
 
 
 @dataclass(slots=True)
@@ -261,11 +264,12 @@ def _takes_nx(setting: Setting, w: WorkloadConfig, base: Target, head: Target) -
 def _request(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, tgt: Target,
              units: int, index: int, chosen: str) -> SpawnRequest:
     how = setting.harnesses[w.suite or ""]
-    return fixedwork.request(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
+    made = fixedwork.request(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
                              recipe=recipe, bench=w.bench or w.name,
                              select=w.select or w.bench or w.name, n=units, task=index,
                              filter_=how.filter, timeout_s=w.timeout_s, method=chosen,
                              pin=w.pin)
+    return made if setting.place is None else setting.place(made)
 
 
 def recorded(records: Sequence[SuiteRecord], counted: Counted) -> tuple[SuiteRecord, ...]:

@@ -5,7 +5,9 @@ them in tests (``counting.SOFTWARE_TEST``: the run's page faults).
 The harness is a Python script that speaks ``go test -bench``'s flags and output and,
 for each iteration asked for, touches one fresh page of memory: one page fault an
 iteration, on top of however many the interpreter's start takes. The counted runs at 2
-and 2 + n iterations must find about one page fault per iteration."""
+and 2 + n iterations must find about one page fault per iteration. Every counted run passes through
+``Setting.place``, the seam for work that places runs elsewhere: here it adds a variable
+the harness insists on."""
 
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from benchbot.spawn import ProcessSpawner
 from benchbot.suites import Figures, _member
 
 FAKE_GO = r"""
-import mmap, sys
+import mmap, os, sys
+if os.environ.get("PLACED") != "yes":  # the request passed through Setting.place
+    sys.exit(3)
 args = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("-test.") and "=" in a)
 n = int(args["-test.benchtime"].rstrip("x"))
 name = args["-test.bench"].strip("^$")
@@ -57,7 +61,8 @@ def test_perf_counts_a_benchmarks_units_around_its_counted_runs(tmp_path: Path) 
         spawner=ProcessSpawner(tmp_path, perf_events=counting.SOFTWARE_TEST),
         env={"PATH": "/usr/bin:/bin"},
         means=counting.Means(perf_problem=None, valgrind_problem="not wanted here"),
-        clock=lambda: 0.0)
+        clock=lambda: 0.0,
+        place=lambda request: dataclasses.replace(request, env=(*request.env, ("PLACED", "yes"))))
     got = suitecount.count_all(setting, [member.name], deadline=None)
     counts: Counts = got.counts[member.name]
     assert counts.method == "perf", counts.why
