@@ -48,7 +48,8 @@ def test_a_go_counted_run_selects_one_sub_benchmark_level_by_level() -> None:
     assert argv[:5] == ("./pkg.test", "-test.bench", ".", "-test.benchtime", "100ms")
     # appended: the last of each flag wins, the user's own are kept before them
     assert argv[5:] == ("-test.run=^$", "-test.bench=^BenchmarkSort$/^n\\x{3D}10$",
-                        "-test.benchtime=40x", "-test.count=1", "-test.cpu=1", "-test.benchmem")
+                        "-test.benchtime=40x", "-test.count=1", "-test.cpu=1", "-test.benchmem",
+                        "-test.memprofilerate=1073741824")
     env = got["env"]
     assert (env["GOMAXPROCS"], env["GOGC"]) == ("1", "off")
     assert env["GODEBUG"] == "madvdontneed=1,asyncpreemptoff=1"  # the user's kept
