@@ -245,12 +245,6 @@ def _combined(verdicts: Sequence[tuple[str, Verdict]]) -> Verdict:
     return replace(worst, reason=f"{said}: {worst.reason}")
 
 
-def _pct(ratio: float | None) -> str:
-    return "?" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
-
-
-def _interval(verdict: Verdict) -> str:
-    if verdict.ci is None:
-        return "?"
-    lo, hi = verdict.ci
-    return f"{(lo - 1) * 100:+.1f}% … {(hi - 1) * 100:+.1f}%"
+# The figures in words, as the workload's own counts reasons give them.
+_pct = signals._pct
+_interval = signals._interval
