@@ -170,13 +170,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                             got.append((v.outcome, n))
                     table.append(_row(case, name, spread, noise, got))
                     print(_line(table[-1]), flush=True)
+                    _save(args, table, started)  # after every cell: a long run keeps its part
+    _save(args, table, started)
+    print(report(table, args))
+    return 0
+
+
+def _save(args: argparse.Namespace, table: Sequence[Mapping[str, Any]], started: float) -> None:
     files.write_text(RESULTS / f"{args.out}.json", json.dumps(
         {"sequences": args.sequences, "seed": args.seed, "max_pairs": args.max_pairs,
          "family": FAMILY, "seconds": round(time.monotonic() - started), "rows": table},
         indent=1) + "\n")
     files.write_text(RESULTS / f"{args.out}.md", report(table, args) + "\n")
-    print(report(table, args))
-    return 0
 
 
 def _row(case: Case, design_name: str, spread: float, noise: float,
@@ -191,6 +196,10 @@ def _row(case: Case, design_name: str, spread: float, noise: float,
             "pairs_settled": statistics.median(settled) if settled else None}
 
 
+def case_truth(name: str) -> str:
+    return next(c.truth for c in CASES if c.name == name)
+
+
 def _line(row: Mapping[str, Any]) -> str:
     return (f"s={row['spread']} c={row['noise']} {row['case']:28} {row['design']:24} "
             f"right {row['right']}/{row['n']} wrong {row['wrong']} calls {row['calls']} "
@@ -200,8 +209,10 @@ def _line(row: Mapping[str, Any]) -> str:
 def report(table: Sequence[Mapping[str, Any]], args: argparse.Namespace) -> str:
     out = [f"Synthetic suites' benchmarks, {args.sequences} sequences a cell, seed {args.seed}, "
            f"at most {args.max_pairs} pairs, family {FAMILY}, parity {PARITY:g}. A cell: "
-           "right / wrong verdicts (wrong: a call that is not the truth, level on a change "
-           "of parity or more), then level count and the median pairs at a settled verdict."]
+           "right / wrong verdicts (right: the call, or level, the truth asks; where no call is "
+           "right — below parity, the same instructions — right is not called; wrong: a call "
+           "that is not the truth, level on a change of parity or more), then how many were "
+           "level, and the median pairs at a settled verdict."]
     for spread in dict.fromkeys(r["spread"] for r in table):
         for noise in dict.fromkeys(r["noise"] for r in table):
             rows = [r for r in table if r["spread"] == spread and r["noise"] == noise]
@@ -213,7 +224,8 @@ def report(table: Sequence[Mapping[str, Any]], args: argparse.Namespace) -> str:
                 cells = []
                 for d in designs:
                     r = next(x for x in rows if x["case"] == case and x["design"] == d)
-                    cells.append(f"{r['right']}/{r['wrong']}, L{r['level']}, "
+                    right = r["n"] - r["calls"] if case_truth(case) == "none" else r["right"]
+                    cells.append(f"{right}/{r['wrong']}, L{r['level']}, "
                                   f"{r['pairs_settled'] if r['pairs_settled'] is not None else '–'}")
                 out.append(f"| {case} | " + " | ".join(cells) + " |")
     return "\n".join(out)
