@@ -112,6 +112,62 @@ def one(harness: str, scenario: str, budget: float, seed: int,
         shutil.rmtree(root, ignore_errors=True)
 
 
+def rejudged(runs: Sequence[Mapping[str, Any]], raw: Path, limit: float) -> list[dict[str, Any]]:
+    """The runs with each counted benchmark's outcome judged again at its recorded looks
+    under another level limit: the first look at which it settles or stops, else its
+    last. A looser limit than the recording's can only settle earlier, at looks that
+    were taken; a stricter one may want pairs the recording does not have (then the
+    outcome is the last look's)."""
+    from benchbot import benchsignals, results, sequential
+    from benchbot.judge import Policy, Workload, judge
+    from benchbot.model import Family
+
+    saved = benchsignals.LEVEL_TIME_LIMIT
+    benchsignals.LEVEL_TIME_LIMIT = limit
+    policy = Policy(alpha=0.05, family=Family(sequential=len(suitegen.NAMES), fixed=0))
+    out = []
+    try:
+        for run in runs:
+            path = raw / f"{run['harness']}-{run['scenario']}-{run['seed']}.json.gz"
+            with gzip.open(path, "rt") as fh:
+                doc = results.parse(json.load(fh), where=str(path))
+            by_name = {b.name: b for b in doc.benchmarks}
+            rows = []
+            for row in run["rows"]:
+                bench = by_name.get(suitegen.bench_name(run["harness"], row["name"]))
+                if bench is None or bench.measuring is None or not bench.measuring.looks:
+                    rows.append(row)
+                    continue
+                looks = [*bench.measuring.looks, bench.measuring.pairs]
+                outcome = row["outcome"]
+                for k, n in enumerate(looks, start=1):
+                    w = Workload(name=bench.name, parity=bench.parity, floor_ns=bench.floor_ns,
+                                 phases={name: _cut_phase(p, n) for name, p in bench.phases.items()},
+                                 design="triplets", looks=min(k, len(looks) - 1),
+                                 counts=bench.counts, metric="reported", judge_memory=False)
+                    judged = judge([w], policy).workloads[bench.name]
+                    assert judged.ab is not None
+                    outcome = judged.ab.outcome
+                    if sequential.stop_reason(judged.ab, judged.aa, pairs=n, max_pairs=1000,
+                                              parity=bench.parity) is not None:
+                        break
+                rows.append({**row, "outcome": outcome})
+            out.append({**run, "rows": rows})
+    finally:
+        benchsignals.LEVEL_TIME_LIMIT = saved
+    return out
+
+
+def _cut_phase(phase: Any, n: int) -> Any:
+    """A recorded phase's first ``n`` pairs."""
+    from dataclasses import replace
+
+    from benchbot.model import ArmRuns
+
+    return replace(phase, order=phase.order[: 2 * n], arms={
+        arm: ArmRuns(samples_ns=runs.samples_ns[:n]) for arm, runs in phase.arms.items()})
+
+
 def save(path: Path, runs: list[dict[str, Any]]) -> None:
     files.write_text(path, json.dumps({"runs": runs}, indent=1) + "\n")
 
@@ -128,11 +184,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--raw", type=Path, default=None,
                         help="keep each comparison's results file here, gzipped")
+    parser.add_argument("--rejudge", type=float, default=None, metavar="LIMIT",
+                        help="with --raw: judge the kept recordings again, look by look, with "
+                             "benchsignals.LEVEL_TIME_LIMIT = LIMIT (inf: none), and print the "
+                             "tables")
     args = parser.parse_args(argv)
     path = RESULTS / f"{args.out}.json"
     runs: list[dict[str, Any]] = json.loads(path.read_text())["runs"] if path.exists() else []
     if args.summary:
         print(report(runs))
+        return 0
+    if args.rejudge is not None:
+        print(report(rejudged(runs, args.raw or RESULTS / f"{args.out}-raw", args.rejudge)))
         return 0
     for rep in range(args.reps):
         for harness in args.harness.split(","):
@@ -208,6 +271,17 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
                 out.append(f"- single runs, ratio head/base 10th-90th percentile: median "
                            f"{statistics.median(lows):.2f} to {statistics.median(highs):.2f}")
             out.append(f"- load average: {min(loads):.1f} to {max(loads):.1f}")
+            aas = sorted(abs(row["counts"]["aa_ratio"] - 1) for r in mine for row in r["rows"]
+                         if row.get("counts", {}).get("aa_ratio"))
+            if aas:
+                out.append(f"- counts' A/A (|base again / base - 1| per benchmark): median "
+                           f"{100 * statistics.median(aas):.3f}%, 95th percentile "
+                           f"{100 * aas[int(0.95 * (len(aas) - 1))]:.3f}%, largest {100 * aas[-1]:.3f}% "
+                           f"({len(aas)} benchmarks)")
+            per_bench = [row["counted_s"] for r in mine for row in r["rows"] if row.get("counted_s")]
+            if per_bench:
+                out.append(f"- counted runs per benchmark: median {statistics.median(per_bench):.1f} s "
+                           "of wall (six runs, base's and head's workers at once)")
             out.append(_per_benchmark(mine))
     return "\n".join(out)
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from benchbot import counting, engine, fixedwork, harness
-from benchbot.model import Results
+from benchbot.model import Family, Results
 from benchbot.results import to_json
 from benchbot.runner import RawRun, SpawnRequest
 from benchbot.settings import Overrides
@@ -149,6 +149,9 @@ def test_counted_runs_settle_a_noisy_suite(make_repo: MakeRepo, validate: Any) -
     assert counts.base[0] == pytest.approx(90_000, rel=1e-3)
     [suite] = doc.suites
     assert suite.counted_runs == 6 * len(SPECS) and suite.counting_s > 0
+    # the error control spans the suite's benchmarks (known only after discovery): each
+    # look spends alpha / (5 k (k + 1)), not alpha / (k (k + 1)) as if it were alone
+    assert doc.settings.family == Family(sequential=len(SPECS), fixed=0)
     assert doc.spent is not None and doc.spent.counting_s == pytest.approx(suite.counting_s, abs=0.01)
     assert doc.spent.wall_s >= doc.spent.counting_s + doc.spent.timed_s - 1
 
