@@ -223,7 +223,10 @@ def report(table: Sequence[Mapping[str, Any]], args: argparse.Namespace) -> str:
             for case in dict.fromkeys(r["case"] for r in rows):
                 cells = []
                 for d in designs:
-                    r = next(x for x in rows if x["case"] == case and x["design"] == d)
+                    r = next((x for x in rows if x["case"] == case and x["design"] == d), None)
+                    if r is None:  # not judged yet (a run saved part way)
+                        cells.append("…")
+                        continue
                     right = r["n"] - r["calls"] if case_truth(case) == "none" else r["right"]
                     cells.append(f"{right}/{r['wrong']}, L{r['level']}, "
                                   f"{r['pairs_settled'] if r['pairs_settled'] is not None else '–'}")
