@@ -66,7 +66,9 @@ READS = (1, 2)
 #     counts.runs: the counted runs, counts.exact, counts.counted_s), no longer absent;
 #     its memory verdict is the memory its harness reports (arms' bytes_op and allocs_op),
 #     no longer absent; measuring.timed_s and counted_s; suites[].counting, counted_runs
-#     and counting_s; spent (where the wall time went); reason code counts_ahead
+#     and counting_s; spent (where the wall time went); reason code counts_ahead;
+#     settings.family counts a suite's benchmarks (in 1 it held the workloads known before
+#     discovery, and each look of a suites-only comparison was judged as if m = 1)
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
