@@ -189,6 +189,10 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
         if arms is None:
             return None
         base, again, ref, head = arms
+        exact = _exact(base, again, head, parity)
+        if exact is not None:
+            verdicts.append((label, exact))
+            continue
         rule = Rule(parity=parity, alpha=alpha, floor_ns=0.0, seed=seed, look_alpha=look_alpha,
                     best_check=False)
         aa = stats.compare(base, again, rule=rule)
@@ -197,6 +201,27 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
             verdict = stats.force_aa_failed(verdict, aa)
         verdicts.append((label, verdict))
     return _combined(verdicts)
+
+
+def _exact(base: Sequence[float], again: Sequence[float], head: Sequence[float],
+           parity: float) -> Verdict | None:
+    """The verdict of figures that did not vary at all (Go's B/op of a benchmark that
+    allocates the same every iteration): each arm one value, base's in both base arms.
+    There is nothing to estimate, and no interval to wait for at the first looks (where an
+    interval of a few pairs at a look's error is not yet finite). None where they varied."""
+    values = {*base, *again}
+    if len(values) != 1 or len(set(head)) != 1:
+        return None
+    ratio = head[0] / base[0]
+    moved = abs(math.log(ratio))
+    if moved > math.log1p(parity):
+        outcome: Outcome = "slower" if ratio > 1 else "faster"
+        code = None
+    else:
+        outcome, code = "level", ("below_parity" if moved > 0 else None)
+    return Verdict(outcome=outcome, reason_code=code, n=len(head), ratio=ratio, ci=(ratio, ratio),
+                   median_ratio=ratio, noise=0.0, tolerance=parity, aa_noise=0.0,
+                   reason="the same in every run")
 
 
 def _arms(phases: Mapping[str, PhaseRuns], attr: str, triplets: bool

@@ -314,3 +314,26 @@ def test_the_suites_pooled_noise_comes_from_every_benchmarks_a_a() -> None:
     few = {n: got[n] for n in names[:3]}
     suitecount._pool_noise(few := {n: replace(c, pooled_noise=None) for n, c in few.items()}, names[:3])
     assert all(c.pooled_noise is None for c in few.values())  # too few to pool
+
+
+def test_figures_that_never_vary_are_judged_at_once() -> None:
+    # 10 pairs at a first look's error hold no finite interval; B/op that never varies
+    # needs none
+    got = benchsignals.memory(_phases(480, 480, (7, 7), n=10), parity=0.03, alpha=0.05,
+                              look_alpha=0.05 / (25 * 2), seed=1, triplets=True)
+    assert got is not None and got.outcome == "level"
+
+
+def test_figures_that_vary_are_judged_with_the_time_rule() -> None:
+    rng = np.random.default_rng(7)
+    n = 40
+
+    def arm(centre: float) -> ArmRuns:
+        values = tuple(float(v) for v in centre * (1 + rng.normal(0, 0.002, n)))
+        return ArmRuns(samples_ns=(1.0,) * n, bytes_op=values, allocs_op=(3.0,) * n)
+
+    phases = {"aa": PhaseRuns(arms={"base": arm(16_600), "base_again": arm(16_600)}, order="AB" * n),
+              "ab": PhaseRuns(arms={"base": arm(16_600), "head": arm(16_600 * 1.06)}, order="AB" * n)}
+    got = benchsignals.memory(phases, parity=0.03, alpha=0.05, look_alpha=0.01, seed=1,
+                              triplets=True)
+    assert got is not None and got.outcome == "slower" and "B/op +6" in (got.reason or "")
