@@ -99,7 +99,7 @@ def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Targ
         order = list(in_base)
         for m, e in zip(members, shared, strict=True):
             extras = dict(e.extras)
-            figures[m.name] = Figures(ns=e.value if e.unit == "ns" else None,
+            figures[m.name] = Figures(ns=_fastest(e, in_head.get(e.name)),
                                       bytes_op=extras.get("B/op"), index=order.index(e.name))
         harnesses[suite.name] = Harness(format=suite.format, filter=suite.filter,
                                         benchmarks=tuple(m.name for m in members))
@@ -130,6 +130,14 @@ def _reported(run: RawRun) -> dict[str, harness.Entry]:
         entries.setdefault(name, harness.Entry(name=name, value=0.0, unit="ns", better="lower",
                                                select=name))
     return entries
+
+
+def _fastest(base: harness.Entry, head: harness.Entry | None) -> float | None:
+    """A benchmark's time per iteration to plan its counted runs from: the faster of its
+    two discovery runs' (noise only adds time: a loaded moment made one read several
+    times slower here, and its counted runs would have been planned that much too short)."""
+    times = [e.value for e in (base, head) if e is not None and e.unit == "ns" and e.value > 0]
+    return min(times) if times else None
 
 
 def _member(suite: SuiteConfig, entry: harness.Entry) -> WorkloadConfig:
