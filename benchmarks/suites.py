@@ -13,11 +13,18 @@ counts read, the seconds its counted and timed runs took, and the spread of its 
 runs (the 10th to 90th percentile of the per-round ratio head over base) are appended to
 ``results/<out>.json`` after every comparison (atomically), with the load average before
 and after; ``--summary`` prints the tables of benchmarks/README.md from that file.
+
+The comparisons run repetition by repetition (every harness and scenario of repetition 1,
+then of 2, ...), so that a run stopped early leaves each cell with as many repetitions;
+one started again with the same ``--out`` skips the comparisons the file already holds
+(by harness, scenario and seed), and ``--deadline`` starts no repetition that might not
+end in time.
 """
 
 from __future__ import annotations
 
 import argparse
+import calendar
 import gzip
 import json
 import shutil
@@ -181,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget-identical", type=float, default=300.0)
     parser.add_argument("--out", default="suites")
     parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--deadline", type=_deadline, default=None, metavar="HH:MM",
+                        help="start a repetition only if all its comparisons, each at its "
+                             "budget, end by then (UTC), so that the table stays balanced")
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--raw", type=Path, default=None,
                         help="keep each comparison's results file here, gzipped")
@@ -197,19 +207,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rejudge is not None:
         print(report(rejudged(runs, args.raw or RESULTS / f"{args.out}-raw", args.rejudge)))
         return 0
+    cells = [(h, s) for h in args.harness.split(",") for s in args.scenarios.split(",")]
+    done = {(r["harness"], r["scenario"], r["seed"]) for r in runs}
     for rep in range(args.reps):
-        for harness in args.harness.split(","):
-            for scenario in args.scenarios.split(","):
-                budget = args.budget_changed if scenario == "changed" else args.budget_identical
-                seed = args.first_seed + rep
-                print(f"{time.strftime('%H:%M:%S')} rep {rep + 1}/{args.reps} {harness} "
-                      f"{scenario} (load {loadavg()})", flush=True)
-                got = one(harness, scenario, budget, seed, args.raw)
-                runs.append(got)
-                save(path, runs)
-                print("   ", line(got), flush=True)
+        seed = args.first_seed + rep
+        todo = [(h, s) for h, s in cells if (h, s, seed) not in done]
+        need = sum(_budget(args, s) + SLACK_S for _, s in todo)
+        if todo and args.deadline is not None and time.time() + need > args.deadline:
+            print(f"{time.strftime('%H:%M:%S')} rep {rep + 1} not started: its {len(todo)} "
+                  f"comparisons may take {need:.0f} s, past the deadline", flush=True)
+            break
+        for harness, scenario in todo:
+            print(f"{time.strftime('%H:%M:%S')} rep {rep + 1}/{args.reps} {harness} "
+                  f"{scenario} (load {loadavg()})", flush=True)
+            got = one(harness, scenario, _budget(args, scenario), seed, args.raw)
+            runs.append(got)
+            save(path, runs)
+            print("   ", line(got), flush=True)
     print(report(runs))
     return 0
+
+
+SLACK_S = 60.0  # a comparison's wall beyond its budget: the repository, builds, the report
+
+
+def _budget(args: argparse.Namespace, scenario: str) -> float:
+    return float(args.budget_changed if scenario == "changed" else args.budget_identical)
+
+
+def _deadline(text: str) -> float:
+    """``HH:MM`` (UTC, today) as seconds since the epoch."""
+    hours, minutes = (int(x) for x in text.split(":"))
+    now = time.gmtime()
+    return calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, hours, minutes, 0, 0, 0, 0))
 
 
 def _wrong(row: Mapping[str, Any]) -> bool:
