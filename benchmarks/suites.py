@@ -272,8 +272,38 @@ def line(run: Mapping[str, Any]) -> str:
             f"{run['load_before'][0]}->{run['load_after'][0]}")
 
 
+def table(runs: Sequence[Mapping[str, Any]]) -> str:
+    """One line per harness and scenario: the targets' figures over its repetitions."""
+    lines = ["| harness | scenario | repetitions | changed called the right way | unchanged "
+             "level | false verdicts | every benchmark level | wall per comparison, median "
+             "(range) | counting, median (share of the wall) | load average (1 min) |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for harness in dict.fromkeys(r["harness"] for r in runs):
+        for scenario in suitegen.SCENARIOS:
+            mine = [r for r in runs if r["harness"] == harness and r["scenario"] == scenario]
+            if not mine:
+                continue
+            t = [_counts(r) for r in mine]
+            called, changed = sum(x["called"] for x in t), sum(x["changed"] for x in t)
+            level, same = sum(x["level"] for x in t), sum(x["unchanged"] for x in t)
+            walls = [r["wall_s"] for r in mine]
+            counting = [(r.get("spent") or {}).get("counting_s") or 0.0 for r in mine]
+            share = statistics.median(c / w for c, w in zip(counting, walls, strict=True))
+            loads = [x for r in mine for x in (r["load_before"][0], r["load_after"][0])]
+            allv = (f"{sum(1 for x in t if x['level'] == x['unchanged'])} of {len(mine)}"
+                    if scenario == "identical" else "–")
+            lines.append(
+                f"| {harness} | {scenario} | {len(mine)} | "
+                + (f"{called} of {changed} ({100 * called / changed:.0f}%)" if changed else "–")
+                + f" | {level} of {same} ({100 * level / same:.0f}%) | "
+                f"{sum(x['false'] for x in t)} | {allv} | {statistics.median(walls):.0f} s "
+                f"({min(walls):.0f}–{max(walls):.0f}) | {statistics.median(counting):.0f} s "
+                f"({100 * share:.0f}%) | {min(loads):.1f}–{max(loads):.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def report(runs: Sequence[Mapping[str, Any]]) -> str:
-    out = []
+    out = [table(runs)] if runs else []
     for harness in dict.fromkeys(r["harness"] for r in runs):
         for scenario in suitegen.SCENARIOS:
             mine = [r for r in runs if r["harness"] == harness and r["scenario"] == scenario]
