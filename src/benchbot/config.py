@@ -673,10 +673,10 @@ WORKLOAD = Section((
 ), WorkloadConfig)
 
 # The settings a suite's benchmarks take from SETTINGS: what each is and how it is read come
-# from the harness's report (metric, pattern, better, unit), and a harness process runs many
-# benchmarks, so its instruction counts and peak memory are no benchmark's own.
+# from the harness's report (metric, pattern, better, unit); its counts come from counted
+# runs of each benchmark (benchbot.fixedwork), its memory from what the harness reports.
 SUITE_SETTINGS = tuple(k for k in SETTINGS.keys if k.name not in (
-    "metric", "pattern", "expect", "better", "unit", "stdout", "counts", "memory_parity"))
+    "metric", "pattern", "expect", "better", "unit", "stdout"))
 
 
 def _format(doc: Doc, node: Node, key: str) -> str:
@@ -1018,7 +1018,7 @@ def _suite(doc: Doc, node: Node, key: str, defaults: dict[str, _Setting],
         filter=_filter(doc, pairs["filter"][1], join(key, "filter"))
         if "filter" in pairs and doc.scalar(pairs["filter"][1]) is not None else None,
         settings=WorkloadConfig(name=name, run=run, line=line(node), metric="reported",
-                                counts="off", **fields),
+                                **fields),
         line=line(node))
 
 

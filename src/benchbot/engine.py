@@ -32,6 +32,7 @@ from benchbot.model import (
     SandboxInfo,
     Shard,
     Skipped,
+    Spent,
 )
 from benchbot.runner import ProcessSpawner, Spawner, Target, target
 from benchbot.settings import Overrides
@@ -200,8 +201,8 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
             config=parts.pop("config", plan.whole), base=plan.base, head=plan.head, seed=plan.seed,
             repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
             config_file=str(request.config_path.resolve()) if request.config_path else None,
-            family=part.family, shard=part.shard, config_digest=part.digest,
-            skipped=plan.skipped, **parts,
+            family=parts.pop("family", part.family), shard=part.shard,
+            config_digest=part.digest, skipped=plan.skipped, **parts,
         )  # fmt: skip
 
     if plan.skipped:
@@ -226,8 +227,25 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
                    deadline=started.at + config.budget_s, clock=started.clock)
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
-    return document(**_judged_parts(config, got, box, plan.seed, part.family),
-                    config=got.measured.config or plan.whole)
+    measured_config = got.measured.config or plan.whole
+    return document(**_judged_parts(config, got, box, plan.seed, _family(part)),
+                    config=measured_config,
+                    family=part.family if part.shard is not None else shards.family(measured_config),
+                    spent=_spent(got.measured, started.clock() - started.at))
+
+
+def _family(part: shards.Plan) -> Family | None:
+    """The family a comparison's error control spans, where the judge cannot count it: a
+    shard's (the whole's, given); else None, and the judge counts every workload it is
+    given, a suite's benchmarks among them (known only once its harness ran: the plan,
+    made before, does not hold them)."""
+    return part.family if part.shard is not None else None
+
+
+def _spent(measured: measuring.Measured, wall_s: float) -> Spent:
+    """Where the comparison's wall time went (builds are the rest of ``wall_s``)."""
+    return Spent(wall_s=round(wall_s, 3), counting_s=round(measured.counting_s, 3),
+                 timed_s=round(sum(measured.timed_s.values()) + measured.discovery_s, 3))
 
 
 def _judged_parts(config: Config, got: _Measured, box: sandbox.Sandbox, seed: int,
@@ -367,7 +385,7 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             _build(config, co, box, env, scratch, confine, reporter)
             ahead.finish()
             got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
-                                     family=plan.part.family, abort=plan.part.shard is None,
+                                     family=_family(plan.part), abort=plan.part.shard is None,
                                      reporter=reporter, deadline=deadline, clock=clock)
     return _with_spawner_figures(got, spawner)
 

@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from benchbot import counting, sequential
 from benchbot.config import Config, WorkloadConfig
@@ -72,6 +72,11 @@ class Measured:
     # suite's harness reported (None: the config measured had no suites).
     config: Config | None = None
     suites: tuple[SuiteRecord, ...] = ()
+    # Seconds spent on counted runs apart from the timed ones, and on the suites'
+    # discovery runs (timed, but no workload's own).
+    counting_s: float = 0.0
+    discovery_s: float = 0.0
+    timed_s: dict[str, float] = field(default_factory=dict)  # each workload's timed runs
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -146,8 +151,9 @@ def _method(ctx: Context, w: WorkloadConfig, run_s: float | None) -> tuple[Count
 
 
 def perf_counted(ctx: Context, workloads: Sequence[WorkloadConfig]) -> set[str]:
-    """The workloads whose measured runs perf counts (decided before any run)."""
-    return {w.name for w in workloads if _method(ctx, w, None)[0] == "perf"}
+    """The workloads whose measured runs perf counts (decided before any run); never a
+    suite's benchmarks, whose counts come from counted runs of their own (suitecount)."""
+    return {w.name for w in workloads if w.suite is None and _method(ctx, w, None)[0] == "perf"}
 
 
 def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: Measured,
@@ -168,12 +174,14 @@ def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: 
         return
     made = counted_runs(ctx.spawner, w, ctx.base[w.name], ctx.head[w.name], ctx.env,
                         method=method, plan=VALGRIND_PLAN)
+    measured.counting_s += made.seconds
     if made.failure is not None:
         measured.counts[w.name] = Counts(method=None, why=f"not counted: {made.failure}")
         return
     measured.counts[w.name] = Counts(
         method="valgrind", why=why, base=tuple(made.instructions["base"]),
-        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]))
+        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]),
+        counted_s=round(made.seconds, 3))
 
 
 def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked) -> Counts:
@@ -255,6 +263,7 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
         )
         for w in configs:
             measured.phases[w.name][name] = results[w.name].recorded(name, w)
+            measured.timed_s[w.name] = measured.timed_s.get(w.name, 0.0) + results[w.name].timed_s
             if w.name in perf:
                 state, made = perf_state[w.name], results[w.name]
                 state.count_error = state.count_error or made.count_error
@@ -275,7 +284,8 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
         phases = measured.phases[name]
         pairs = sum(len(phases[p].order) // 2 for p in ("ab", "confirm") if p in phases)
         measured.measuring[name] = Measuring(design="pairs", pairs=pairs, stopped="fixed",
-                                             why=sequential.WHY["fixed"])
+                                             why=sequential.WHY["fixed"],
+                                             **_seconds(measured, name))
 
 
 def _among(judgement: Judgement, names: Sequence[str], *, abort: bool) -> Judgement:
@@ -417,8 +427,12 @@ class Sequential:
         trend's estimate of the step within it (``trend.half_width``), from how its
         interval shrinks, 1/sqrt n."""
         pairs, most = self.triplets.results[name].pairs, self.by_name[name].max_runs
+        ab = judgement.workloads[name].ab
         if self.ctx.precision is None:
-            return sequential.estimate_until(judgement.workloads[name].ab, pairs, most)
+            # A call the counts per unit carried: time's estimate of a suite's benchmark
+            # would take thousands of pairs to narrow to the width asked, so it is measured
+            # on the first extra pairs only (docs/verdict.md, "Counts per benchmark").
+            return None if _by_counts(ab) else sequential.estimate_until(ab, pairs, most)
         from benchbot import trend
 
         w = self.by_name[name]
@@ -451,9 +465,11 @@ class Sequential:
         if reason in ("budget", "max_runs") and (verdict is None
                                                   or verdict.outcome == "inconclusive"):
             settle = sequential.pairs_to_settle_uncapped(verdict, self.by_name[name].parity)
+        self.measured.timed_s[name] = result.timed_s
         return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
                          why=sequential.WHY[reason], looks=looks, orders="".join(result.orders),
-                         settle_pairs=settle, called_at=self.measured.called.get(name))
+                         settle_pairs=settle, called_at=self.measured.called.get(name),
+                         **_seconds(self.measured, name))
 
     # --- the budget -----------------------------------------------------------------------
 
@@ -557,6 +573,19 @@ class Sequential:
         self.ctx.reporter.progress("sequential", name, done, planned, left_s=left)
 
 
+def _by_counts(verdict: Verdict | None) -> bool:
+    """A call the counts per unit of a suite's benchmark carried (time did not call it)."""
+    return verdict is not None and verdict.settled_by == "instructions and time"
+
+
+def _seconds(measured: Measured, name: str) -> dict[str, Any]:
+    """A workload's timed and counted seconds, as Measuring records them."""
+    counts = measured.counts.get(name)
+    timed = measured.timed_s.get(name)
+    return {"timed_s": None if timed is None else round(timed, 3),
+            "counted_s": counts.counted_s if counts is not None else None}
+
+
 def _median(values: Sequence[int]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
@@ -584,8 +613,9 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
             measured.looks[name] = 1
             measured.measuring[name] = Measuring(design="triplets", pairs=0, stopped="failed",
                                                  why=sequential.WHY["failed"])
-        for name in suite_of:
-            measured.counts[name] = Counts(method=None, why=SUITE_COUNTS_WHY)
+        measured.discovery_s = found.discovery_s
+        _count_suites(ctx, [n for n in suite_of if n not in measured.phases], found.figures,
+                      measured, deadline)
     failed = set(measured.phases)
     todo = [w for w in ctx.config.workloads if w.name not in failed]
     measured.phases.update({w.name: {} for w in todo})
@@ -601,6 +631,23 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
     return measured
 
 
-# Why a suite's benchmarks are compared on time alone (docs/suites.md).
-SUITE_COUNTS_WHY = ("a suite's harness runs many benchmarks in one process, so the process's "
-                    "instructions are no one benchmark's")
+def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any],
+                  measured: Measured, deadline: float) -> None:
+    """The counted runs of the suites' benchmarks (suitecount), before any timed round."""
+    from benchbot import suitecount
+
+    if not names:
+        return
+    ctx.reporter.phase("counting", len(names), len(names) * len(suitecount.PLAN))
+
+    def tick(name: str, done: int, planned: int) -> None:
+        ctx.reporter.progress("counting", name, done, planned)
+
+    setting = suitecount.Setting(
+        config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
+        figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
+        progress=tick)
+    counted = suitecount.count_all(setting, names, deadline=deadline)
+    measured.counts.update(counted.counts)
+    measured.suites = suitecount.recorded(measured.suites, counted)
+    measured.counting_s += sum(s for _how, _runs, s in counted.suites.values())

@@ -8,7 +8,8 @@ from typing import TextIO
 
 from benchbot.engine import Reporter
 
-PHASE_NAMES = {"aa": "A/A check (base vs base)", "ab": "A/B (base vs head)", "confirm": "confirmation"}
+PHASE_NAMES = {"aa": "A/A check (base vs base)", "ab": "A/B (base vs head)", "confirm": "confirmation",
+               "counting": "counted runs (each benchmark alone, a fixed amount of work)"}
 LINE_INTERVAL_S = 5.0  # plain lines: at most one every this many seconds
 # The bar: redrawn at most this often. Runs of a few ms would otherwise have the terminal
 # redraw hundreds of times a second, on the machine that measures them.
