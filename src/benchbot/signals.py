@@ -39,7 +39,7 @@ AGREE_WITHIN = 2.0
 # A suite's benchmark whose own A/A stands out from the suite's pooled noise by more than
 # this factor (and by more than OWN_PARITY_SHARE of parity) varies by itself from process
 # to process: Go's maps hash with a seed drawn at each start, so a benchmark of map lookups
-# retires 0.7-1.8% more or fewer instructions per iteration from one process to the next
+# reads up to 3% more or fewer instructions per iteration from one process to the next
 # (benchmarks/README.md, section 10). Its noise then rests on one difference, which may
 # understate it many times over (a 3x band lets a move through 20% of the time), so its
 # counts are not used. For a benchmark that varies only as the harness does, own / pooled
