@@ -36,6 +36,16 @@ LAYOUT_LIMIT = 0.10
 # can give a few counted runs a move of +25% while time's median moves +4%: such counts
 # do not account for what time saw, and may not stand in for the fast runs.
 AGREE_WITHIN = 2.0
+# A suite's benchmark whose own A/A stands out from the suite's pooled noise by more than
+# this factor (and by more than OWN_PARITY_SHARE of parity) varies by itself from process
+# to process: Go's maps hash with a seed drawn at each start, so a benchmark of map lookups
+# reads up to 3% more or fewer instructions per iteration from one process to the next
+# (benchmarks/README.md, section 10). Its noise then rests on one difference, which may
+# understate it many times over (a 3x band lets a move through 20% of the time), so its
+# counts are not used. For a benchmark that varies only as the harness does, own / pooled
+# is sqrt(2) |z|: past 10 only at |z| > 7.
+OWN_NOISE_TIMES = 10.0
+OWN_PARITY_SHARE = 0.05
 # Counts say something about time only where the runs spend most of it on user-space CPU.
 USER_SHARE_MIN = 0.5
 # The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
@@ -68,6 +78,13 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
                 + [_arm_noise(arm) for arm in (base, again, head) if arm])
     cycles = _cycles_ratio(phases) if counts.every_run else None
     reading, why = _reading(ratio, noise, parity)
+    own = abs(math.log(aa_ratio)) if aa_ratio else 0.0
+    if reading != "unsteady" and _varies_by_itself(own, counts.pooled_noise, parity):
+        reading, why = "unsteady", (
+            f"base against base again moved {own * 100:.2f}%, "
+            f"{own / (counts.pooled_noise or 1.0):.0f} times the suite's own noise: this "
+            "benchmark's counts vary from one process to the next (a hash seed, an address), "
+            "and one difference cannot say how far")
     if user is not None and user < USER_SHARE_MIN and counts.unit is None:
         why = (f"{why}; not used: the runs spend most of their time outside user-space CPU "
                f"work ({user * 100:.0f}% in it)")
@@ -305,6 +322,13 @@ def _arm_noise(values: Sequence[float]) -> float:
         return (max(values) - min(values)) / mid
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return (q3 - q1) / mid
+
+
+def _varies_by_itself(own: float, pooled: float | None, parity: float) -> bool:
+    """A suite's benchmark whose own A/A (``own``, log scale) the suite's pooled noise
+    cannot account for (OWN_NOISE_TIMES)."""
+    return (pooled is not None and own > OWN_NOISE_TIMES * pooled
+            and own > OWN_PARITY_SHARE * math.log1p(parity))
 
 
 def _reading(ratio: float, noise: float, parity: float) -> tuple[CountsReading, str]:

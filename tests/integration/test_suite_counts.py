@@ -36,6 +36,9 @@ class Spec:
     head_work: float = 1.0  # head's instructions and time, as factors
     head_time: float = 1.0
     bytes_op: tuple[int, int] = (0, 0)  # base, head
+    # the work per iteration of each counted process, as factors, in the order made: base's
+    # side (base, base again, base again once more) and head's; none: the same every time
+    process: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
 
 
 class FakeGo:
@@ -47,6 +50,7 @@ class FakeGo:
         self.rng = np.random.default_rng(seed)
         self.fail_counted = fail_counted
         self.counted: list[SpawnRequest] = []
+        self.made: dict[tuple[str, bool, str], int] = {}  # (benchmark, head, size): runs made
 
     def spawn(self, request: SpawnRequest) -> RawRun:
         head = Path(request.cwd).name == "head"
@@ -82,6 +86,10 @@ class FakeGo:
             return RawRun(wall_ns=int(wall * 1e9), cpu_ns=0, maxrss_kib=1, returncode=2,
                           stderr_tail="panic: runtime error")
         per = spec.instructions * (spec.head_work if head else 1.0)
+        factors = spec.process[1 if head else 0]
+        key = (name, head, "small" if n == 2 else "large")
+        k = self.made[key] = self.made.get(key, -1) + 1
+        per *= factors[k] if k < len(factors) else 1.0
         instructions = int(START + per * n + self.rng.normal(0.0, 2000.0))
         report = harness.parse("go", f"{name} \t {n} \t {spec.ns:.1f} ns/op\nPASS\n")
         return RawRun(wall_ns=int(wall * 1e9), cpu_ns=int(wall * 1e9), maxrss_kib=1, returncode=0,
@@ -141,19 +149,42 @@ def test_counted_runs_settle_a_noisy_suite(make_repo: MakeRepo, validate: Any) -
     # Go's B/op and allocs/op: the memory verdict of each benchmark
     assert got["BenchmarkAlloc"].memory.outcome == "slower"
     assert got["BenchmarkParse"].memory.outcome == "level"
-    # six counted runs a benchmark, at 2 and 2 + n iterations, apart from the timed rounds
-    assert len(fake.counted) == 6 * len(SPECS)
+    # six counted runs a benchmark, at 2 and 2 + n iterations, apart from the timed rounds,
+    # and four more where the counts read a move (Hash, Alloc): base again and head again
+    moved = ("BenchmarkHash", "BenchmarkAlloc")
+    assert len(fake.counted) == 6 * len(SPECS) + 4 * len(moved)
     counts = got["BenchmarkSort"].counts
     assert counts.unit == "iteration" and counts.exact and counts.method == "valgrind"
     assert [r.units for r in counts.runs] == [2, 2 + counts.units] * 3
     assert counts.base[0] == pytest.approx(90_000, rel=1e-3)
+    for name in moved:
+        c = got[name].counts
+        assert len(c.head) == len(c.base_again) == 2 and len(c.base) == 1
+        assert [r.arm for r in c.runs][6:] == ["base_again", "base_again", "head", "head"]
     [suite] = doc.suites
-    assert suite.counted_runs == 6 * len(SPECS) and suite.counting_s > 0
+    assert suite.counted_runs == 6 * len(SPECS) + 4 * len(moved) and suite.counting_s > 0
     # the error control spans the suite's benchmarks (known only after discovery): each
     # look spends alpha / (5 k (k + 1)), not alpha / (k (k + 1)) as if it were alone
     assert doc.settings.family == Family(sequential=len(SPECS), fixed=0)
     assert doc.spent is not None and doc.spent.counting_s == pytest.approx(suite.counting_s, abs=0.01)
     assert doc.spent.wall_s >= doc.spent.counting_s + doc.spent.timed_s - 1
+
+
+def test_counts_that_vary_from_process_to_process_are_counted_again_and_not_called(
+        make_repo: MakeRepo) -> None:
+    # Go's map lookups, as recorded (benchmarks/README.md, section 10): the same code, each
+    # process's hash seed its own; the first pair read +2.3% with base again within 0.08%
+    lookup = Spec(ns=12_000, instructions=50_000,
+                  process=((1.0, 0.9992, 0.985), (1.023, 1.003)))
+    clock = FakeClock()
+    fake = FakeGo({**SPECS, "BenchmarkLookup": lookup}, clock)
+    got = _by_name(_compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock))
+    c = got["BenchmarkLookup"].counts
+    assert c.head == pytest.approx((50_000 * 1.023, 50_000 * 1.003), rel=1e-3)
+    assert c.base_again == pytest.approx((50_000 * 0.9992, 50_000 * 0.985), rel=1e-3)
+    assert c.reading == "unsteady"  # head's two counts 2% apart: past half the parity
+    assert got["BenchmarkLookup"].verdict.outcome not in ("slower", "faster")
+    assert got["BenchmarkHash"].verdict.outcome == "slower"  # a real move reads again the same
 
 
 def test_a_counted_run_asks_for_one_benchmark_and_a_fixed_work(make_repo: MakeRepo) -> None:

@@ -68,8 +68,11 @@ def test_perf_counts_a_benchmarks_units_around_its_counted_runs(tmp_path: Path) 
     counts: Counts = got.counts[member.name]
     assert counts.method == "perf", counts.why
     assert counts.unit == "iteration" and counts.units == 200  # 0.2 s of 1 ms iterations
-    assert [r.units for r in counts.runs or ()] == [2, 202] * 3
+    # six counted runs, and four more where the page faults happened to read a move (they
+    # vary by a few a run: base again and head are then counted once more)
+    units = [r.units for r in counts.runs or ()]
+    assert units in ([2, 202] * 3, [2, 202] * 5)
     for per in (*counts.base, *counts.base_again, *counts.head):
         assert per == pytest.approx(1.0, abs=0.15)  # one page fault an iteration
     how, runs, _seconds = got.suites["go"]
-    assert runs == 6 and "Nx" in how
+    assert runs == len(units) and "Nx" in how

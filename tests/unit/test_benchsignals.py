@@ -143,10 +143,26 @@ def test_time_that_cannot_judge_keeps_its_verdict() -> None:
 
 
 def test_counts_too_noisy_for_half_the_parity_settle_no_level() -> None:
-    noisy = counts(1.0, again=1.004)  # own A/A 0.4%: a band of 1.2%, past half of 2%
+    # own A/A 0.4%: a band of 1.2%, past half of 2% (the suite's noise as large: the harness's)
+    noisy = counts(1.0, again=1.004, pooled=0.002)
     assert noisy.reading == "same"
     got = joint(time(1.0, (0.9, 1.1)), noisy, whole=time(1.0, (0.95, 1.05)))
     assert got.outcome == "inconclusive" and "too much to call the work the same" in (got.reason or "")
+
+
+def test_counts_that_vary_by_themselves_from_process_to_process_are_not_used() -> None:
+    # Go's map lookups, recorded (benchmarks/README.md, section 10): an unchanged benchmark
+    # read +3.1% with its own A/A 0.83% against the suite's 0.03%; a 3x band let it through
+    got = counts(1.0307, again=1.0083, pooled=0.0003)
+    assert got.reading == "unsteady" and "28 times the suite's own noise" in (got.reading_why or "")
+    t = time(1.08, (0.35, 2.05))
+    assert joint(t, got) == t  # time alone: it calls nothing at that spread
+    # the same own A/A where the suite's noise is of its size: the harness's, read as before
+    assert counts(1.0307, again=1.0083, pooled=0.004).reading == "up"
+    # a steady benchmark at the edge of a suite's spread (own 0.07%, 3.5 times) is read
+    assert counts(1.05, again=1.0007, pooled=0.0002).reading == "up"
+    # and a tiny own A/A is no sign, whatever the ratio (gbench: 0.04% against 0.003%)
+    assert counts(1.05, again=1.0004, pooled=0.00003).reading == "up"
 
 
 # --- properties ------------------------------------------------------------------------

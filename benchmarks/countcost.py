@@ -1,0 +1,134 @@
+"""What counting a suite's benchmarks costs, per harness (docs/suites.md, "What counting
+costs").
+
+    python -m benchmarks.countcost [--harness go,google-benchmark,pytest-benchmark,pyperf]
+                                   [--out countcost]
+
+For each harness, the generated project of the suite tests (tests/integration/harnesses.py:
+three benchmarks, one of which does 1.5 times the work at the head), compared once through
+the engine with ``counts: valgrind`` (the Python harnesses are counted only when asked) and
+10 fixed pairs. Recorded per harness: the counted runs and their seconds (base's and
+head's made at once, in their own workers), the seconds of one benchmark's six counted
+runs, the whole comparison's wall, what each benchmark's counts read (so that a harness
+whose counted runs fail shows it), and the load average before and after. The results go
+to ``results/<out>.json`` after each harness (atomically) and a table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from benchbot import engine, files
+from benchbot.results import to_json
+from benchbot.settings import Overrides
+from benchmarks.suites import loadavg
+
+# The suite tests' generated projects; imported by name, so that mypy (run on benchmarks/)
+# does not follow them into the test tree's own fixtures.
+harnesses = importlib.import_module("tests.integration.harnesses")
+conftest = importlib.import_module("tests.conftest")
+
+RESULTS = Path(__file__).resolve().parent / "results"
+HARNESSES = ("go", "google-benchmark", "pytest-benchmark", "pyperf")
+
+
+def _make_repo(root: Path) -> Any:
+    def make(base: Mapping[str, str], head: Mapping[str, str | None] | None = None,
+             name: str = "repo") -> Path:
+        repo = root / name
+        repo.mkdir()
+        conftest.git(repo, "init", "-q")
+        conftest.write_files(repo, base)
+        conftest.git(repo, "add", "-A")
+        conftest.git(repo, "commit", "-q", "-m", "base")
+        conftest.git(repo, "tag", "base")
+        if head:
+            conftest.write_files(repo, head)
+            conftest.git(repo, "add", "-A")
+            conftest.git(repo, "commit", "-q", "-m", "head")
+        return repo
+
+    return make
+
+
+def one(fmt: str) -> dict[str, Any]:
+    why = harnesses.missing(fmt)
+    if why:
+        return {"harness": fmt, "skipped": why}
+    root = Path(tempfile.mkdtemp(prefix="benchbot-countcost-"))
+    try:
+        project = harnesses.GENERATORS[fmt](_make_repo(root), top={"counts": "valgrind"})
+        before, start = loadavg(), time.monotonic()
+        doc = to_json(engine.compare(engine.Request(repo=project.repo, base="base", head="HEAD",
+                                                    overrides=Overrides(seed=29))))
+        wall = time.monotonic() - start
+        [suite] = doc["suites"]
+        rows = []
+        for bench in doc["benchmarks"]:
+            c = bench.get("counts") or {}
+            rows.append({"name": bench["name"], "method": c.get("method"), "unit": c.get("unit"),
+                         "units": c.get("units"), "ratio": c.get("ratio"),
+                         "reading": c.get("reading"), "why": c.get("why"),
+                         "counted_s": c.get("counted_s"),
+                         "outcome": bench["verdict"]["outcome"]})
+        return {"harness": fmt, "wall_s": round(wall, 1), "counted_runs": suite.get("counted_runs"),
+                "counting_s": suite.get("counting_s"), "load_before": before,
+                "load_after": loadavg(), "benchmarks": rows}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def table(runs: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["| harness | counted runs | counting, s | per benchmark (six runs), s | share of "
+             "the comparison's wall | counts read (planted +50%; others the same) | load |",
+             "|---|--:|--:|--:|--:|---|--:|"]
+    for r in runs:
+        if "skipped" in r:
+            lines.append(f"| {r['harness']} | skipped: {r['skipped']} | | | | | |")
+            continue
+        per = [b["counted_s"] for b in r["benchmarks"] if b.get("counted_s")]
+        reads = ", ".join(
+            f"{b['name'].split('/', 1)[-1]} {(b['ratio'] - 1) * 100:+.1f}%" if b.get("ratio")
+            else f"{b['name'].split('/', 1)[-1]} not counted ({b.get('why')})"
+            for b in r["benchmarks"])
+        counting = r.get("counting_s") or 0.0
+        lines.append(f"| {r['harness']} | {r.get('counted_runs')} | {counting:.0f} | "
+                     f"{statistics.median(per) if per else 0:.1f} | "
+                     f"{100 * counting / r['wall_s']:.0f}% of {r['wall_s']:.0f} s | {reads} | "
+                     f"{r['load_before'][0]:.1f}→{r['load_after'][0]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--harness", default=",".join(HARNESSES))
+    parser.add_argument("--out", default="countcost")
+    parser.add_argument("--summary", action="store_true", help="print the table and stop")
+    args = parser.parse_args(argv)
+    path = RESULTS / f"{args.out}.json"
+    runs: list[dict[str, Any]] = json.loads(path.read_text())["runs"] if path.exists() else []
+    if not args.summary:
+        for fmt in args.harness.split(","):
+            print(f"{time.strftime('%H:%M:%S')} {fmt} (load {loadavg()})", flush=True)
+            runs = [r for r in runs if r["harness"] != fmt] + [one(fmt)]
+            files.write_text(path, json.dumps({"runs": runs}, indent=1) + "\n")
+    print(table(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
