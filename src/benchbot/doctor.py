@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchbot import counting, fsview, machine, sandbox
+from benchbot import counting, forkserver, fsview, machine, sandbox
+from benchbot.spawn import ProcessSpawner
 
 Level = Literal["ok", "warn", "info"]
 
@@ -66,6 +68,7 @@ def inspect() -> list[Finding]:
                              "which interleaved pairs average out"))
     found.extend(sandbox_findings())
     found.extend(counting_findings())
+    found.extend(memory_findings())
     for tool in ("git", "cc"):
         have = shutil.which(tool) is not None
         found.append(Finding("ok" if have else "warn", f"{tool} {'found' if have else 'not found'}",
@@ -115,6 +118,34 @@ def counting_findings() -> list[Finding]:
                                    "on time alone (instruction counts settle changes sooner)",
                            "apt-get install valgrind (dnf/zypper/pacman: valgrind)"))
     return out
+
+
+def memory_findings() -> list[Finding]:
+    """How a run's peak memory is measured here, and the floor no run reads below: the
+    fork server's few hundred KiB (built with cc; in the sandbox, the worker builds it
+    there), or else benchbot's own Python process, whose peak every run's includes."""
+    with tempfile.TemporaryDirectory(prefix="benchbot-doctor-") as scratch:
+        spawner = ProcessSpawner(Path(scratch))
+        try:
+            spawner.start()
+            floor, method, served = (spawner.maxrss_floor_kib, spawner.floor_method,
+                                     spawner.has_fork_server)
+        finally:
+            spawner.close()
+    if not served:
+        return [Finding("warn", f"peak memory: {method}, about {floor / 1024:.1f} MiB, so a "
+                                "program's peak within 3% of that is not judged",
+                        "install a C compiler (cc): benchbot builds its fork server with it")]
+    found = [Finding("ok", f"peak memory: {method}; no run's peak reads below its "
+                           f"{floor / 1024:.2f} MiB (the floor of the memory verdict)")]
+    box = sandbox.choose("auto")
+    cc = forkserver.compiler()
+    if box.active and box.view is not None and cc is not None and not box.view.shows(cc):
+        found.append(Finding("warn", f"peak memory: the sandbox does not show {cc}, so its "
+                                     "worker cannot build the fork server and every run's "
+                                     "peak reads at least the worker's own (about 15 MiB)",
+                             f"list {Path(cc).parent} under sandbox.read_only in benchbot.yml"))
+    return found
 
 
 def _perf_fix(problem: str) -> str | None:

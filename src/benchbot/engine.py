@@ -397,8 +397,10 @@ def _with_spawner_figures(got: _Measured, spawner: Spawner) -> _Measured:
     """The measuring with what its spawner saw once closed: sandboxed runs' CPU time not
     reaped as ours, and the floor of peak RSS."""
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
-    # No run's peak RSS reads below its spawner's own: the workers', else benchbot's.
-    floor = (spawner.maxrss_floor_kib if isinstance(spawner, sandbox.WorkerSpawner)
+    # No run's peak RSS reads below what its spawner's runs start from: the fork server's
+    # where it starts them, else the spawner's own peak (the workers', or benchbot's).
+    floor = (spawner.maxrss_floor_kib if isinstance(spawner, (sandbox.WorkerSpawner,
+                                                              ProcessSpawner))
              else machine.own_peak_rss_kib())
     got.measured.maxrss_floor_kib = floor or None
     return _Measured(got.measured, got.env_before, unreaped)

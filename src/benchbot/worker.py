@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -113,6 +112,7 @@ def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None, *
           perf_events: counting.Events = counting.HARDWARE) -> int:
     """Answer run requests from ``lines`` on ``out`` until end of input."""
     spawner = ProcessSpawner(scratch, perf_events=perf_events)
+    spawner.start()  # the fork server, built and started while benchbot builds
     _answer(out, {"ready": True})
     try:
         for line in lines:
@@ -127,11 +127,12 @@ def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None, *
                 _answer(out, {"error": str(exc), "peer_gone": True})
                 continue
             t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
-            # Its own peak RSS: a run's peak reads at least this (Linux keeps the old
-            # address space's high-water mark at exec), the floor of the memory verdict.
+            # The floor of the memory verdict: no run's peak reads below it (the fork
+            # server's, else the worker's own peak: Linux keeps the old address space's
+            # high-water mark at exec).
             _answer(out, {"groups": answers, "cpu_s": t.user + t.system + t.children_user
-                          + t.children_system,
-                          "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss})
+                          + t.children_system + spawner.unreaped_cpu_s,
+                          "maxrss_kib": spawner.maxrss_floor_kib})
     finally:
         spawner.close()
     return 0

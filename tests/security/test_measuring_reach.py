@@ -56,13 +56,17 @@ FORGED = {
     "pair": {"groups": [[{**_RUN, "wall_ns": 10**9}, _RUN]], "cpu_s": 0},
 }
 WRITER = """#!/bin/sh
-# Writes a forged answer into the pipe of the process that started this run, and notes
-# whether the write went through.
-if printf '%s\\n' '{line}' > /proc/$PPID/fd/1 2>/dev/null; then
-  echo wrote >> '{log}/tries'
-else
-  echo refused >> '{log}/tries'
-fi
+# Writes a forged answer into the answer pipe of the worker and into the fork server's
+# socket to it (the fork server started this run, the worker started the fork server),
+# and notes whether each write went through.
+worker=$(sed 's/.*) //' /proc/$PPID/stat | cut -d' ' -f2)
+for target in /proc/$worker/fd/1 /proc/$PPID/fd/3 /proc/$PPID/fd/1; do
+  if printf '%s\\n' '{line}' > $target 2>/dev/null; then
+    echo wrote >> '{log}/tries'
+  else
+    echo refused >> '{log}/tries'
+  fi
+done
 exit 0
 """
 
