@@ -16,7 +16,10 @@ repository whose head differs from base only in ``work.h``:
   same instructions sit at other addresses (checked with valgrind: counts identical
   within 0.1%); time may move, the counts do not;
 - memory only: head's buffer is larger by a tenth of base's peak RSS (+10% peak memory,
-  checked), the same work (counts within 0.1%).
+  checked), the same work (counts within 0.1%);
+- a program of 9 MB (a buffer of SMALL_MEMORY_KIB), identical, and its head touching
+  1 MiB more (+11%): below the floor of peak memory before the fork server
+  (``benchbot.forkserver``), judged since.
 
 Per repetition, one live ``engine.compare`` (sequential, the default design, counts as
 the engine chooses, ``--budget`` seconds) and the same recording judged again on time
@@ -164,6 +167,9 @@ ITERATIONS = 700_000  # values sorted: 100-130 ms a run on this 2-core VM
 # by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
 # about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
 MEMORY_KIB = 20480
+# With the fork server (benchbot.forkserver) the floor is under 1 MiB: a buffer of 5 MiB
+# makes a program of about 9 MB (the sort's own array is 2.8 MB).
+SMALL_MEMORY_KIB = 5120
 LAYOUT_PAD = 16  # bytes: moves the hot functions by 32 (function alignment 16)
 MEMORY_STEP = 0.10  # memory only: head's peak RSS over base's
 COUNTS_SAME = 0.001  # layout and memory only: the counts may differ by at most this
@@ -182,6 +188,8 @@ class Signal:
     load: bool = False  # a busy loop on the other core while it is compared
     pad: int = 0  # layout only: head's PAD_BYTES
     memory: bool = False  # memory only: head's buffer holds MEMORY_STEP more peak RSS
+    memory_kib: int = MEMORY_KIB  # base's buffer
+    memory_step_kib: int | None = None  # memory only: this much more, not MEMORY_STEP
 
     @property
     def key(self) -> str:
@@ -202,10 +210,15 @@ SCENARIOS: tuple[Signal, ...] = (
     Signal(scenarios.Scenario("load", "identical, under load"), load=True),
     Signal(scenarios.Scenario("layout", "layout only"), pad=LAYOUT_PAD),
     Signal(scenarios.Scenario("memory", "memory only (+10% peak RSS)"), memory=True),
+    # A program of 9 MB (below the floor before the fork server), identical and 1 MiB more.
+    Signal(scenarios.Scenario("aasmall", "identical, 9 MB"), memory_kib=SMALL_MEMORY_KIB),
+    Signal(scenarios.Scenario("memsmall", "memory only, 9 MB (+1 MiB)"), memory=True,
+           memory_kib=SMALL_MEMORY_KIB, memory_step_kib=1024),
 )
 BY_KEY = {s.key: s for s in SCENARIOS}
 # No time difference planted (a call is false); memory only is one for time, not for memory.
-NULLS = ("aa", "drift", "modes", "biasedmodes", "load", "layout", "memory")
+NULLS = ("aa", "drift", "modes", "biasedmodes", "load", "layout", "memory", "aasmall",
+         "memsmall")
 JOINT, TIME = "time and counts (live)", "time only (same runs)"
 CALLS = ("slower", "faster")
 
@@ -275,14 +288,15 @@ def make(s: Signal, root: Path, *, valgrind: bool) -> Made:
     speed = top / "speed" if s.base.drift else None
     repo = top / "repo"
     repo.mkdir(parents=True)
-    base_h = work_h(1000, s.base.modes, 500, MEMORY_KIB, 0)
+    base_h = work_h(1000, s.base.modes, 500, s.memory_kib, 0)
     base_files = {"prog.c": PROG_C, "work.h": base_h, "benchbot.yml": config_yml(speed)}
     base_prog = _build(top / "build-base", base_files)
     if speed is not None:
         speed.write_text(f"{scenarios.DRIFT_LOW}\n")
     probe = scenarios.Built(s.base, repo, base_prog, base_prog, speed, ITERATIONS)
     base_rss = peak_rss(probe, "base")
-    memory_kib = MEMORY_KIB + round(MEMORY_STEP * base_rss) if s.memory else MEMORY_KIB
+    step = s.memory_step_kib if s.memory_step_kib is not None else round(MEMORY_STEP * base_rss)
+    memory_kib = s.memory_kib + step if s.memory else s.memory_kib
     head_h = work_h(s.base.permille, s.base.modes, s.base.slow_permille, memory_kib, s.pad)
     head_prog = _build(top / "build-head", {**base_files, "work.h": head_h})
     scenarios._git(repo, "init", "-q")

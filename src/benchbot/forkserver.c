@@ -1,6 +1,9 @@
 /* benchbot's fork server: the small process that starts and times every run, so that a
  * run's peak memory starts from this process's few hundred KiB rather than from the
- * Python process that asks for it (src/benchbot/forkserver.py says why and how).
+ * Python process that asks for it (src/benchbot/forkserver.py says why and how). Runs
+ * are started with vfork: the child borrows this process's address space until its exec
+ * (so the floor of a run's peak is this process's own high-water mark), and nothing is
+ * copied inside the timed region.
  *
  * Usage: forkserver FD, where FD is a stream socket to the process that asks. Requests
  * are an 8-byte header (one command byte, three zero bytes, the payload's length as a
@@ -11,8 +14,8 @@
  *       remaining field is an environment entry. Answer (one line):
  *       "R wall_ns status utime_us stime_us maxrss_kib timed_out stage errno leftovers"
  *       stage: '-' it ran; 'c' chdir, 'p' the CPU pin, 'f' fork, 'e' exec failed (errno).
- *   'F' the floor: the peak RSS (KiB) a process forked from here has before its exec.
- *       Answer "F kib".
+ *   'F' the floor: the peak RSS (KiB) a run started from here has before its exec (a
+ *       vfork child reads it). Answer "F kib".
  *   'T' the CPU time (µs) this process and the children it reaped used so far. Answer
  *       "T us".
  *   'P' a perf counter on this process (perf_event_open(attr, 0, -1, -1, CLOEXEC));
@@ -56,6 +59,9 @@
 #define MAX_PAYLOAD (64u << 20)
 
 static int sock = -1;
+/* Written by a vfork child, which shares this process's memory until its exec. */
+static volatile int exec_errno;
+static volatile struct rusage probed;
 
 static void die(const char *what)
 {
@@ -332,7 +338,7 @@ static void run(char *payload, size_t length, const int fds[MAX_FDS], int nfds)
     argv[argc] = NULL;
 
     char stage = '-';
-    int err = 0, status = 0, timed_out = 0, failed_at[2];
+    int err = 0, status = 0, timed_out = 0;
     struct rusage usage;
     memset(&usage, 0, sizeof usage);
     int64_t start = 0, end = 0;
@@ -350,30 +356,24 @@ static void run(char *payload, size_t length, const int fds[MAX_FDS], int nfds)
         stage = 'c';
         err = errno;
     }
-    if (stage == '-' && pipe2(failed_at, O_CLOEXEC) < 0) {
-        stage = 'f';
-        err = errno;
-    }
     pid_t pid = -1;
     if (stage == '-') {
+        exec_errno = 0;
         start = now_ns();
-        pid = fork();
+        pid = vfork(); /* this process waits until the child's exec (or exit) */
         if (pid == 0) {
             dup2(fds[0], 0);
             dup2(fds[1], 1);
             dup2(fds[2], 2);
             setsid();
             execve(program, argv, envp);
-            int e = errno;
-            ssize_t ignored = write(failed_at[1], &e, sizeof e);
-            (void)ignored;
+            exec_errno = errno; /* our memory is this process's until _exit */
             _exit(127);
         }
         if (pid < 0) {
             stage = 'f';
             err = errno;
         } else {
-            close(failed_at[1]);
             int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
             if (pidfd >= 0) {
                 struct pollfd p = {pidfd, POLLIN, 0};
@@ -391,15 +391,11 @@ static void run(char *payload, size_t length, const int fds[MAX_FDS], int nfds)
             while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR)
                 ;
             end = now_ns();
-            int e = 0;
-            if (read(failed_at[0], &e, sizeof e) == (ssize_t)sizeof e) {
+            if (exec_errno) {
                 stage = 'e';
-                err = e;
+                err = exec_errno;
             }
         }
-        close(failed_at[0]);
-        if (pid < 0)
-            close(failed_at[1]);
     }
     if (pinned)
         sched_setaffinity(0, sizeof previous, &previous);
@@ -418,30 +414,20 @@ static void run(char *payload, size_t length, const int fds[MAX_FDS], int nfds)
     free(f);
 }
 
-/* The peak RSS of a process forked from here, read before it would exec. */
+/* The peak RSS a run started from here has before its exec: a child started as a run is
+ * reads it (its address space is this process's until it execs). */
 static void floor_probe(void)
 {
     char answer[64];
-    int p[2];
-    long kib = -1;
-    if (pipe2(p, O_CLOEXEC) == 0) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            struct rusage usage;
-            getrusage(RUSAGE_SELF, &usage);
-            ssize_t ignored = write(p[1], &usage.ru_maxrss, sizeof usage.ru_maxrss);
-            (void)ignored;
-            _exit(0);
-        }
-        close(p[1]);
-        if (pid > 0) {
-            if (read(p[0], &kib, sizeof kib) != (ssize_t)sizeof kib)
-                kib = -1;
-            waitpid(pid, NULL, 0);
-        }
-        close(p[0]);
+    probed.ru_maxrss = -1;
+    pid_t pid = vfork();
+    if (pid == 0) {
+        getrusage(RUSAGE_SELF, (struct rusage *)&probed);
+        _exit(0);
     }
-    snprintf(answer, sizeof answer, "F %ld\n", kib);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    snprintf(answer, sizeof answer, "F %ld\n", pid > 0 ? probed.ru_maxrss : -1L);
     send_answer(answer, -1);
 }
 

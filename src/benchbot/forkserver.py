@@ -5,22 +5,26 @@ Why: a run's peak RSS (``ru_maxrss``) is the largest high-water mark of any addr
 it had, and the first one is its spawner's. ``posix_spawn`` (a vfork) lends the child the
 spawner's own address space until exec, whose high-water mark Linux keeps at exec; a
 fork copies the spawner's anonymous pages. So no run started by a Python process reads
-below that process's own peak: about 15.7 MiB in the sandbox's worker and 56 MiB in
-benchbot's own process, where most benchmark programs need a few MiB. A run forked from
-``forkserver.c`` starts from the few hundred KiB that process holds (``ForkServer.floor_kib``
-measures it: a probe forked the same way reads its own peak before it would exec).
+below that process's own peak: about 15.7 MiB in the sandbox's worker and 40-56 MiB in
+benchbot's own process, where most benchmark programs need a few MiB. A run started by
+``forkserver.c`` starts from that small process's own high-water mark: about 0.65 MiB
+built static, 1.1 MiB dynamic (``ForkServer.floor_kib`` measures it: a probe started the
+same way reads its own peak before it would exec).
 
 How: the C source ships with the package. ``build`` compiles it with the machine's C
-compiler (``cc``, with a minimal environment: no CC or CFLAGS from a config), about 0.1 s,
-once per process. The spawner (``spawn.ProcessSpawner``) starts it once and sends it one
-request per run over a socket (argv, environment, directory, CPU pin, timeout, and the
-run's stdin, stdout and stderr as descriptors); it forks the run and times it exactly as
-the Python spawner did (a monotonic clock read just before the fork and just after the
+compiler (``cc``, else gcc or clang; with a minimal environment: no CC or CFLAGS from a
+config), static where the C library allows it, else dynamic; about 0.1 s, once per
+process. The spawner (``spawn.ProcessSpawner``) starts it once and sends it one request
+per run over a socket (argv, environment, directory, CPU pin, timeout, and the run's
+stdin, stdout and stderr as descriptors); it starts the run with vfork and times it as
+the Python spawner did (a monotonic clock read just before the vfork and just after the
 reap, the reap woken by the run's pidfd), kills the run's process group after it, ends
 whatever the run left running elsewhere (it is a child subreaper), and answers one line.
-Nothing of the exchange is inside the timed region. A perf counter for instruction counts
-is opened by the fork server on itself, so that runs inherit it as they inherited the
-worker's (``counting``), and its descriptor is handed back.
+Nothing of the exchange is inside the timed region, and less work is than with Python's
+``posix_spawn``, which builds the argv and environment arrays after the clock is read
+(``benchmarks/memfloor.py``: /bin/true's median run 16-19% shorter). A perf counter for
+instruction counts is opened by the fork server on itself, so that runs inherit it as
+they inherited the worker's (``counting``), and its descriptor is handed back.
 
 Where no C compiler is found, or it cannot build or start the program, the Python
 spawner starts the runs as before and the floor is its own peak; ``benchbot doctor`` and
@@ -42,6 +46,9 @@ from pathlib import Path
 SOURCE = Path(__file__).with_name("forkserver.c")
 COMPILERS = ("cc", "gcc", "clang")
 CFLAGS = ("-O2", "-std=gnu11")
+# Tried in turn: static (the smallest address space: 0.65 MiB against 1.1 here), then
+# dynamic where the C library has no static archive (Fedora without glibc-static).
+LINKS = (("-static",), ())
 BUILD_TIMEOUT_S = 120.0
 POLL_MAX_MS = 2**31 - 1
 _ANSWER_LIMIT = 4096
@@ -91,17 +98,19 @@ def build(into: Path, *, path: str | None = None) -> Path:
     out = Path(into) / f"benchbot-forkserver-{key}"
     env = {"PATH": path if path is not None else os.environ.get("PATH", os.defpath),
            "LC_ALL": "C"}
-    try:
-        proc = subprocess.run([cc, *CFLAGS, "-o", str(out), str(SOURCE)], env=env,
-                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ForkServerError(f"{cc} did not run: {exc}") from None
-    if proc.returncode != 0 or not out.is_file():
+    said = ""
+    for link in LINKS:
+        try:
+            proc = subprocess.run([cc, *CFLAGS, *link, "-o", str(out), str(SOURCE)], env=env,
+                                  capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+                                  stdin=subprocess.DEVNULL, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ForkServerError(f"{cc} did not run: {exc}") from None
+        if proc.returncode == 0 and out.is_file():
+            _BUILT[key] = out
+            return out
         said = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        raise ForkServerError(f"{cc} could not build it: {said[:200]}")
-    _BUILT[key] = out
-    return out
+    raise ForkServerError(f"{cc} could not build it: {said[:200]}")
 
 
 def start(into: Path, *, path: str | None = None) -> ForkServer:

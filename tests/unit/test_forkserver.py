@@ -187,3 +187,26 @@ def test_a_request_it_does_not_know_is_answered_not_obeyed(tmp_path: Path) -> No
         assert server.cpu_s() >= 0.0
     finally:
         server.close()
+
+
+@needs_cc
+def test_where_a_static_build_fails_a_dynamic_one_serves(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A C library without its static archive (Fedora without glibc-static) refuses
+    -static; the fork server is then built dynamic, and its floor is still small."""
+    real = forkserver.compiler()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    cc = bin_dir / "cc"
+    cc.write_text(f'#!/bin/sh\necho "$*" >> {log}\ncase " $* " in *" -static "*) '
+                  f'echo "cannot find -lc" >&2; exit 1;; esac\nexec {real} "$@"\n')
+    cc.chmod(0o755)
+    monkeypatch.setattr(forkserver, "_BUILT", {})
+    server = forkserver.start(tmp_path, path=f"{bin_dir}:{os.defpath}")
+    try:
+        calls = log.read_text().splitlines()
+        assert len(calls) == 2 and "-static" in calls[0] and "-static" not in calls[1]
+        assert 0 < server.floor_kib() < 2048
+    finally:
+        server.close()
