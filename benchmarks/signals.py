@@ -167,9 +167,9 @@ ITERATIONS = 700_000  # values sorted: 100-130 ms a run on this 2-core VM
 # by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
 # about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
 MEMORY_KIB = 20480
-# With the fork server (benchbot.forkserver) the floor is under 1 MiB: a buffer of 5 MiB
-# makes a program of about 9 MB (the sort's own array is 2.8 MB).
-SMALL_MEMORY_KIB = 5120
+# With the fork server (benchbot.forkserver) the floor is under 1 MiB: a buffer of 2.25 MiB
+# makes a program of about 9 MB (the sort's array and qsort's copy of it are 2.8 MB each).
+SMALL_MEMORY_KIB = 2304
 LAYOUT_PAD = 16  # bytes: moves the hot functions by 32 (function alignment 16)
 MEMORY_STEP = 0.10  # memory only: head's peak RSS over base's
 COUNTS_SAME = 0.001  # layout and memory only: the counts may differ by at most this

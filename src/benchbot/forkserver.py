@@ -33,10 +33,13 @@ spawner starts the runs as before and the floor is its own peak; ``benchbot doct
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
+import select
 import shutil
+import signal
 import socket
 import struct
 from collections.abc import Mapping, Sequence
@@ -51,6 +54,11 @@ CFLAGS = ("-O2", "-std=gnu11")
 LINKS = (("-static",), ())
 BUILD_TIMEOUT_S = 120.0
 POLL_MAX_MS = 2**31 - 1
+# How long past a run's timeout (or, for the other requests, at all) an answer may take.
+# The fork server is the runs' parent, not the sandbox's init: a run can stop it
+# (SIGSTOP), and then nothing would answer; past this it is killed and the comparison
+# ends with an error, as a run that fails its own comparison could make it anyway.
+ANSWER_GRACE_S = 60.0
 _ANSWER_LIMIT = 4096
 # Where a build of the source is, per source hash: one build per process.
 _BUILT: dict[str, Path] = {}
@@ -150,7 +158,7 @@ class ForkServer:
         if any("\0" in f for f in fields):
             return Ran(0, 0, 0, 0, False, "embedded null byte", 0)
         payload = b"".join(os.fsencode(f) + b"\0" for f in fields)
-        words = self._ask(b"R", payload, fds=stdio).split()
+        words = self._ask(b"R", payload, fds=stdio, wait_s=timeout_s + ANSWER_GRACE_S).split()
         if len(words) != 10 or words[0] != "R":
             raise ForkServerError(f"the fork server answered {' '.join(words)[:120]!r}")
         wall, status, utime, stime, peak, timed_out = (int(w) for w in words[1:7])
@@ -181,6 +189,7 @@ class ForkServer:
         """A perf counter the fork server opened on itself (``attr``: a perf_event_attr),
         as a descriptor of this process; OSError with the kernel's errno where it cannot."""
         self._send(b"P", attr, ())
+        self._wait(ANSWER_GRACE_S)
         data, fds, _, _ = socket.recv_fds(self._sock, _ANSWER_LIMIT, 1)
         self._buffer += data
         words = self._line().split()
@@ -202,9 +211,10 @@ class ForkServer:
             except ChildProcessError:
                 pass
 
-    def _ask(self, command: bytes, payload: bytes, fds: Sequence[int] = ()) -> str:
+    def _ask(self, command: bytes, payload: bytes, fds: Sequence[int] = (),
+             wait_s: float = ANSWER_GRACE_S) -> str:
         self._send(command, payload, fds)
-        return self._line()
+        return self._line(wait_s)
 
     def _send(self, command: bytes, payload: bytes, fds: Sequence[int]) -> None:
         header = command + b"\0\0\0" + struct.pack("=I", len(payload))
@@ -215,9 +225,21 @@ class ForkServer:
         except OSError as exc:
             raise ForkServerError(f"the fork server stopped ({exc.strerror or exc})") from None
 
-    def _line(self) -> str:
-        """The next line the fork server answers."""
+    def _wait(self, wait_s: float) -> None:
+        """Wait until the fork server has answered something; after ``wait_s``, kill it
+        and raise ForkServerError."""
+        poller = select.poll()
+        poller.register(self._sock.fileno(), select.POLLIN)
+        if not poller.poll(_timeout_ms(wait_s)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            raise ForkServerError(f"the fork server did not answer within {wait_s:.0f} s "
+                                  "(a run stopped it?), and was ended")
+
+    def _line(self, wait_s: float = ANSWER_GRACE_S) -> str:
+        """The next line the fork server answers (``_wait`` for each part of it)."""
         while b"\n" not in self._buffer:
+            self._wait(wait_s)
             try:
                 data = self._sock.recv(_ANSWER_LIMIT)
             except OSError as exc:

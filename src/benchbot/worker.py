@@ -1,5 +1,6 @@
 """The measuring process that runs inside the sandbox: it spawns and times the runs of one
-arm.
+arm (through its fork server, ``benchbot.forkserver``, which it builds and starts before
+it says it is ready, so that a run's peak memory is not the worker's).
 
 benchbot starts one worker per worktree (base, head), each in a sandbox of its own
 (``sandbox.WorkerSpawner``) where only its own worktree is writable and the other one is
@@ -27,14 +28,16 @@ which hands the turn over just the same and leaves both arms' runs in one PID na
 
 A worker is undumpable from its start (``procs.make_undumpable``): its runs, the same
 user without any capability, cannot open ``/proc/<worker>/fd`` to write into its answers,
-nor ptrace it; and no descriptor it holds is inherited by a run. It is a child subreaper,
-so that whatever a run left behind comes back to it and is ended before the next run
-(``spawn.end_leftovers``). It needs the standard library only and holds nothing secret:
-its environment is the allow-listed one.
+nor ptrace it; and no descriptor it holds is inherited by a run. It is a child subreaper
+(and so is its fork server), so that whatever a run left behind comes back to it and is
+ended before the next run (``spawn.end_leftovers``). It needs the standard library (and,
+for its fork server, a C compiler) only and holds nothing secret: its environment is the
+allow-listed one.
 
 Instruction counts (``benchbot.counting``): a run asked to be counted by perf is read
-from a counter the worker opens once on itself, inherited by its runs and enabled at
-their exec (its descriptor close-on-exec, like the others); one counted by valgrind is
+from a counter opened once on the process that forks the runs (the fork server, which
+hands the descriptor over, else the worker), inherited by its runs and enabled at their
+exec (its descriptor close-on-exec, like the others); one counted by valgrind is
 started under cachegrind, whose out files go to the worker's scratch directory and are
 summed and removed after the run.
 """

@@ -210,3 +210,20 @@ def test_where_a_static_build_fails_a_dynamic_one_serves(tmp_path: Path,
         assert 0 < server.floor_kib() < 2048
     finally:
         server.close()
+
+
+@needs_cc
+def test_a_run_that_stops_the_fork_server_ends_the_comparison_not_hangs_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fork server is the run's parent (not the sandbox's init, as the worker is): a
+    run can stop it. The answer is then awaited for the run's timeout and a grace, no
+    longer; the fork server is killed and the error says so."""
+    monkeypatch.setattr(forkserver, "ANSWER_GRACE_S", 0.5)
+    spawner = ProcessSpawner(tmp_path)
+    try:
+        start = time.monotonic()
+        with pytest.raises(forkserver.ForkServerError, match="did not answer"):
+            spawner.spawn(req(tmp_path, "sh", "-c", "kill -STOP $PPID", timeout_s=0.5))
+        assert time.monotonic() - start < 5
+    finally:
+        spawner.close()
