@@ -20,8 +20,8 @@ measures keep the second away from the first:
    the build unless ``sandbox.build_network`` allows it, get their own network namespace
    (loopback only). Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so
    one worker (``benchbot.worker``) is started in a sandbox of its own for each
-   worktree, where only that worktree is writable, and spawns and times that arm's runs
-   there, so that the floor of timing does not move and no run can rewrite the other
+   worktree (and for the copy of base's build that base again runs from), where only
+   that place is writable, and spawns and times that arm's runs there, so that the floor of timing does not move and no run can rewrite the other
    arm's program.
 """
 
@@ -315,11 +315,12 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
 
 class WorkerSpawner:
     """A ``Spawner`` whose runs are made by ``benchbot.worker`` inside the sandbox: one
-    worker for each place (each arm's worktree), in a sandbox of its own where that
-    place, the worker's scratch directory and ``writable`` are the only writable
-    directories and the other place is not bound at all. A run goes to the worker of the
-    place that holds its working directory; with two places the workers hand the turn to
-    each other directly (the worker module says how, and why). ``perf_events`` names the
+    worker for each place (each arm's worktree, and the copy of base's built tree that
+    base again runs from), in a sandbox of its own where that place, the worker's
+    scratch directory and ``writable`` are the only writable directories and the other
+    places are not bound at all. A run goes to the worker of the place that holds its
+    working directory; the workers hand the turn to each other directly (the worker
+    module says how, and why). ``perf_events`` names the
     events the workers count with (``counting.EVENT_NAMES``; tests: "software-test").
 
     Making one starts the workers and returns at once: their start-up (bwrap and a Python,
@@ -331,8 +332,8 @@ class WorkerSpawner:
                  places: Sequence[Path], writable: Sequence[Path] = (),
                  git_dir: Path | None = None, git_config: Path | None = None,
                  perf_events: str = "hardware") -> None:
-        if len(places) not in (1, 2):
-            raise ValueError(f"one or two places to measure in, not {len(places)}")
+        if len(places) not in (1, 2, 3):
+            raise ValueError(f"one to three places to measure in, not {len(places)}")
         self._places = [Path(p) for p in places]
         self._owners: dict[str, int] = {}  # a run's directory -> its worker
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
@@ -345,16 +346,18 @@ class WorkerSpawner:
                 events = [] if perf_events == "hardware" else [f"--perf-events={perf_events}"]
                 argv = sandbox.wrap(
                     [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events,
-                     str(work), *(str(fd) for fd in fds)],
+                     str(work), *(f"{peer}:{take}:{give}" for peer, take, give in fds)],
                     cwd=work, writable=[place, work, *writable], network=False,
                     git_dir=git_dir, git_config=git_config,
                 )
                 self._workers.append(_Worker(argv, sandbox.adjust_env(env),
-                                             scratch / f"worker-{index}.log", fds))
+                                             scratch / f"worker-{index}.log",
+                                             [fd for _, take, give in fds for fd in (take, give)]))
         finally:
-            for fds in turns:  # the workers hold them now; a worker's end is its peer's EOF
-                for fd in fds:
-                    os.close(fd)
+            for fds in turns:  # the workers hold them now; a worker's end is its peers' EOF
+                for _, take, give in fds:
+                    os.close(take)
+                    os.close(give)
         self._ready = False
         self._reaped_cpu_s = 0.0  # what reaping the workers added to this process's children's time
 
@@ -432,13 +435,13 @@ class WorkerSpawner:
         self._reaped_cpu_s += children.ru_utime + children.ru_stime - before
 
 
-def _turn_pipes(count: int) -> list[tuple[int, ...]]:
-    """Each worker's (take, give) ends of the pipes over which two workers hand each
-    other the turn; nothing for a worker alone."""
-    if count == 1:
-        return [()]
-    to_second, to_first = os.pipe(), os.pipe()
-    return [(to_first[0], to_second[1]), (to_second[0], to_first[1])]
+def _turn_pipes(count: int) -> list[list[tuple[int, int, int]]]:
+    """Each worker's (peer, take, give) for every other worker: the ends of a pipe from
+    that peer and of one to it, over which the two hand each other the turn; nothing for
+    a worker alone."""
+    pipes = {(i, j): os.pipe() for i in range(count) for j in range(count) if i != j}
+    return [[(j, pipes[(j, i)][0], pipes[(i, j)][1]) for j in range(count) if j != i]
+            for i in range(count)]
 
 
 class _Worker:
@@ -517,8 +520,9 @@ class _Worker:
 
 def _request_line(groups: Sequence[Sequence[SpawnRequest]], owners: Sequence[Sequence[int]],
                   keys: Sequence[str], index: int) -> str:
-    """The batch as worker ``index`` is sent it: its own requests, null for the others'."""
-    shown = [[r.to_json() if o == index else None for r, o in zip(g, og, strict=True)]
+    """The batch as worker ``index`` is sent it: its own requests, and for another's run
+    the number of the worker that makes it."""
+    shown = [[r.to_json() if o == index else o for r, o in zip(g, og, strict=True)]
              for g, og in zip(groups, owners, strict=True)]
     return json.dumps({"groups": shown, "keys": list(keys)}) + "\n"
 

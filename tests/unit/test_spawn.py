@@ -127,6 +127,35 @@ def test_a_run_cannot_touch_the_other_place(tmp_path: Path) -> None:
         spawner.close()
 
 
+@needs_bwrap
+def test_three_places_take_their_turns_and_none_reaches_another(tmp_path: Path) -> None:
+    """Base, head and base again's copy: each place's worker makes its runs of a batch of
+    triplets in the triplets' order; a run reaches neither other place, nor a descriptor."""
+    places = [tmp_path / name for name in ("base", "head", "agai")]
+    for place in places:
+        place.mkdir()
+        (place / "prog").write_text("original\n")
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=places)
+    try:
+        orders = [(0, 2, 1), (1, 0, 2), (2, 1, 0)]
+        groups = [[req(places[i], "sh", "-c", "date +%s%N >> when; ls /proc/self/fd >&2")
+                   for i in order] for order in orders]
+        runs = spawner.spawn_groups(groups, ["w", "w", "w"])
+        assert all(run.returncode == 0 and run.stderr_tail.split() == ["0", "1", "2", "3"]
+                   for g in runs for run in g)
+        when = {i: [int(t) for t in (p / "when").read_text().split()] for i, p in enumerate(places)}
+        made = sorted((t, i) for i, ts in when.items() for t in ts)
+        assert [i for _, i in made] == [i for order in orders for i in order]
+        for i, place in enumerate(places):
+            others = [p for p in places if p != place]
+            attack = req(place, "sh", "-c", "; ".join(f"echo planted > '{o}/prog'" for o in others))
+            assert spawner.spawn(attack).returncode != 0, i
+        assert all((p / "prog").read_text() == "original\n" for p in places)
+    finally:
+        spawner.close()
+
+
 def test_a_run_inherits_no_descriptor_but_its_three(tmp_path: Path) -> None:
     """Neither benchbot's (or the worker's) pipes nor anything it inherited itself reach a run."""
     a, b = tmp_path / "a", tmp_path / "b"
