@@ -447,9 +447,24 @@ def one(made: Made, *, rep: int, budget: float, seed: int, require_counts: bool)
         "maxrss_kib": {arm: statistics.median(a.maxrss_kib) for arm, a in bench.arms.items()
                        if a.maxrss_kib},
         "maxrss_floor_kib": doc.environment.maxrss_floor_kib,
+        # The A/A (base again, from its own place since issue 30) and what the verdict
+        # reported as its noise: whether that covers head's reading is issue 30's target.
+        "aa": _aa_fields(bench, v),
         "time_only": {**alone, "error_points": abs(alone["ratio"] - made.truth) * 100
                       if alone["ratio"] is not None else None},
     }
+
+
+def _aa_fields(bench: Any, v: Verdict) -> dict[str, Any]:
+    """The A/A's reading (base again over base, medians of wall time) and the noise and
+    tolerance the verdict reported."""
+    aa = bench.phases.get("aa")
+    ratio = None
+    if aa is not None and aa.arms["base"].wall_ns and aa.arms["base_again"].wall_ns:
+        ratio = (statistics.median(aa.arms["base_again"].wall_ns)
+                 / statistics.median(aa.arms["base"].wall_ns))
+    return {"ratio": ratio, "aa_noise": v.aa_noise, "noise": v.noise, "ci_half": v.ci_half,
+            "tolerance": v.tolerance}
 
 
 def _spread(bench: Any) -> float | None:
