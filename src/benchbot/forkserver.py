@@ -90,15 +90,16 @@ def compiler(path: str | None = None) -> str | None:
     return next((found for name in COMPILERS if (found := shutil.which(name, path=search))), None)
 
 
-def build(into: Path, *, path: str | None = None) -> Path:
+def build(into: Path, *, path: str | None = None, reuse: bool = True) -> Path:
     """The fork server's program, compiled into ``into`` unless this process built it
-    already (ForkServerError with the compiler's last words where it cannot be)."""
+    already and ``reuse`` (ForkServerError with the compiler's last words where it
+    cannot be)."""
     import subprocess  # only here: the worker imports this module at its start
 
     source = SOURCE.read_bytes()
     key = hashlib.sha256(source + " ".join(CFLAGS).encode()).hexdigest()[:16]
     done = _BUILT.get(key)
-    if done is not None and done.is_file():
+    if reuse and done is not None and done.is_file():
         return done
     cc = compiler(path)
     if cc is None:
@@ -121,9 +122,11 @@ def build(into: Path, *, path: str | None = None) -> Path:
     raise ForkServerError(f"{cc} could not build it: {said[:200]}")
 
 
-def start(into: Path, *, path: str | None = None) -> ForkServer:
-    """A running fork server, built into ``into`` where needed (ForkServerError if not)."""
-    server = ForkServer(build(into, path=path))
+def start(into: Path, *, path: str | None = None, program: Path | None = None) -> ForkServer:
+    """A running fork server, built into ``into`` where needed (ForkServerError if not);
+    ``program``: one built already (the sandbox's worker is given one it cannot write:
+    ``sandbox.WorkerSpawner``)."""
+    server = ForkServer(program if program is not None else build(into, path=path))
     server.floor_kib()  # it answers: it works here
     return server
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import benchbot
-from benchbot import fsview
+from benchbot import forkserver, fsview
 from benchbot.errors import BenchbotError
 from benchbot.spawn import RawRun, SpawnRequest, kill_group
 
@@ -175,7 +175,8 @@ _Mount = tuple[str, int, tuple[str, ...]]
 
 
 def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
-                git_dir: Path | None = None, git_config: Path | None = None) -> list[str]:
+                git_dir: Path | None = None, git_config: Path | None = None,
+                read_only: Sequence[Path] = ()) -> list[str]:
     """bwrap's mount arguments for ``view`` and the writable places, parents before what
     is mounted inside them (bubblewrap applies them in order; a later one covers)."""
     mounts: list[_Mount] = [("/dev", 0, ("--dev", "/dev")), ("/proc", 0, ("--proc", "/proc"))]
@@ -199,6 +200,7 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
             modules = str(git_dir / "modules")
             mounts.append((modules, 2, ("--tmpfs", modules)))
     mounts += [(str(p), 3, ("--bind", str(p), str(p))) for p in writable]
+    mounts += [(str(p), 4, ("--ro-bind", str(p), str(p))) for p in read_only]
     mounts.sort(key=lambda m: (len(Path(m[0]).parts), m[1]))
     return [arg for _, _, args in mounts for arg in args]
 
@@ -224,15 +226,16 @@ class Sandbox:
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, writable: Sequence[Path],
              network: bool, git_dir: Path | None = None,
-             git_config: Path | None = None) -> list[str]:
+             git_config: Path | None = None, read_only: Sequence[Path] = ()) -> list[str]:
         """The bwrap command line that runs ``argv`` in ``cwd`` inside the sandbox: the
         view read-only, ``writable`` writable, the repository's git directory read-only
-        with ``git_config`` as its config, and the host's network only if ``network``."""
+        with ``git_config`` as its config, ``read_only`` (files or directories outside
+        the view) read-only over everything, and the host's network only if ``network``."""
         if self.bwrap is None or self.view is None:
             return list(argv)
         return [self.bwrap, *_namespace_args(network=network),
                 *_mount_args(self.view, writable=writable, network=network, git_dir=git_dir,
-                             git_config=git_config),
+                             git_config=git_config, read_only=read_only),
                 "--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
 
     def adjust_env(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -337,6 +340,10 @@ class WorkerSpawner:
         self._places = [Path(p) for p in places]
         self._owners: dict[str, int] = {}  # a run's directory -> its worker
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
+        # The fork server's program, built here, outside every place a run may write, and
+        # shown to the workers read-only: a run can neither replace it nor plant one.
+        program = _fork_server_program(scratch / "forkserver")
+        server = ([f"--fork-server={program}"] if program is not None else ["--no-fork-server"])
         turns = _turn_pipes(len(places))
         self._workers: list[_Worker] = []
         try:
@@ -345,10 +352,11 @@ class WorkerSpawner:
                 work.mkdir(exist_ok=True)
                 events = [] if perf_events == "hardware" else [f"--perf-events={perf_events}"]
                 argv = sandbox.wrap(
-                    [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events,
+                    [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events, *server,
                      str(work), *(f"{peer}:{take}:{give}" for peer, take, give in fds)],
                     cwd=work, writable=[place, work, *writable], network=False,
                     git_dir=git_dir, git_config=git_config,
+                    read_only=[program.parent] if program is not None else [],
                 )
                 self._workers.append(_Worker(argv, sandbox.adjust_env(env),
                                              scratch / f"worker-{index}.log",
@@ -433,6 +441,16 @@ class WorkerSpawner:
             worker.close()
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         self._reaped_cpu_s += children.ru_utime + children.ru_stime - before
+
+
+def _fork_server_program(into: Path) -> Path | None:
+    """The fork server built into ``into`` (None where it cannot be: the workers then start
+    the runs themselves, and ``benchbot doctor`` says why)."""
+    into.mkdir(exist_ok=True)
+    try:
+        return forkserver.build(into, reuse=False)  # into: this comparison's own
+    except forkserver.ForkServerError:
+        return None
 
 
 def _turn_pipes(count: int) -> list[list[tuple[int, int, int]]]:

@@ -1,6 +1,9 @@
 """The measuring process that runs inside the sandbox: it spawns and times the runs of one
-arm (through its fork server, ``benchbot.forkserver``, which it builds and starts before
-it says it is ready, so that a run's peak memory is not the worker's).
+arm (through its fork server, ``benchbot.forkserver``, which it starts before it says it
+is ready, so that a run's peak memory is not the worker's). benchbot builds the fork
+server's program outside every place a run may write and shows it to the worker
+read-only (``sandbox.WorkerSpawner``): it is started before any run exists, from a file
+no run can replace.
 
 benchbot starts one worker per place (base's worktree, head's, and the copy of base's
 built tree that base again runs from: docs/verdict.md, "Placement"), each in a sandbox of
@@ -128,10 +131,12 @@ def run_batch(spawner: ProcessSpawner, turns: Mapping[int, Turn] | Turn | None,
 
 def serve(scratch: Path, lines: TextIO, out: TextIO,
           turns: Mapping[int, Turn] | Turn | None = None, *,
-          perf_events: counting.Events = counting.HARDWARE) -> int:
-    """Answer run requests from ``lines`` on ``out`` until end of input."""
-    spawner = ProcessSpawner(scratch, perf_events=perf_events)
-    spawner.start()  # the fork server, built and started while benchbot builds
+          perf_events: counting.Events = counting.HARDWARE,
+          fork_server: bool | Path = True) -> int:
+    """Answer run requests from ``lines`` on ``out`` until end of input (``fork_server``:
+    the fork server's program, as ``ProcessSpawner`` takes it)."""
+    spawner = ProcessSpawner(scratch, perf_events=perf_events, fork_server=fork_server)
+    spawner.start()  # the fork server, started while benchbot builds
     _answer(out, {"ready": True})
     try:
         for line in lines:
@@ -180,22 +185,32 @@ def guard() -> None:
 
 
 def main() -> int:
-    """Entry point: ``python -m benchbot.worker [--perf-events=NAME] SCRATCH
-    [PEER:TAKE_FD:GIVE_FD ...]`` (NAME: a key of ``counting.EVENT_NAMES``; tests pass
-    software-test; PEER: another worker's number, as the request lines name it)."""
+    """Entry point: ``python -m benchbot.worker [--perf-events=NAME] [--fork-server=PATH
+    | --no-fork-server] SCRATCH [PEER:TAKE_FD:GIVE_FD ...]`` (NAME: a key of
+    ``counting.EVENT_NAMES``; tests pass software-test; PATH: the fork server's program,
+    built by benchbot where no run can write it, else the runs are started by the worker
+    itself; PEER: another worker's number, as the request lines name it)."""
     args = sys.argv[1:]
     events = counting.HARDWARE
     if args and args[0].startswith("--perf-events="):
         events = counting.EVENT_NAMES.get(args.pop(0).partition("=")[2], ())  # type: ignore[arg-type]
+    fork_server: bool | Path = True
+    if args and args[0].startswith("--fork-server="):
+        fork_server = Path(args.pop(0).partition("=")[2])
+    elif args and args[0] == "--no-fork-server":
+        args.pop(0)
+        fork_server = False
     peers = [a.split(":") for a in args[1:]]
     if (not args or not all(len(p) == 3 and all(f.isdigit() for f in p) for p in peers)
             or len(events) != 2):
-        sys.stderr.write("usage: python -m benchbot.worker [--perf-events=NAME] SCRATCH_DIR "
+        sys.stderr.write("usage: python -m benchbot.worker [--perf-events=NAME] "
+                         "[--fork-server=PATH | --no-fork-server] SCRATCH_DIR "
                          "[PEER:TAKE_FD:GIVE_FD ...]\n")
         return 2
     guard()
     turns = {int(p): Turn(int(take), int(give)) for p, take, give in peers}
-    return serve(Path(args[0]), sys.stdin, sys.stdout, turns, perf_events=events)
+    return serve(Path(args[0]), sys.stdin, sys.stdout, turns, perf_events=events,
+                 fork_server=fork_server)
 
 
 if __name__ == "__main__":
