@@ -92,6 +92,8 @@ def test_doctor_says_how_peak_memory_is_measured(monkeypatch, tmp_path) -> None:
     if forkserver.compiler() is not None:
         assert found[0].level == "ok" and "fork server" in found[0].what
         assert "MiB (the floor of the memory verdict)" in found[0].what
+        assert found[0].what.startswith("peak memory: each run's peak RSS (ru_maxrss)")
+        assert len(found) == 1
     monkeypatch.setattr(forkserver, "_BUILT", {})
     monkeypatch.setenv("PATH", str(tmp_path))  # no cc there
     [without] = doctor.memory_findings()
