@@ -165,10 +165,13 @@ IMPORTS = ("import benchbot.cli, benchbot.engine, benchbot.measuring, benchbot.r
            "benchbot.report")
 
 
-def _timed(argv: list[str]) -> float:
-    """Seconds one command takes, start to exit (``-m benchbot`` is this checkout's)."""
-    src = str(Path(__file__).resolve().parent.parent / "src")
-    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
+SRC = Path(__file__).resolve().parent.parent / "src"  # this checkout's benchbot
+
+
+def _timed(argv: list[str], src: Path = SRC) -> float:
+    """Seconds one command takes, start to exit (``-m benchbot`` is ``src``'s, by default
+    this checkout's)."""
+    path = os.pathsep.join(p for p in (str(src), os.environ.get("PYTHONPATH", "")) if p)
     start = time.monotonic_ns()
     subprocess.run(argv, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": path})
     return (time.monotonic_ns() - start) / 1e9
@@ -239,11 +242,11 @@ def bookkeeping(workloads: int = 10, pairs: int = 1000, seed: int = 3) -> dict[s
             "stopped": sorted({b.measuring.stopped for b in doc.benchmarks if b.measuring})}
 
 
-def short_runs(runs: int = 1000, repeats: int = 3) -> dict[str, Any]:
+def short_runs(runs: int = 1000, repeats: int = 3, src: Path = SRC) -> dict[str, Any]:
     """(e) A whole ``benchbot compare --runs 1000`` of ``/bin/true`` against itself (A/A
     and A/B, 4,000 runs of about a millisecond, in the sandbox's worker where bubblewrap
     works): what benchbot adds to each run beyond its own time, the median of
-    ``repeats``."""
+    ``repeats`` (``src``: whose benchbot, by default this checkout's)."""
     with tempfile.TemporaryDirectory(prefix="bench-short-") as tmp:
         repo = _config_repo(Path(tmp), "version: 1\nworkloads:\n  - {name: true, run: [/bin/true]}\n")
         out = Path(tmp) / "results.json"
@@ -251,7 +254,7 @@ def short_runs(runs: int = 1000, repeats: int = 3) -> dict[str, Any]:
         for r in range(repeats):
             wall = _timed([sys.executable, "-m", "benchbot", "compare", "--repo", str(repo),
                            "--base", "base", "--head", "HEAD", "--json", str(out), "--quiet",
-                           "--runs", str(runs), "--seed", str(r)])
+                           "--runs", str(runs), "--seed", str(r)], src)
             doc = results.load(out)
             walls = [w for phase in doc.benchmarks[0].phases.values()
                      for arm in phase.arms.values() for w in arm.wall_ns]

@@ -1,21 +1,31 @@
-"""Shared fixtures: real git repositories made in a temporary directory."""
+"""Shared fixtures (real git repositories made in a temporary directory, the fake GitHub,
+a job's environment, the planted measuring) and the two tiers: which tests the fast tier
+leaves out, and the check that keeps real timing out of it (tests/README.md)."""
 
 from __future__ import annotations
 
+import atexit
+import dataclasses
+import functools
 import json
 import os
+import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Mapping
+import tempfile
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
-import jsonschema
+import hypothesis
 import pytest
 
 from benchbot import results
+from benchbot.spawn import RawRun
 
+# init.templateDir empty: a repository without the sample hooks (18 files fewer to write
+# and delete for each of the thousands of repositories the tests make).
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid",
-       "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+       "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", "-c", "init.templateDir="]
 
 
 def git(repo: Path, *args: str) -> str:
@@ -44,6 +54,43 @@ def write_files(repo: Path, files: Mapping[str, str | None]) -> None:
 
 
 MakeRepo = Callable[..., Path]
+_Made = TypeVar("_Made")
+_REPOSITORIES: dict[Hashable, tuple[Path, Any]] = {}  # what copied_repo made, by its key
+
+
+def copied_repo(where: Path, key: Hashable, make: Callable[[Path], _Made]) -> _Made:
+    """A copy at ``where`` of the repository ``make`` makes (and what it returned: its
+    SHAs, say), made once per session for each ``key`` in a folder of this session's own:
+    a copy costs a few milliseconds, making one a dozen git processes. Commits keep their
+    SHAs in every copy; a test changes its copy only."""
+    if key not in _REPOSITORIES:
+        made = Path(tempfile.mkdtemp(dir=_originals())) / "repo"
+        _REPOSITORIES[key] = (made, make(made))
+    made, returned = _REPOSITORIES[key]
+    shutil.copytree(made, where, symlinks=True)
+    return cast(_Made, returned)
+
+
+@functools.cache
+def _originals() -> Path:
+    """This session's folder of the repositories copied_repo made (removed at its end)."""
+    folder = Path(tempfile.mkdtemp(prefix="benchbot-test-repositories-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+# --- property tests: the same examples every run, and no deadline ------------------------
+
+# Loaded before the test modules are, so every @settings there inherits it: the fast tier
+# passes or fails the same way each time, and an example slowed down by a loaded machine is
+# not a failure (hypothesis' default deadline, 200 ms, is real timing). To look further:
+# pytest --hypothesis-profile=explore (new random examples each run).
+hypothesis.settings.register_profile(
+    "benchbot", derandomize=True, deadline=None, database=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.register_profile(
+    "explore", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.load_profile("benchbot")
 
 # --- the slow tier --------------------------------------------------------------------
 
@@ -88,15 +135,152 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if left_out:
         terminalreporter.write_line(
             f"{left_out} slow tests left out: run them with --slow (both tiers) or -m slow")
+    guard = config.stash.get(_GUARD, None)
+    if guard is not None and guard.allowed:
+        terminalreporter.write_line(
+            f"real_runs: {len(guard.allowed)} fast tests ran {guard.allowed_runs} real "
+            f"processes, each read as {STILL_NS / 1e6:g} ms on benchbot's clock")
+
+
+# --- real timing stays out of the fast tier -------------------------------------------
+
+# In a fast-tier test every run benchbot's real spawners make reads this long, so that a
+# verdict there can rest on planted times alone (tests/clock.py, ghenv.PlantedNap, the
+# `planted` fixture), never on this machine's timing.
+STILL_NS = 1_000_000
+REAL_RUNS_HELP = (
+    "Measure with a fake instead (tests/clock.py's FakeClock with a spawner of planted "
+    "times, ghenv.PlantedNap, the `planted` fixture), or mark the test slow with a change "
+    "large enough to be certain; a test that runs real processes only for what they do "
+    "(the order of runs, failures, timeouts, files) says so with "
+    "@pytest.mark.real_runs(\"why\"), and its runs then read "
+    f"{STILL_NS / 1e6:g} ms each on benchbot's clock.")
+
+
+class _Guard:
+    """Counts the real runs of the test in progress and, in a fast-tier test, sets their
+    time to STILL_NS: wrapped around the two spawners that start real processes (the one
+    in this process, and the sandbox's workers), and around starting a benchbot command
+    that measures as a process of its own, whose runs this process cannot see."""
+
+    def __init__(self) -> None:
+        self.fast = False  # the test in progress is in the fast tier
+        self.runs = 0  # its real runs so far
+        self.children = 0  # and the measuring benchbot processes it started
+        self.allowed: set[str] = set()  # fast tests marked real_runs that ran some
+        self.allowed_runs = 0
+
+    def seen(self, run: RawRun) -> RawRun:
+        if not self.fast:
+            return run
+        self.runs += 1
+        return run if run.not_started is not None else dataclasses.replace(run, wall_ns=STILL_NS)
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from benchbot import sandbox, spawn
+
+        guard, process_spawn = self, spawn.ProcessSpawner.spawn
+        worker_groups, popen_init = sandbox.WorkerSpawner.spawn_groups, subprocess.Popen.__init__
+
+        def spawn_(spawner: spawn.ProcessSpawner, request: spawn.SpawnRequest) -> RawRun:
+            return guard.seen(process_spawn(spawner, request))
+
+        def spawn_groups(spawner: sandbox.WorkerSpawner, groups: Any, keys: Any) -> Any:
+            return [[guard.seen(run) for run in group] for group in worker_groups(spawner, groups, keys)]
+
+        def popen(process: Any, args: Any, *more: Any, **kwargs: Any) -> None:
+            if guard.fast and _measures(args):
+                guard.children += 1
+            popen_init(process, args, *more, **kwargs)
+
+        monkeypatch.setattr(spawn.ProcessSpawner, "spawn", spawn_)
+        monkeypatch.setattr(sandbox.WorkerSpawner, "spawn_groups", spawn_groups)
+        monkeypatch.setattr(subprocess.Popen, "__init__", popen)
+
+    def complaint(self) -> str:
+        """Why the test in progress fails, or "" if it made no real run."""
+        said = []
+        if self.runs:
+            said.append(f"{self.runs} real runs (processes benchbot started and timed)")
+        if self.children:
+            said.append(f"{self.children} benchbot processes started to measure, whose runs "
+                        "are timed for real where this check cannot see them")
+        if not said:
+            return ""
+        return (f"{' and '.join(said)} in a fast-tier test, whose verdicts must not rest on "
+                f"this machine's timing. {REAL_RUNS_HELP}")
+
+
+MEASURING = frozenset({"compare", "github", "bisect", "demo"})  # benchbot's commands that time runs
+
+
+def _measures(args: Any) -> bool:
+    """Whether a command line starts a benchbot command that measures (``python -m
+    benchbot compare``, ``benchbot github``, ...), also inside a script handed to a shell
+    (``sh -c '... -m benchbot github'``)."""
+    words = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
+    argv = [word for arg in words for word in arg.split()]
+    for at, arg in enumerate(argv):
+        if Path(arg).name == "benchbot" and (at == 0 or argv[at - 1] == "-m"):
+            return bool(MEASURING.intersection(argv[at + 1:]))
+    return False
+
+
+_GUARD = pytest.StashKey[_Guard]()
+_UNDO = pytest.StashKey[pytest.MonkeyPatch]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "real_runs(why): a fast-tier test that runs real processes for what they "
+        "do, not how long they take (tests/conftest.py)")
+    guard, undo = _Guard(), pytest.MonkeyPatch()
+    guard.install(undo)
+    config.stash[_GUARD], config.stash[_UNDO] = guard, undo
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    undo = config.stash.get(_UNDO, None)
+    if undo is not None:
+        undo.undo()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    guard = item.config.stash[_GUARD]
+    guard.fast, guard.runs, guard.children = item.get_closest_marker("slow") is None, 0, 0
+    try:
+        return (yield)
+    finally:
+        guard.fast = False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A fast-tier test that ran real processes fails unless it says why (real_runs)."""
+    report = yield
+    guard = item.config.stash[_GUARD]
+    complaint = guard.complaint() if guard.fast and call.when != "setup" else ""
+    if not complaint:
+        return report
+    if item.get_closest_marker("real_runs") is not None:
+        guard.allowed.add(item.nodeid)
+        guard.allowed_runs += guard.runs + guard.children
+    elif report.passed:
+        report.outcome = "failed"
+        report.longrepr = complaint
+    else:
+        report.sections.append(("real timing in the fast tier", complaint))
+    guard.runs = guard.children = 0
+    return report
 
 
 @pytest.fixture
 def make_repo(tmp_path: Path) -> MakeRepo:
     """Factory: a git repo with a `base` tag and a head commit on main."""
 
-    def make(base: Mapping[str, str], head: Mapping[str, str | None] | None = None, name: str = "repo") -> Path:
-        repo = tmp_path / name
-        repo.mkdir()
+    def new(repo: Path, base: Mapping[str, str], head: Mapping[str, str | None] | None) -> None:
+        repo.mkdir(parents=True)
         git(repo, "init", "-q")
         write_files(repo, base)
         git(repo, "add", "-A")
@@ -106,7 +290,11 @@ def make_repo(tmp_path: Path) -> MakeRepo:
             write_files(repo, head)
             git(repo, "add", "-A")
             git(repo, "commit", "-q", "-m", "head")
-        return repo
+
+    def make(base: Mapping[str, str], head: Mapping[str, str | None] | None = None, name: str = "repo") -> Path:
+        key = ("make_repo", tuple(base.items()), tuple((head or {}).items()))
+        copied_repo(tmp_path / name, key, lambda at: new(at, base, head))
+        return tmp_path / name
 
     return make
 
@@ -117,15 +305,19 @@ def results_schema() -> dict[str, Any]:
 
 
 @pytest.fixture
-def validate(results_schema: dict[str, Any]) -> Callable[[Any], None]:
-    """Validate a results document (or a path to one) against the shipped JSON Schema."""
+def validate() -> Callable[[Any], None]:
+    """Validate a results document (or a path to one) against the shipped JSON Schema, as
+    benchbot checks one it reads (``results.validation_error``: a list of runs whose items
+    are all of the allowed kind is checked by its first, as the schema says the same of
+    each; 0.9 s for a document of 140 workloads item by item, 20 ms so)."""
 
     def check(doc: Any) -> None:
         if isinstance(doc, (str, os.PathLike)):
             doc = json.loads(Path(doc).read_text())
         elif not isinstance(doc, dict):
             doc = results.to_json(doc)
-        jsonschema.validate(doc, results_schema)
+        error = results.validation_error(doc)
+        assert error is None, error
 
     return check
 

@@ -28,7 +28,7 @@ from benchbot.github import action
 from benchbot.github.post import MARKER
 from benchbot.spawn import RawRun, SpawnRequest
 from tests.clock import FakeClock
-from tests.conftest import git
+from tests.conftest import copied_repo, git
 from tests.fakegithub import FakeGitHub, load_payload
 
 OWNER, REPO = "Codertocat", "Hello-World"
@@ -90,14 +90,36 @@ class Run:
     results_dir: Path
 
 
+def unconfined(config: str) -> str:
+    """``config`` with ``sandbox: off`` at its end, unless it says ``sandbox:`` itself.
+
+    ``benchbot github`` refuses ``sandbox: auto`` without bubblewrap, and a fresh machine
+    has none: the tests whose point is elsewhere (the gate, the comment, the check, the
+    shards, bisect's search) run the pull request's scripts unconfined on purpose, the same
+    with bubblewrap or without it. The sandbox's own tests say ``sandbox:`` and skip, with
+    the reason, where bubblewrap cannot make one (tests/security/)."""
+    if "sandbox:" in config:
+        return config
+    return config + ("" if config.endswith("\n") else "\n") + "sandbox: off\n"
+
+
 def make_workspace(root: Path, *, head_script: str = SLOW, config: str = CONFIG,
                    files: dict[str, str] | None = None) -> Workspace:
     """A repository whose base runs nap.sh fast and whose head runs ``head_script``;
-    ``files`` are added to both (a file starting with #! is made executable)."""
+    ``files`` are added to both (a file starting with #! is made executable). Its
+    benchbot.yml is ``config``, ``unconfined`` unless it says how to sandbox."""
     repo = root / "workspace"
+    key = ("workspace", head_script, config, tuple((files or {}).items()))
+    base, head = copied_repo(repo, key, lambda at: _new_workspace(at, head_script, config, files))
+    return Workspace(repo, base, head)
+
+
+def _new_workspace(repo: Path, head_script: str, config: str,
+                   files: dict[str, str] | None) -> tuple[str, str]:
+    """make_workspace's repository, made at ``repo``: its base and head SHAs."""
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
-    (repo / "benchbot.yml").write_text(config)
+    (repo / "benchbot.yml").write_text(unconfined(config))
     for name, text in (files or {}).items():
         path = repo / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +137,7 @@ def make_workspace(root: Path, *, head_script: str = SLOW, config: str = CONFIG,
     git(repo, "commit", "-q", "-am", "head")
     head = git(repo, "rev-parse", "HEAD")
     git(repo, "checkout", "-q", "main")
-    return Workspace(repo, base, head)
+    return base, head
 
 
 def _from_fork(payload: dict[str, Any]) -> bool:
@@ -162,6 +184,7 @@ class Env:
         pr["base"].update(ref="main", sha=self.ws.base_sha)
         pr["head"].update(ref="feature", sha=self.ws.head_sha)
         pr["labels"] = [{"name": n} for n in labels]
+        payload["repository"]["default_branch"] = self.fake.default_branch
         if fork:
             pr["head"]["repo"]["full_name"] = fork
             pr["head"]["repo"]["fork"] = True
@@ -184,6 +207,7 @@ class Env:
                 self.fake.add_issue(number)
         stored = self.fake.add_comment(number, body, login, user_type)
         payload["issue"]["number"] = number
+        payload["repository"]["default_branch"] = self.fake.default_branch
         payload["comment"].update(id=stored["id"], body=body)
         payload["comment"]["user"].update(login=login, type=user_type)
         return payload

@@ -38,6 +38,7 @@ from typing import Any
 OPERATIONS: list[tuple[str, str]] = [
     ("get", "/repos/{owner}/{repo}"),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}"),
+    ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}"),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
@@ -52,6 +53,17 @@ OPERATIONS: list[tuple[str, str]] = [
     ("post", "/repos/{owner}/{repo}/statuses/{sha}"),
     ("get", "/user"),
     ("get", "/app"),
+    # the history branch (publish, after a push) and its issue
+    ("get", "/repos/{owner}/{repo}/git/ref/{ref}"),
+    ("post", "/repos/{owner}/{repo}/git/refs"),
+    ("patch", "/repos/{owner}/{repo}/git/refs/{ref}"),
+    ("get", "/repos/{owner}/{repo}/git/commits/{commit_sha}"),
+    ("post", "/repos/{owner}/{repo}/git/commits"),
+    ("post", "/repos/{owner}/{repo}/git/trees"),
+    ("get", "/repos/{owner}/{repo}/tarball/{ref}"),
+    ("get", "/repos/{owner}/{repo}/issues"),
+    ("post", "/repos/{owner}/{repo}/issues"),
+    ("patch", "/repos/{owner}/{repo}/issues/{issue_number}"),
 ]
 
 PREFIX = "#/components/"

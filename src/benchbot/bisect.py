@@ -31,8 +31,8 @@ from benchbot.bisectsearch import CALLS, IDENTICAL, EndError, Found, Search
 from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError, GitError
 from benchbot.findconfig import read_config
-from benchbot.model import Revision, SandboxInfo
-from benchbot.runner import target
+from benchbot.model import Results, Revision, SandboxInfo
+from benchbot.runner import Spawner, target
 from benchbot.settings import Overrides
 
 if TYPE_CHECKING:
@@ -48,29 +48,32 @@ BUDGET_FACTOR = 3  # the default bisect budget: this many times the config's bud
 
 
 def output_hash(config: Config, root: Path) -> str | None:
-    """A hash of what the workload runs in the worktree ``root``: its program file (resolved
-    as ``runner.target`` does) and every argument that names a file in the worktree (the
-    script an interpreter runs). None when none of them is a file in the worktree: the
-    commit is then always measured."""
-    [w] = config.workloads
-    tgt = target(w, root)
+    """A hash of what the config's workloads (and suites' harnesses) run in the worktree
+    ``root``: each program file (resolved as ``runner.target`` does) and every argument
+    that names a file in the worktree (the script an interpreter runs). None when, for some
+    workload, none of them is a file in the worktree: the commit is then always measured."""
     top = root.resolve()
     digest = hashlib.sha256()
-    found = False
-    for arg in tgt.argv:
-        path = Path(arg) if Path(arg).is_absolute() else tgt.cwd / arg
-        try:
-            real = path.resolve()
-            inside = real.is_relative_to(top) and real.is_file()
-        except (OSError, ValueError):
-            inside = False
-        if inside:  # by its place in the worktree (each worktree has a path of its own)
-            found = True
-            digest.update(f"file\0{real.relative_to(top)}\0".encode())
-            digest.update(real.read_bytes())
-        else:
-            digest.update(f"arg\0{arg}\0".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest() if found else None
+    for w in (*config.workloads, *(s.settings for s in config.suites)):
+        tgt = target(w, root)
+        found = False
+        digest.update(f"workload\0{w.name}\0".encode("utf-8", "surrogateescape"))
+        for arg in tgt.argv:
+            path = Path(arg) if Path(arg).is_absolute() else tgt.cwd / arg
+            try:
+                real = path.resolve()
+                inside = real.is_relative_to(top) and real.is_file()
+            except (OSError, ValueError):
+                inside = False
+            if inside:  # by its place in the worktree (each worktree has a path of its own)
+                found = True
+                digest.update(f"file\0{real.relative_to(top)}\0".encode())
+                digest.update(real.read_bytes())
+            else:
+                digest.update(f"arg\0{arg}\0".encode("utf-8", "surrogateescape"))
+        if not found:
+            return None
+    return digest.hexdigest()
 
 
 class RepoLab:
@@ -79,13 +82,15 @@ class RepoLab:
 
     def __init__(self, commits: Sequence[tuple[str, str, str]], config: Config, *,
                  where: Bench, pool: gitops.WorktreePool, seed: int, reporter: Reporter,
-                 clock: Callable[[], float], repository: str | None = None) -> None:
+                 clock: Callable[[], float], repository: str | None = None,
+                 spawner_factory: Callable[[Path], Spawner] | None = None) -> None:
         from benchbot import engine
 
         self.engine = engine
         self.commits, self.config, self.pool, self.seed = commits, config, pool, seed
         self.where, self.reporter = where, reporter
         self.clock, self.repository = clock, repository
+        self.spawner_factory = spawner_factory  # tests: planted runs instead of real ones
         self.built: dict[str, str | None] = {}  # tree: None when built, else why not
         self.hashes: dict[str, str | None] = {}
 
@@ -116,14 +121,31 @@ class RepoLab:
     def output_hash(self, index: int) -> str | None:
         return self.hashes.get(self._tree(index))
 
+    def results(self, left: int, right: int, *, budget_s: float, seed: int,
+                alpha: float | None = None, estimate: bool = True,
+                precision: float | None = None) -> Results:
+        """The results document of commit ``left`` (reference) against ``right``, both
+        prepared, with the config's rule (at ``alpha`` where given) within ``budget_s``."""
+        config = dataclasses.replace(self.config, budget_s=budget_s,
+                                     alpha=self.config.alpha if alpha is None else alpha)
+        return self.engine.compare_built(
+            self.where, config, self.checkout(left), self.checkout(right), seed=seed,
+            reporter=self.reporter, deadline=self.clock() + budget_s, clock=self.clock,
+            repository=self.repository, estimate=estimate, precision=precision,
+            **({"spawner_factory": self.spawner_factory} if self.spawner_factory else {}))
+
+    def release(self, keep: int) -> None:
+        """Remove every worktree but commit ``keep``'s: a history goes forward and needs
+        the last commit built, never an older one again (one rebuilt if it is)."""
+        tree = self._tree(keep)
+        for other in {t for t in self.built if t != tree}:
+            self.pool.remove(other[:16])
+            self.built.pop(other, None)
+
     def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
                 number: int, estimate: bool = True) -> Found:
-        config = dataclasses.replace(self.config, alpha=alpha, budget_s=budget_s)
-        doc = self.engine.compare_built(
-            self.where, config, self.checkout(left), self.checkout(right),
-            seed=self.seed + 10 * number, reporter=self.reporter,
-            deadline=self.clock() + budget_s, clock=self.clock, repository=self.repository,
-            estimate=estimate)
+        doc = self.results(left, right, budget_s=budget_s, seed=self.seed + 10 * number,
+                           alpha=alpha, estimate=estimate)
         [bench] = doc.benchmarks
         v = bench.verdict
         failed = any(p.failure is not None for p in bench.phases.values())
@@ -217,13 +239,21 @@ def bisect(request: Request, *, reporter: Reporter | None = None,
 
 def _commits(repo: Path, request: Request, good: str, bad: str) -> list[tuple[str, str, str]]:
     """good and the first-parent commits after it up to bad, or GitError saying why not."""
-    if not gitops.is_ancestor(repo, good, bad):
-        raise GitError(f"--good {request.good} is not an ancestor of --bad {request.bad}: "
-                       "nothing lies between them to search")
-    commits = gitops.first_parent_commits(repo, good, bad)
-    if len(commits) > 1 and gitops.git(repo, "rev-parse", f"{commits[1][0]}^1") != good:
-        raise GitError(f"--good {request.good} is not on the first-parent line of --bad "
-                       f"{request.bad} (it was merged in): name a commit on that line")
+    return first_parent_line(repo, good, bad, names=(f"--good {request.good}",
+                                                     f"--bad {request.bad}"))
+
+
+def first_parent_line(repo: Path, start: str, end: str, *,
+                      names: tuple[str, str]) -> list[tuple[str, str, str]]:
+    """``start`` and the first-parent commits after it up to ``end`` (SHAs), each as
+    (sha, tree, subject), or GitError naming them as ``names`` says."""
+    if not gitops.is_ancestor(repo, start, end):
+        raise GitError(f"{names[0]} is not an ancestor of {names[1]}: "
+                       "nothing lies between them")
+    commits = gitops.first_parent_commits(repo, start, end)
+    if len(commits) > 1 and gitops.git(repo, "rev-parse", f"{commits[1][0]}^1") != start:
+        raise GitError(f"{names[0]} is not on the first-parent line of {names[1]} "
+                       "(it was merged in): name a commit on that line")
     return commits
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchbot import __version__, codec, files
-from benchbot.errors import ResultsError
 from benchbot.model import Environment, Outcome, Revision, SandboxInfo, ToolInfo
 
 SCHEMA_VERSION = 1
@@ -28,6 +27,14 @@ BuildState = Literal["ok", "skipped", "not_built"]
 AnswerKind = Literal["culprits", "range", "partial", "no_change"]
 # How the error is spread over the steps (docs/verdict.md, "Bisecting").
 SPENDING = "step k (of those measured) is judged at alpha * 6 / (pi^2 k^2); the sum is alpha"
+# A commit as the bisect's answer, reports, check and progress lines show it: this many hex
+# digits, as GitHub shows a commit (the document keeps the full SHA).
+SHORT_SHA = 7
+
+
+def short(sha: str) -> str:
+    """``sha`` as the bisect's outputs show it (SHORT_SHA hex digits)."""
+    return sha[:SHORT_SHA]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,31 +167,20 @@ def schema() -> dict[str, Any]:
 
 def validation_error(document: Any) -> str | None:
     """The first place where ``document`` breaks the schema, in one line, or None."""
-    import jsonschema.exceptions
     import jsonschema.validators
 
+    from benchbot.results import best_match
+
     cls = jsonschema.validators.validator_for(schema())
-    error = jsonschema.exceptions.best_match(cls(schema()).iter_errors(document))
-    if error is None:
-        return None
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where.lstrip('.') or '(top level)'}: {error.message[:160]}"
+    return best_match(cls(schema()).iter_errors(document))
 
 
 def parse(document: Any, *, where: str = "bisect") -> BisectResults:
     """A bisect document from JSON values: checked against the schema, then typed."""
-    if not isinstance(document, dict) or document.get("kind") != "bisect":
-        raise ResultsError(f"{where}: not a benchbot bisect file (no kind: bisect)")
-    if document.get("schema_version") != SCHEMA_VERSION:
-        raise ResultsError(f"{where}: schema_version {str(document.get('schema_version'))[:40]!r} "
-                           f"is not supported (this benchbot reads {SCHEMA_VERSION})")
-    problem = validation_error(document)
-    if problem is not None:
-        raise ResultsError(f"{where}: does not match the bisect schema: {problem}")
-    try:
-        return codec.decode(BisectResults, document)
-    except (codec.DecodeError, TypeError, ValueError) as exc:
-        raise ResultsError(f"{where}: does not match the bisect schema: {str(exc)[:160]}") from None
+    from benchbot.results import parse_kind
+
+    return parse_kind(document, BisectResults, where=where, kind="bisect", label="bisect",
+                      version=SCHEMA_VERSION, problem=validation_error)
 
 
 def is_bisect_file(path: Path) -> bool:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from benchbot.bisectdoc import Answer, Culprit, Range, Step
+from benchbot.bisectdoc import Answer, Culprit, Range, Step, short
 from benchbot.errors import BenchbotError
 from benchbot.model import Outcome
 
@@ -200,7 +200,7 @@ class Search:
         self.skipped[index] = why
         self.ready.discard(index)
         if self.notes is not None:
-            self.notes.note(f"skipped {self.shas[index][:12]}: {why}")
+            self.notes.note(f"skipped {short(self.shas[index])}: {why}")
 
     def _out_of_time(self) -> bool:
         return self.deadline - self.clock() < MIN_STEP_S
@@ -234,7 +234,7 @@ class Search:
                 self.validated.update((left, right))
         self.steps.append(step)
         if self.notes is not None:
-            self.notes.note(f"step {number}: {self.shas[left][:8]}..{self.shas[right][:8]}: "
+            self.notes.note(f"step {number}: {short(self.shas[left])}..{short(self.shas[right])}: "
                             f"{step.outcome}" + (f" ({step.reason})" if step.reason else ""))
         return step
 
@@ -265,7 +265,7 @@ def _sentence(culprits: Sequence[Culprit], ranges: Sequence[Range]) -> str:
         parts.append("The change is spread over several commits: "
                      f"{', '.join(_culprit_words(c) for c in culprits)}.")
     if ranges:
-        spans = ", ".join(f"{r.left[:8]}..{r.right[:8]}" for r in ranges)
+        spans = ", ".join(f"{short(r.left)}..{short(r.right)}" for r in ranges)
         parts.append(f"{'Also, in' if culprits else 'In'} {spans} a change could not be placed "
                      "(see why below): bisect that range again with a larger --budget.")
     return " ".join(parts)
@@ -273,7 +273,7 @@ def _sentence(culprits: Sequence[Culprit], ranges: Sequence[Range]) -> str:
 
 def _culprit_words(c: Culprit) -> str:
     change = f" ({(c.ratio - 1) * 100:+.1f}%)" if c.ratio is not None else ""
-    where = c.sha[:8] + change
+    where = short(c.sha) + change
     if c.skipped:
-        where += " or at the skipped " + ", ".join(s[:8] for s in c.skipped)
+        where += " or at the skipped " + ", ".join(short(s) for s in c.skipped)
     return where

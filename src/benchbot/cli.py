@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     _bisect_parser(sub.add_parser("bisect", formatter_class=_FORMAT,
                                   help="find the commit(s) between good and bad that carry "
                                   "a workload's change"))
+    _history_parser(sub.add_parser("history", formatter_class=_FORMAT,
+                                    help="watch a branch: record every commit against its "
+                                    "parent, and report the trend, its steps and drifts"))
     r = sub.add_parser("report", help="render a results file again", formatter_class=_FORMAT)
     r.add_argument("file", type=Path, help="a results file, or a bisect's document")
     r.add_argument("--format", choices=("markdown", "html"), default="markdown")
@@ -164,6 +167,114 @@ def _bisect_parser(b: argparse.ArgumentParser) -> None:
     b.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+def _history_parser(h: argparse.ArgumentParser) -> None:
+    verbs = h.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    r = verbs.add_parser("record", formatter_class=_FORMAT,
+                         help="compare every first-parent commit of A..B the store lacks "
+                         "with its parent, and store it")
+    r.description = ("Compares each first-parent commit after A up to B with its parent "
+                     "under the config's rule (a commit whose build output equals its "
+                     "parent's is stored as identical, not measured) and writes one file "
+                     "per commit into the store. A second call measures only what the "
+                     "store lacks; an interruption keeps every commit written.")
+    r.add_argument("--range", required=True, metavar="A..B",
+                   help="the first-parent commits after A up to B")
+    r.add_argument("--store", required=True, type=Path, metavar="DIR",
+                   help="the history store: a directory of one file per commit")
+    r.add_argument("--repo", type=Path, default=Path("."), help="the git repository")
+    r.add_argument("--budget", type=argparse_type("budget"), default=None, metavar="DURATION",
+                   help="wall time for the whole range, builds included; what is left "
+                   "unmeasured is recorded by the next call (default: the config's budget "
+                   "for each commit)")
+    r.add_argument("--config", type=Path, default=None,
+                   help="config file (default: .github/benchbot.yml or benchbot.yml at A)")
+    r.add_argument("--seed", type=argparse_type("seed"), default=None,
+                   help="order and bootstrap seed (default: random, recorded)")
+    r.add_argument("--precision", type=argparse_type("parity"), default=None, metavar="FRACTION",
+                   help="measure a settled step on until its estimate is within this "
+                   "fraction each way (default: 0.005)")
+    r.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    t = verbs.add_parser("report", formatter_class=_FORMAT,
+                         help="the trend of every workload, its steps and its drifts")
+    t.add_argument("--store", required=True, type=Path, metavar="DIR", help="the history store")
+    t.add_argument("--json", type=Path, metavar="FILE", help="write the report's document here")
+    t.add_argument("--markdown", type=Path, metavar="FILE", help="also write the markdown report here")
+    t.add_argument("--html", type=Path, metavar="FILE", help="also write the HTML page here")
+    t.add_argument("--confirm", action="store_true",
+                   help="confirm each drift by comparing its two ends directly (needs --repo)")
+    t.add_argument("--repo", type=Path, default=Path("."), help="the git repository (--confirm)")
+    t.add_argument("--config", type=Path, default=None,
+                   help="config file for --confirm (default: the one at the drift's start)")
+    t.add_argument("--url", default=None, metavar="URL",
+                   help="the repository's web address, for links to each commit "
+                   "(e.g. https://github.com/OWNER/REPO)")
+    t.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _run_history(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """benchbot history record | report."""
+    from benchbot import history
+
+    if args.verb == "record":
+        request = history.Request(repo=args.repo, range=args.range, store=args.store,
+                                  budget_s=args.budget, config_path=args.config, seed=args.seed,
+                                  precision=args.precision or history.PRECISION)
+        try:
+            done = history.record(request, reporter=_reporter(args, err))
+        except KeyboardInterrupt:
+            err.write("benchbot: interrupted; the commits recorded so far are in the store, "
+                      "and the next record measures the rest\n")
+            return 130
+        out.write(f"recorded {len(done.written)} commits into {args.store} "
+                  f"({done.present} there already"
+                  + (f", {len(done.left)} left for the next record: the budget was spent"
+                     if done.left else "") + f") in {done.wall_s:.0f} s\n")
+        return EXIT_OK
+    return _history_report(args, out, err)
+
+
+def _history_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from benchbot import historyreport
+    from benchbot.report import history as page
+
+    report = historyreport.build(args.store, url=args.url)
+    if args.confirm:
+        report = historyreport.confirm(report, repo=args.repo, config_path=args.config,
+                                       reporter=_reporter(args, err))
+    for problem in report.problems:
+        err.write(f"benchbot: skipped {problem}\n")
+    failed = _write_all([
+        (args.json, lambda: historyreport.dumps(report)),
+        (args.markdown, lambda: page.render(report, "markdown")),
+        (args.html, lambda: page.render(report, "html",
+                                        results_base=_relative(args.store, args.html)))])
+    out.write(page.render(report, "markdown"))
+    out.flush()
+    if failed:
+        raise failed[0]
+    return EXIT_OK
+
+
+def _write_all(outputs: Sequence[tuple[Path | None, Callable[[], str]]]) -> list[OutputError]:
+    """Write each file asked for (a path given); the ones that could not be written."""
+    failed: list[OutputError] = []
+    for path, render in outputs:
+        if path is not None:
+            try:
+                files.write_text(path, render())
+            except OutputError as exc:
+                failed.append(exc)
+    return failed
+
+
+def _relative(store: Path, page: Path | None) -> str:
+    """The store's folder as the page links its files: relative to the page's folder."""
+    if page is None:
+        return ""
+    where = os.path.relpath(store.resolve(), page.resolve().parent)
+    return "" if where == "." else where.replace(os.sep, "/") + "/"
+
+
 def _run_bisect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """benchbot bisect: the search, then its document and reports (exit 0 whatever it found)."""
     from benchbot import bisect, bisectdoc
@@ -174,17 +285,10 @@ def _run_bisect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     request = bisect.Request(repo=args.repo, good=args.good, bad=args.bad, workload=args.only[0],
                              budget_s=args.budget, config_path=args.config, seed=args.seed)
     doc = bisect.bisect(request, reporter=_reporter(args, err))
-    failed: list[OutputError] = []
-    outputs: list[tuple[Path | None, Callable[[], str]]] = [
+    failed = _write_all([
         (args.json, lambda: bisectdoc.dumps(doc)),
         (args.markdown, lambda: report.render(doc, "markdown")),
-        (args.html, lambda: report.render(doc, "html"))]
-    for path, render in outputs:
-        if path is not None:
-            try:
-                files.write_text(path, render())
-            except OutputError as exc:
-                failed.append(exc)
+        (args.html, lambda: report.render(doc, "html"))])
     out.write(report.render(doc, "markdown"))
     out.flush()
     if failed:
@@ -314,6 +418,8 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _emit(doc, args, out, err)
     if args.command == "bisect":
         return _run_bisect(args, out, err)
+    if args.command == "history":
+        return _run_history(args, out, err)
     if args.command == "demo":
         from benchbot import demo
 

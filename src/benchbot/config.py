@@ -26,6 +26,7 @@ from typing import Any, Literal, get_args
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from benchbot import fsview
 from benchbot.errors import ConfigError
 from benchbot.model import OUTCOMES, Better, CountsMode, Metric, Order, Outcome
 from benchbot.sandbox import is_never_passed
@@ -176,6 +177,9 @@ class GithubConfig:
 
     forks: bool = False
     fork_label: str | None = None
+    # The base branches (names or shell patterns) whose config, workflow and action may
+    # run a fork's code; empty: the repository's default branch (from the event).
+    fork_bases: tuple[str, ...] = ()
     comment: bool = True
 
 
@@ -187,6 +191,7 @@ class SandboxConfig:
     read_only: tuple[str, ...] = ()  # directories the sandbox shows besides its own, read-only
     writable: tuple[str, ...] = ()  # directories besides the worktrees the code may write
     build_network: bool = False  # the build reaches the host's network (else loopback only)
+    writable_line: int = 0  # where the config says `writable:` (for the gate's refusal)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -475,6 +480,26 @@ def _absolute_path(doc: Doc, node: Node, key: str) -> str:
     return os.path.normpath(expanded)
 
 
+def _branch_pattern(doc: Doc, node: Node, key: str) -> str:
+    value = doc.string(node, key)
+    if not value.strip() or any(c.isspace() for c in value):
+        doc.fail(node, key, f"{value!r} is not a branch name or pattern")
+    return value
+
+
+def _shown_path(doc: Doc, node: Node, key: str) -> str:
+    """A directory the sandbox shows (``read_only``) or lets write (``writable``): checked
+    against this machine by ``fsview.refusal`` (the config is read where it runs)."""
+    value = doc.string(node, key)
+    if ".." in PurePosixPath(value).parts:
+        doc.fail(node, key, f"{value!r} holds `..`: name the directory itself")
+    path = _absolute_path(doc, node, key)
+    problem = fsview.refusal(path, os.environ)
+    if problem is not None:
+        doc.fail(node, key, problem)
+    return path
+
+
 def _pass_env_name(doc: Doc, node: Node, key: str) -> str:
     name = doc.string(node, key)
     if not _ENV_NAME.fullmatch(name):
@@ -648,10 +673,10 @@ WORKLOAD = Section((
 ), WorkloadConfig)
 
 # The settings a suite's benchmarks take from SETTINGS: what each is and how it is read come
-# from the harness's report (metric, pattern, better, unit), and a harness process runs many
-# benchmarks, so its instruction counts and peak memory are no benchmark's own.
+# from the harness's report (metric, pattern, better, unit); its counts come from counted
+# runs of each benchmark (benchbot.fixedwork), its memory from what the harness reports.
 SUITE_SETTINGS = tuple(k for k in SETTINGS.keys if k.name not in (
-    "metric", "pattern", "expect", "better", "unit", "stdout", "counts", "memory_parity"))
+    "metric", "pattern", "expect", "better", "unit", "stdout"))
 
 
 def _format(doc: Doc, node: Node, key: str) -> str:
@@ -719,13 +744,18 @@ GITHUB = Section((
     Key("forks", _SWITCH, "Run pull requests from forks without being asked. Off: a "
                           "maintainer must ask with /bench (or add fork_label)."),
     Key("fork_label", _optional(_STRING),
-        "A label that allows running a pull request from a fork."),
+        "A label that allows running a pull request from a fork (its head, when the "
+        "labeller's review names it)."),
+    Key("fork_bases", _list(_branch_pattern, {"type": "string", "minLength": 1}),
+        "The base branches (names or shell patterns such as release/*) whose config, "
+        "workflow and action may run a fork's code; default: the repository's default "
+        "branch. A fork chooses its base, and an older branch may hold older settings."),
     Key("comment", _SWITCH,
         "Post (and update) one sticky comment with the report on the pull request."),
 ), GithubConfig)
 
 _MODE_SCHEMA = {"enum": [*SANDBOX_MODES, True, False]}
-_PATHS = _list(_absolute_path, {"type": "string", "minLength": 1})
+_PATHS = _list(_shown_path, {"type": "string", "minLength": 1})
 SANDBOX = Section((
     Key("mode", Kind(_sandbox_mode, _MODE_SCHEMA), "auto, on or off, as above."),
     Key("read_only", _PATHS,
@@ -753,7 +783,10 @@ def _aa(doc: Doc, node: Node, key: str) -> AAConfig:
 def _sandbox(doc: Doc, node: Node, key: str) -> SandboxConfig:
     if isinstance(node, ScalarNode):
         return SandboxConfig(mode=_sandbox_mode(doc, node, key))
-    return SandboxConfig(**SANDBOX.read(doc, node, key))
+    fields = SANDBOX.read(doc, node, key)
+    writable = doc.pairs(node, key, SANDBOX.names).get("writable")
+    return SandboxConfig(**fields, writable_line=line(writable[0]) if writable else 0)
+
 
 
 def _object(section: Section) -> Kind:
@@ -985,7 +1018,7 @@ def _suite(doc: Doc, node: Node, key: str, defaults: dict[str, _Setting],
         filter=_filter(doc, pairs["filter"][1], join(key, "filter"))
         if "filter" in pairs and doc.scalar(pairs["filter"][1]) is not None else None,
         settings=WorkloadConfig(name=name, run=run, line=line(node), metric="reported",
-                                counts="off", **fields),
+                                **fields),
         line=line(node))
 
 

@@ -165,15 +165,22 @@ def _valgrind_problem() -> str | None:
     with tempfile.TemporaryDirectory() as scratch:
         argv = counting.valgrind_argv(path, ["/bin/true"], Path(scratch))
         box = sandbox.choose("auto")
+        fds: tuple[int, ...] = ()
         if box.active:
             if box.view is not None and not box.view.shows(path):
                 return f"valgrind ({path}) is not visible in the sandbox"
-            argv = box.wrap(argv, cwd=Path(scratch), writable=[Path(scratch)], network=False)
+            fds = (sandbox.filter_fd(),)
+            argv = box.wrap(argv, cwd=Path(scratch), writable=[Path(scratch)], network=False,
+                            seccomp_fd=fds[0])
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
-                                  env=box.adjust_env(env), stdin=subprocess.DEVNULL)
+                                  env=box.adjust_env(env), stdin=subprocess.DEVNULL,
+                                  pass_fds=fds)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"valgrind did not run: {exc}"
+        finally:
+            for fd in fds:
+                os.close(fd)
         said = counting.valgrind_said(Path(scratch))
         if proc.returncode != 0 or counting.read_valgrind(Path(scratch)) is None:
             why = said or (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]

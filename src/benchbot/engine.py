@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping
+from benchbot import counting, gitops, machine, procs, sandbox, shards, skipping, trees
 from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError
 from benchbot.findconfig import read_config
@@ -33,6 +33,7 @@ from benchbot.model import (
     SandboxInfo,
     Shard,
     Skipped,
+    Spent,
 )
 from benchbot.runner import ProcessSpawner, Spawner, Target, target
 from benchbot.settings import Overrides
@@ -68,8 +69,10 @@ class Reporter:
     def phase(self, name: str, workloads: int, runs: int) -> None:
         """A phase begins: its name, how many workloads and runs it plans."""
 
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
-        """One more run finished in the phase."""
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None:
+        """One more run finished in the phase; ``left_s``: the seconds the budget leaves,
+        where it bounds the phase (measuring sequentially)."""
 
     def note(self, message: str) -> None:
         """Something worth a line (the sandbox used, the demo's repository)."""
@@ -199,8 +202,8 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
             config=parts.pop("config", plan.whole), base=plan.base, head=plan.head, seed=plan.seed,
             repository=request.repository, fail_on=config.status.fail_on, repo=str(plan.repo),
             config_file=str(request.config_path.resolve()) if request.config_path else None,
-            family=part.family, shard=part.shard, config_digest=part.digest,
-            skipped=plan.skipped, **parts,
+            family=parts.pop("family", part.family), shard=part.shard,
+            config_digest=part.digest, skipped=plan.skipped, **parts,
         )  # fmt: skip
 
     if plan.skipped:
@@ -225,8 +228,25 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
                    deadline=started.at + config.budget_s, clock=started.clock)
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
-    return document(**_judged_parts(config, got, box, plan.seed, part.family),
-                    config=got.measured.config or plan.whole)
+    measured_config = got.measured.config or plan.whole
+    return document(**_judged_parts(config, got, box, plan.seed, _family(part)),
+                    config=measured_config,
+                    family=part.family if part.shard is not None else shards.family(measured_config),
+                    spent=_spent(got.measured, started.clock() - started.at))
+
+
+def _family(part: shards.Plan) -> Family | None:
+    """The family a comparison's error control spans, where the judge cannot count it: a
+    shard's (the whole's, given); else None, and the judge counts every workload it is
+    given, a suite's benchmarks among them (known only once its harness ran: the plan,
+    made before, does not hold them)."""
+    return part.family if part.shard is not None else None
+
+
+def _spent(measured: measuring.Measured, wall_s: float) -> Spent:
+    """Where the comparison's wall time went (builds are the rest of ``wall_s``)."""
+    return Spent(wall_s=round(wall_s, 3), counting_s=round(measured.counting_s, 3),
+                 timed_s=round(sum(measured.timed_s.values()) + measured.discovery_s, 3))
 
 
 def _judged_parts(config: Config, got: _Measured, box: sandbox.Sandbox, seed: int,
@@ -298,11 +318,14 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
                   *, seed: int, reporter: Reporter | None = None, deadline: float,
                   clock: Callable[[], float] = time.monotonic,
                   spawner_factory: Callable[[Path], Spawner] | None = None,
-                  repository: str | None = None, estimate: bool = True) -> Results:
+                  repository: str | None = None, estimate: bool = True,
+                  precision: float | None = None) -> Results:
     """Compare two checkouts built already (``build_checkout``) with the whole rule, as
     ``compare`` does after its builds: the results document of ``base`` against ``head``.
     ``deadline`` (on ``clock``) ends sequential measuring; ``estimate`` False stops a
-    workload at its call instead of measuring on for its estimate."""
+    workload at its call instead of measuring on for its estimate; ``precision`` measures
+    every settled workload on until its estimate is within that fraction each way (a
+    history's step: ``measuring.Context.precision``)."""
     from benchbot import results
 
     co = {"base": base, "head": head}
@@ -315,7 +338,7 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
         got = _measure_checkouts(config, where.box, where.env, co, spawner, stack, seed=seed,
                                  family=None, abort=True, reporter=reporter or Reporter(),
                                  deadline=deadline, clock=clock, estimate=estimate,
-                                 again=again)
+                                 precision=precision, again=again)
     got = _with_spawner_figures(got, spawner)
     parts = _judged_parts(config, got, where.box, seed, None)
     return results.build(config=got.measured.config or config, base=Revision(ref=base.sha, sha=base.sha),
@@ -369,7 +392,7 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             copy_built(co["base"].path, again)
             ahead.finish()
             got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
-                                     family=plan.part.family, abort=plan.part.shard is None,
+                                     family=_family(plan.part), abort=plan.part.shard is None,
                                      reporter=reporter, deadline=deadline, clock=clock,
                                      again=again)
     return _with_spawner_figures(got, spawner)
@@ -380,6 +403,7 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
                        stack: contextlib.ExitStack, *, seed: int, family: Family | None,
                        abort: bool, reporter: Reporter, deadline: float,
                        clock: Callable[[], float], estimate: bool = True,
+                       precision: float | None = None,
                        again: Path | None = None) -> _Measured:
     """Every run of a comparison whose two checkouts are built: the part both ``compare``
     and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner;
@@ -400,6 +424,7 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
         means=counting.means(box.adjust_env(env),
                              shown=box.view.shows if box.view is not None else None),
         estimate=estimate,
+        precision=precision,
         again=_targets(config, again) if again is not None else None,
     )
     return _Measured(measuring.measure(ctx, deadline=deadline), env_before, 0.0)
@@ -491,10 +516,12 @@ class _Confinement:
             return None
         extra = [Path(p) for p in self.config.sandbox.writable]
 
-        def wrap(argv: list[str], worktree: Path) -> list[str]:
+        def wrap(argv: list[str], worktree: Path) -> tuple[list[str], tuple[int, ...]]:
+            fd = sandbox.filter_fd()
             return self.box.wrap(argv, cwd=worktree, writable=[worktree, *extra],
                                  network=self.config.sandbox.build_network,
-                                 git_dir=self.git_dir, git_config=self.git_config)
+                                 git_dir=self.git_dir, git_config=self.git_config,
+                                 seccomp_fd=fd), (fd,)
 
         return wrap
 
@@ -563,7 +590,9 @@ def check_pins(config: Config) -> None:
 
 @contextlib.contextmanager
 def _scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="benchbot-run-") as path:
-        yield Path(path)
+    """A directory for logs and the workers' files, removed on every way out whatever
+    the runs left in it (``trees.removed``)."""
+    with trees.removed(tempfile.mkdtemp(prefix="benchbot-run-"), what="the runs") as path:
+        yield path
 
 

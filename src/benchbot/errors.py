@@ -50,5 +50,10 @@ class UsageError(BenchbotError):
     exit_code = 2
 
 
+class CleanupError(BenchbotError):
+    """What the code under test left (in a worktree, in scratch) could not be removed; the
+    message names it."""
+
+
 class OutputError(BenchbotError):
     """A file benchbot was asked to write could not be written; the message names it."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -155,6 +156,84 @@ def is_safe(path: str, guarded: Sequence[str]) -> bool:
     if any(_inside(g, real) for g in (*guarded, "/tmp")):
         return False
     return not _is_runner_dir(real)
+
+
+# Kernel and runtime state (the docker socket lives in /run): never shown from the config.
+_PSEUDO = ("/proc", "/sys", "/dev", "/run")
+CHECK_LIMIT = 500_000  # entries of a directory sandbox.read_only or writable names, at most
+
+
+def refusal(path: str, env: Mapping[str, str]) -> str | None:
+    """Why the config may not name ``path`` under ``sandbox.read_only`` (or ``writable``),
+    or None. An allow-list by what a directory is, checked where it resolves to (a
+    symlink counts as its target):
+
+    - not ``/`` nor a directory right below it (``/home``, ``/root``, ``/opt``, ``/tmp`` …:
+      name the toolchain's own directory), nothing under ``/proc``, ``/sys``, ``/dev``,
+      ``/run``;
+    - not a home directory, nor one holding a home (a directory inside one is a
+      toolchain's, ``~/.pyenv``);
+    - not the runner's own (its root, work folder, ``RUNNER_TEMP``, the workspace), nor
+      inside one, nor holding one;
+    - nothing in it private to its owner: every file and directory readable by others,
+      none of a runner's files. The sandbox runs as the same user, so this is what keeps
+      a ``.credentials`` (0600), an ssh key or a registry token (``~/.cargo``'s
+      credentials.toml) out of a directory shown whole; a toolchain is world-readable.
+    """
+    if ".." in Path(path).parts:
+        return f"{path} holds `..`: name the directory itself"
+    real = os.path.realpath(path)
+    named = path if real == path else f"{path} (which resolves to {real})"
+    parts = Path(real).parts
+    if len(parts) <= 2:
+        return (f"{named} is {'the root' if real == '/' else 'a top-level directory'}: "
+                "name the toolchain's own directory")
+    if _inside_any(real, _PSEUDO):
+        return f"{named} is kernel or runtime state, not a toolchain"
+    homes = [p for p in {*_HOMES, os.path.realpath(home_of(env)), *_homes_of("/home")}
+             if p not in _HOMES]
+    if any(real == h or _inside(h, real) for h in homes):
+        return f"{named} is a home directory (or holds one): name the tool's own directory in it"
+    for place in guarded_places(env):
+        if place in _HOMES or os.path.realpath(place) in homes:
+            continue
+        if _inside(real, place) or _inside(place, real):
+            return f"{named} is the runner's own ({place}) or lies in it"
+    return _private_in(real, named)
+
+
+def _private_in(real: str, named: str) -> str | None:
+    """The first file or directory under ``real`` that only its owner may read, or a
+    runner's file, as a refusal; None when there is none (or ``real`` does not exist)."""
+    if not os.path.exists(real):
+        return None
+    seen = 0
+    todo = [real]
+    while todo:
+        here = todo.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError as exc:
+            return f"{named}: {here} cannot be read ({exc.strerror})"
+        for entry in entries:
+            seen += 1
+            if seen > CHECK_LIMIT:
+                return f"{named} holds more than {CHECK_LIMIT} entries: name a smaller directory"
+            if entry.name in RUNNER_MARKERS:
+                return f"{named} holds a runner's own file ({entry.path})"
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                continue  # in the sandbox a link leads only where the sandbox shows
+            if not info.st_mode & stat.S_IROTH:
+                return (f"{named} holds {entry.path}, which only its owner may read: the "
+                        "sandbox would show it to the code under test (name a directory "
+                        "without it)")
+            if stat.S_ISDIR(info.st_mode):
+                todo.append(entry.path)
+    return None
 
 
 def _toolchains(env: Mapping[str, str], guarded: Sequence[str]) -> list[str]:

@@ -8,6 +8,7 @@ worktrees are removed afterwards, also on error or Ctrl-C.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -17,45 +18,91 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from benchbot import procs
+from benchbot import procs, trees
 from benchbot.errors import BuildError, GitError
 from benchbot.spawn import kill_group
 
 LOG_TAIL_LINES = 40
 
 
-def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of every git command: no prompt for credentials, messages in C."""
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(extra or {})}
+# Every git command benchbot runs on commits it did not make (a pull request's, checked
+# out, logged, read or fetched) reads the repository's own config only: not the
+# machine's (system) nor the user's (global), where git-lfs installs its filters and a
+# runner may keep hooks, an fsmonitor or log.showSignature (gpg on a stranger's
+# signature). What the repository's config may still name is turned off on the command
+# line: hooks (post-checkout, reference-transaction), the fsmonitor, the lfs filter
+# (which would fetch from a URL the pull request's .lfsconfig names), submodules (whose
+# URLs it names), signature checks and the global attributes file.
+UNTRUSTED_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                 "GIT_ATTR_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+UNTRUSTED_CONFIG = (
+    "core.hooksPath=/dev/null", "core.fsmonitor=false", f"core.attributesFile={os.devnull}",
+    "submodule.recurse=false", "log.showSignature=false", "filter.lfs.smudge=",
+    "filter.lfs.clean=", "filter.lfs.process=", "filter.lfs.required=false",
+)  # fmt: skip
+
+
+def git_argv(*args: str, user: bool = False) -> list[str]:
+    """git's command line for ``args``: with ``UNTRUSTED_CONFIG`` (and the machine's and
+    user's ``safe.directory``, which git honours from there and from the command line
+    only), unless ``user`` (the user's own working tree, with all of their config)."""
+    if user:
+        return ["git", *args]
+    settings = [*UNTRUSTED_CONFIG, *(f"safe.directory={d}" for d in _safe_directories())]
+    return ["git", *(arg for setting in settings for arg in ("-c", setting)), *args]
+
+
+def git_environment(extra: Mapping[str, str] | None = None, *,
+                    user: bool = False) -> dict[str, str]:
+    """The environment of a git command: ``UNTRUSTED_ENV`` over this process's, then
+    ``extra``; with ``user``, only no prompt and messages in C."""
+    ours = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"} if user else UNTRUSTED_ENV
+    return {**os.environ, **ours, **(extra or {})}
+
+
+@functools.lru_cache(maxsize=1)
+def _safe_directories() -> tuple[str, ...]:
+    """The ``safe.directory`` values of the machine's and the user's config (the config
+    the other git commands do not read), so that a checkout git trusted stays trusted."""
+    try:
+        proc = subprocess.run(["git", "config", "--get-all", "safe.directory"], cwd="/",
+                              capture_output=True, text=True, check=False,
+                              env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except OSError:
+        return ()
+    return tuple(line for line in proc.stdout.split("\n") if line)
 
 
 def git(repo: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
-        strip: bool = True) -> str:
+        strip: bool = True, user: bool = False) -> str:
     """Run one git command in ``repo`` and return its stdout, stripped (unless ``strip``
     is false: ``-z`` output, whose names may begin or end with a space).
 
-    ``env`` adds to the environment. Raises GitError with git's own message when
+    ``env`` adds to the environment. The command runs as ``git_argv`` and ``git_environment``
+    say: untrusted unless ``user``. Raises GitError with git's own message when
     ``check`` is true and git fails.
     """
     try:
         proc = subprocess.run(
-            ["git", *args],
+            git_argv(*args, user=user),
             cwd=repo,
             capture_output=True,
-            text=True,
-            errors="surrogateescape",  # a file name need not be UTF-8
             check=False,
-            env=_env(env),
+            env=git_environment(env, user=user),
+            stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc
     except NotADirectoryError as exc:
         raise GitError(f"{repo}: not a directory") from exc
     if check and proc.returncode != 0:
-        message = proc.stderr.strip().splitlines()
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
         detail = message[-1] if message else f"exit {proc.returncode}"
         raise GitError(f"git {' '.join(args)} (in {repo}): {detail}")
-    return proc.stdout.strip() if strip else proc.stdout
+    # Bytes decoded as they are: no universal newlines (a \r in a subject or a file
+    # name stays a \r), and a file name need not be UTF-8.
+    out = proc.stdout.decode(errors="surrogateescape")
+    return out.strip() if strip else out
 
 
 def toplevel(repo: Path) -> Path:
@@ -102,9 +149,9 @@ def _batch(repo: Path, mode: str, queries: Sequence[str]) -> list[tuple[str, byt
     (``--batch``, for an object found) its contents."""
     try:
         proc = subprocess.run(
-            ["git", "cat-file", mode], cwd=repo, capture_output=True, check=False,
+            git_argv("cat-file", mode), cwd=repo, capture_output=True, check=False,
             input="".join(q + "\n" for q in queries).encode(),
-            env=_env(),
+            env=git_environment(),
         )  # fmt: skip
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc
@@ -140,7 +187,7 @@ def snapshot(repo: Path) -> str:
     """
     with tempfile.TemporaryDirectory(prefix="benchbot-index-") as tmp:
         index = Path(tmp) / "index"
-        real = repo / git(repo, "rev-parse", "--git-path", "index")
+        real = repo / git(repo, "rev-parse", "--git-path", "index", user=True)
         if real.is_file():
             shutil.copyfile(real, index)
         env = {
@@ -148,12 +195,12 @@ def snapshot(repo: Path) -> str:
             "GIT_AUTHOR_EMAIL": "benchbot@localhost", "GIT_COMMITTER_NAME": "benchbot",
             "GIT_COMMITTER_EMAIL": "benchbot@localhost",
         }
-        git(repo, "add", "-A", env=env)
-        tree = git(repo, "write-tree", env=env)
+        git(repo, "add", "-A", env=env, user=True)  # the user's ignores, filters included
+        tree = git(repo, "write-tree", env=env, user=True)
         head = git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
         parents = ["-p", head] if head else []
         return git(repo, "commit-tree", tree, *parents, "-m", "benchbot: the working tree",
-                   env=env)
+                   env=env, user=True)
 
 
 def merge_base(repo: Path, a: str, b: str) -> str:
@@ -187,6 +234,13 @@ def show_files(repo: Path, sha: str, paths: Sequence[str]) -> list[bytes | None]
     return [data if header.split(" ")[1:2] == ["blob"] else None for header, data in found]
 
 
+def add_worktree(repo: Path, path: Path, sha: str) -> None:
+    """Check ``sha`` out detached at ``path``, as ``git_argv`` says (no hook, filter or
+    fsmonitor from outside the repository's own config)."""
+    _check_rev(sha)
+    git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
+
+
 @dataclass(frozen=True, slots=True)
 class Checkout:
     """One revision checked out in its own worktree."""
@@ -203,19 +257,20 @@ def worktrees(repo: Path, revisions: Mapping[str, str]) -> Iterator[dict[str, Ch
     One ``git worktree add`` after the other: two at once race (the second reads the
     first's half-written entry under .git/worktrees and fails: "failed to read
     .git/worktrees/base/commondir"). Removal happens on every way out (error,
-    KeyboardInterrupt, SystemExit): the directories are deleted and ``git worktree
-    prune`` drops their entries, so no stale entry is left.
+    KeyboardInterrupt, SystemExit): the directories are deleted whatever the builds left
+    in them (``trees.removed``: a ``CleanupError`` names what could not be) and ``git
+    worktree prune`` drops their entries, so no stale entry is left.
     """
     root = Path(tempfile.mkdtemp(prefix="benchbot-"))
     try:
-        checkouts: dict[str, Checkout] = {}
-        for side, sha in revisions.items():
-            path = root / side
-            git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
-            checkouts[side] = Checkout(side=side, sha=sha, path=path)
-        yield checkouts
+        with trees.removed(root, what="the builds and the runs"):
+            checkouts: dict[str, Checkout] = {}
+            for side, sha in revisions.items():
+                path = root / side
+                add_worktree(repo, path, sha)
+                checkouts[side] = Checkout(side=side, sha=sha, path=path)
+            yield checkouts
     finally:
-        shutil.rmtree(root, ignore_errors=True)
         git(repo, "worktree", "prune", check=False)
 
 
@@ -233,27 +288,41 @@ class WorktreePool:
         """Check ``sha`` out detached as ``name`` (a name already added is returned as it is)."""
         if name not in self.checkouts:
             path = self.root / name
-            git(self.repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
+            add_worktree(self.repo, path, sha)
             self.checkouts[name] = Checkout(side=name, sha=sha, path=path)
         return self.checkouts[name]
 
-    def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-        git(self.repo, "worktree", "prune", check=False)
+    def remove(self, name: str) -> list[str]:
+        """Remove the worktree ``name`` whatever its build left in it, and prune its entry
+        (nothing when there is none); what could not be removed."""
+        checkout = self.checkouts.pop(name, None)
+        if checkout is None:
+            return []
+        try:
+            return trees.remove_tree(checkout.path)
+        finally:
+            git(self.repo, "worktree", "prune", check=False)
+
+    def close(self) -> list[str]:
+        """Remove every worktree and prune their entries; what could not be removed."""
+        try:
+            return trees.remove_tree(self.root)
+        finally:
+            git(self.repo, "worktree", "prune", check=False)
 
     def __enter__(self) -> WorktreePool:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        trees.report(self.close(), what="the builds and the runs", failed=kind is not None)
 
 
 def is_ancestor(repo: Path, a: str, b: str) -> bool:
     """Whether commit ``a`` is an ancestor of (or is) commit ``b``."""
     for rev in (a, b):
         _check_rev(rev)
-    return subprocess.run(["git", "merge-base", "--is-ancestor", a, b], cwd=repo,
-                          capture_output=True, check=False, env=_env()).returncode == 0
+    return subprocess.run(git_argv("merge-base", "--is-ancestor", a, b), cwd=repo,
+                          capture_output=True, check=False, env=git_environment()).returncode == 0
 
 
 def first_parent_commits(repo: Path, good: str, bad: str) -> list[tuple[str, str, str]]:
@@ -261,14 +330,28 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[tuple[str, str
     (sha, tree, subject): one git process for the range."""
     for rev in (good, bad):
         _check_rev(rev)
+    # NUL between the fields and after each commit (-z): a subject may hold any other
+    # character (a lone \r, \x1c, U+2028 end a line for str.splitlines).
     fmt = "--format=%H%x00%T%x00%s"
-    first = git(repo, "log", "-1", fmt, good, "--")
-    rest = git(repo, "log", "--first-parent", "--reverse", fmt, f"{good}..{bad}", "--")
-    rows = [first, *rest.splitlines()] if rest else [first]
-    return [(sha, tree, subject) for sha, tree, subject in (r.split("\0", 2) for r in rows)]
+    first = _fields(git(repo, "log", "-z", "-1", fmt, good, "--", strip=False))
+    rest = _fields(git(repo, "log", "-z", "--first-parent", "--reverse", fmt, f"{good}..{bad}",
+                       "--", strip=False))
+    return [*first, *rest]
 
 
-Wrap = Callable[[list[str], Path], list[str]]  # (argv, worktree) -> the argv to run
+def _fields(out: str) -> list[tuple[str, str, str]]:
+    """``git log -z --format=%H%x00%T%x00%s``'s commits as (sha, tree, subject)."""
+    fields = out.split("\0")
+    if fields and fields[-1] in ("", "\n"):
+        fields.pop()  # after the last commit: nothing (or the newline of a one-commit log)
+    if len(fields) % 3:
+        raise GitError(f"git log gave {len(fields)} fields, not three for each commit")
+    return [(fields[i], fields[i + 1], fields[i + 2]) for i in range(0, len(fields), 3)]
+
+
+# (argv, worktree) -> the argv to run, and descriptors it must inherit (the sandbox's
+# filter), which the build closes once the command started
+Wrap = Callable[[list[str], Path], tuple[list[str], tuple[int, ...]]]
 
 
 def build(
@@ -307,7 +390,7 @@ def build(
             if sweep:
                 stack.enter_context(procs.swept())
             codes = _run_builds(
-                [(wrap(argv, c.path) if wrap else argv, c.path,
+                [(*(wrap(argv, c.path) if wrap else (argv, ())), c.path,
                   stack.enter_context(open(logs[c.side], "wb"))) for c in group],
                 env,
             )  # fmt: skip
@@ -318,22 +401,26 @@ def build(
                 raise BuildError(f"{checkout.side} ({checkout.sha[:12]})", shown, code, tail)
 
 
-def _run_builds(builds: list[tuple[list[str], Path, BinaryIO]],
+def _run_builds(builds: list[tuple[list[str], tuple[int, ...], Path, BinaryIO]],
                 env: Mapping[str, str]) -> list[int]:
-    """Start every (argv, cwd, log) at once and wait for all; return their exit statuses
-    (127 for one that could not start). Each process group is killed once it is done
-    with, also when waiting is interrupted."""
+    """Start every (argv, descriptors to pass, cwd, log) at once and wait for all; return
+    their exit statuses (127 for one that could not start). The descriptors are closed
+    once their command started; each process group is killed once it is done with, also
+    when waiting is interrupted."""
     started: list[subprocess.Popen[bytes] | None] = []
     try:
-        for argv, cwd, log in builds:
+        for argv, fds, cwd, log in builds:
             try:
                 started.append(subprocess.Popen(
                     argv, cwd=cwd, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=fds,
                 ))  # fmt: skip
             except OSError as exc:
                 log.write(f"{exc}\n".encode())
                 started.append(None)
+            finally:
+                for fd in fds:
+                    os.close(fd)
         return [127 if proc is None else proc.wait() for proc in started]
     finally:
         for proc in started:

@@ -63,6 +63,11 @@ MAX_SELECT_CHARS = 1000  # pytest node ids, longer than the names they select
 QUOTE_CHARS = 80
 _WHY_CHARS = 200  # a failed benchmark's reason, as the harness gave it
 
+# The extra figure that says how many iterations (google-benchmark, go), calls per round
+# (pytest-benchmark) or loops per value (pyperf) a result ran: what a counted run of a
+# fixed amount of work checks (benchbot.fixedwork).
+ITERATIONS = "iterations"
+
 _TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
 # Unicode categories refused in names: controls, format characters (bidirectional
 # overrides, zero-width ones), surrogates, and the line and paragraph separators.
@@ -140,6 +145,18 @@ def filter_regex(fmt: str, selects: Sequence[str]) -> str:
             raise ValueError(f"cannot select {_quote(select)}: {problem}")
     escape = _ESCAPERS[fmt]
     return "^(" + "|".join("".join(map(escape, s)) for s in unique) + ")$"
+
+
+def go_exact(name: str) -> str:
+    """A ``-test.bench`` pattern that selects the one (sub-)benchmark ``name``: each
+    ``/``-separated level anchored and escaped on its own (``go test`` matches the levels
+    one by one; the escapes hold no ``/``)."""
+    levels = name.split("/")
+    for level in levels:
+        problem = _name_problem(level, MAX_SELECT_CHARS)
+        if problem:
+            raise ValueError(f"cannot select {_quote(name)}: {problem}")
+    return "/".join("^" + "".join(map(_escape_hex_braces, level)) + "$" for level in levels)
 
 
 def to_json(parsed: Parsed) -> dict[str, Any]:
@@ -354,6 +371,9 @@ def _google_figures(item: dict[str, Any], where: str) -> tuple[float, list[tuple
         raise _Invalid(f"{where}: real_time {item.get('real_time')!r} is not a number")
     value = _check_value(real * factor, where, "real_time")
     extras: list[tuple[str, float]] = []
+    iterations = _number(item.get("iterations"))
+    if iterations is not None and math.isfinite(iterations):
+        extras.append((ITERATIONS, iterations))
     cpu = _number(item.get("cpu_time"))
     if cpu is not None and math.isfinite(cpu):
         extras.append(("cpu ns", cpu * factor))
@@ -379,6 +399,7 @@ class _GoLine:
     package: str
     name: str
     pairs: tuple[tuple[float, str], ...]
+    iterations: int = 0  # b.N of the run the line reports
 
 
 def _go(text: str, runs: _Runs) -> None:
@@ -414,7 +435,8 @@ def _go(text: str, runs: _Runs) -> None:
         better = "higher" if unit.endswith("/s") else "lower"
         _check_value(value, f"line {r.line}", unit)
         runs.add(shown, value, unit=unit, better=better, select=select,
-                 extras=[(u, v) for v, u in rest], where=f"line {r.line}")
+                 extras=[(u, v) for v, u in rest] + [(ITERATIONS, float(r.iterations))],
+                 where=f"line {r.line}")
     for number, name, why in failed:
         runs.fail(strip(name), why, where=f"line {number}")
 
@@ -444,7 +466,7 @@ def _go_result(number: int, line: str, package: str) -> _GoLine | None:
             raise _Invalid(f"{where}: {_quote(line)} has a unit that is not one: {_quote(unit)}")
         pairs.append((value, unit))
     _check_name(name, where)
-    return _GoLine(number, package, name, tuple(pairs))
+    return _GoLine(number, package, name, tuple(pairs), int(fields[1]))
 
 
 def _common_procs(names: Iterable[str]) -> str:
@@ -529,7 +551,8 @@ def _pytest_benchmark(text: str, runs: _Runs) -> None:
         value = _check_value(median * 1e9, where, "stats.median")
         extras = [(label, figure * scale) for key, label, scale in
                   (("mean", "mean ns", 1e9), ("stddev", "stddev ns", 1e9),
-                   ("iqr", "iqr ns", 1e9), ("ops", "ops/s", 1.0), ("rounds", "rounds", 1.0))
+                   ("iqr", "iqr ns", 1e9), ("ops", "ops/s", 1.0), ("rounds", "rounds", 1.0),
+                   ("iterations", ITERATIONS, 1.0))
                   if (figure := _number(stats.get(key))) is not None and math.isfinite(figure)]
         problem = _name_problem(fullname, MAX_SELECT_CHARS)
         if problem:
@@ -577,9 +600,13 @@ def _pyperf(text: str, runs: _Runs) -> None:
                       where=where)
             continue
         scale = 1e9 if unit == "second" else 1.0
+        extras = [("values", float(len(values)))]
+        loops = _number(metadata.get("loops"))
+        if loops is not None and math.isfinite(loops):
+            extras.append((ITERATIONS, loops))
         runs.add(name, _check_value(statistics.median(values) * scale, where, "the median"),
                  unit=_PYPERF_UNITS[unit], better="lower", select=name,
-                 extras=[("values", float(len(values)))], where=where)
+                 extras=extras, where=where)
 
 
 def _pyperf_values(item: Mapping[str, Any], where: str) -> list[float]:

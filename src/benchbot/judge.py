@@ -30,7 +30,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from benchbot import sequential, signals, stats
+from benchbot import benchsignals, sequential, signals, stats
 from benchbot.model import (
     AASummary,
     ArmRuns,
@@ -163,30 +163,43 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
         if w.name in seq:
             ab = seq[w.name][1]
             if ab is not None and ab.outcome != "invalid":
-                ab = signals.joint(ab, counts, parity=w.parity,
-                                   whole=_whole(w, policy, whole.sequential, ab))
-            if ab is not None and ab.outcome in CALLS:
+                ab = _joint(ab, counts, w.parity, _whole(w, policy, whole.sequential, ab))
+            measured_on = whole_of[w.name].called_at is not None  # a level, for a precision
+            if ab is not None and (ab.outcome in CALLS or (measured_on and ab.outcome == "level")):
                 ab = _with_estimate(ab, whole_of[w.name], policy, whole.sequential)
             out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a, counts=counts,
                                  memory=_memory(w, policy, whole.sequential, comparisons))
             continue
         ab = _phase(w, "ab", policy, 1, comparisons, a)
         if ab is not None and ab.outcome != "invalid":
-            ab = signals.joint(ab, counts, parity=w.parity)
+            ab = _joint(ab, counts, w.parity, None)
         final = ab if ab is not None else a
         confirmation = None
         if ab is not None and ab.outcome in CALLS:
             standouts.append(w.name)
             confirmation = _phase(w, "confirm", policy, 2, 1, a)
+            if confirmation is not None and confirmation.outcome != "invalid":
+                confirmation = _joint(confirmation, counts, w.parity, None, per_unit_only=True)
             if confirmation is not None:
                 pooled = _pooled(w, policy, a)
                 if pooled.outcome != "invalid":
-                    pooled = signals.joint(pooled, counts, parity=w.parity)
+                    pooled = _joint(pooled, counts, w.parity, None)
                 final = stats.confirm_pooled(ab, confirmation, pooled)
         out[w.name] = Judged(aa=a, ab=ab, confirmation=confirmation, final=final, counts=counts,
                              memory=_memory(w, policy, whole.sequential, comparisons))
     return Judgement(workloads=out, aa=summary, comparable=comparable,
                      standouts=tuple(standouts) if policy.confirm else ())
+
+
+def _joint(time: Verdict, counts: Counts | None, parity: float, whole: Verdict | None, *,
+           per_unit_only: bool = False) -> Verdict:
+    """Time's verdict with the counts beside it: per unit of work for a suite's benchmark
+    (benchsignals), else the whole runs' (signals; ``per_unit_only``: left as time's)."""
+    if counts is not None and counts.unit is not None:
+        return benchsignals.joint(time, counts, parity=parity, whole=whole)
+    if per_unit_only:
+        return time
+    return signals.joint(time, counts, parity=parity, whole=whole)
 
 
 def _first(w: Workload) -> Workload:
@@ -205,7 +218,9 @@ def _cut(runs: ArmRuns, n: int) -> ArmRuns:
                    cpu_ns=runs.cpu_ns[:n], maxrss_kib=runs.maxrss_kib[:n],
                    values=None if runs.values is None else runs.values[:n],
                    instructions=None if runs.instructions is None else runs.instructions[:n],
-                   cycles=None if runs.cycles is None else runs.cycles[:n])
+                   cycles=None if runs.cycles is None else runs.cycles[:n],
+                   bytes_op=None if runs.bytes_op is None else runs.bytes_op[:n],
+                   allocs_op=None if runs.allocs_op is None else runs.allocs_op[:n])
 
 
 def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Verdict:
@@ -257,12 +272,15 @@ def _whole(w: Workload, policy: Policy, family: int, ab: Verdict) -> Verdict | N
 
 def _memory(w: Workload, policy: Policy, family: int, comparisons: int) -> Verdict | None:
     """Peak RSS judged on its own: the same looks' alpha (triplets) or the fixed design's
-    interval (pairs)."""
-    if not w.judge_memory:
-        return None
+    interval (pairs); for a suite's benchmark, the memory its harness reports, if any."""
     triplets = w.design == "triplets"
     look_alpha = (sequential.alpha_at(max(1, w.looks), policy.alpha, family)
                   if triplets else None)
+    if not w.judge_memory:
+        return benchsignals.memory(w.phases, parity=w.memory_parity,
+                                   alpha=policy.alpha / (1 if triplets else comparisons),
+                                   look_alpha=look_alpha, seed=_seed(w, policy) + 1,
+                                   triplets=triplets)
     return signals.memory(w.phases, parity=w.memory_parity,
                           alpha=policy.alpha / (1 if triplets else comparisons),
                           look_alpha=look_alpha, seed=_seed(w, policy) + 1, triplets=triplets,

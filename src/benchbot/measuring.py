@@ -16,10 +16,11 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from benchbot import counting, sequential
 from benchbot.config import Config, WorkloadConfig
@@ -52,7 +53,8 @@ class Progress(Protocol):
     """Where measuring reports how far it got (the engine's Reporter)."""
 
     def phase(self, name: str, workloads: int, runs: int) -> None: ...
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None: ...
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None: ...
 
 
 @dataclass(slots=True)
@@ -71,6 +73,11 @@ class Measured:
     # suite's harness reported (None: the config measured had no suites).
     config: Config | None = None
     suites: tuple[SuiteRecord, ...] = ()
+    # Seconds spent on counted runs apart from the timed ones, and on the suites'
+    # discovery runs (timed, but no workload's own).
+    counting_s: float = 0.0
+    discovery_s: float = 0.0
+    timed_s: dict[str, float] = field(default_factory=dict)  # each workload's timed runs
     # Workloads whose base again ran from base's own place, not its copy: why.
     again_fallback: dict[str, str] = field(default_factory=dict)
 
@@ -122,6 +129,10 @@ class Context:
     # False: a change called stops there, not measured on for its estimate (bisect's steps
     # that name no commit need the call, not the figure).
     estimate: bool = True
+    # A history's step (benchbot.history): every settled workload, level too, is measured on
+    # until the trend's estimate of the step is within this fraction each way (its 95%
+    # interval, trend.half_width). None: calls only, to sequential.ESTIMATE_HALF.
+    precision: float | None = None
     # Where base again runs from: base's build in a place of its own, as head's stands
     # (docs/verdict.md, "Placement"); a workload not in it (or None) runs it from base's.
     again: dict[str, Target] | None = None
@@ -156,8 +167,9 @@ def _method(ctx: Context, w: WorkloadConfig, run_s: float | None) -> tuple[Count
 
 
 def perf_counted(ctx: Context, workloads: Sequence[WorkloadConfig]) -> set[str]:
-    """The workloads whose measured runs perf counts (decided before any run)."""
-    return {w.name for w in workloads if _method(ctx, w, None)[0] == "perf"}
+    """The workloads whose measured runs perf counts (decided before any run); never a
+    suite's benchmarks, whose counts come from counted runs of their own (suitecount)."""
+    return {w.name for w in workloads if w.suite is None and _method(ctx, w, None)[0] == "perf"}
 
 
 def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: Measured,
@@ -178,12 +190,14 @@ def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: 
         return
     made = counted_runs(ctx.spawner, w, ctx.base[w.name], ctx.head[w.name], ctx.env,
                         method=method, plan=VALGRIND_PLAN, again=ctx.again_of(w.name))
+    measured.counting_s += made.seconds
     if made.failure is not None:
         measured.counts[w.name] = Counts(method=None, why=f"not counted: {made.failure}")
         return
     measured.counts[w.name] = Counts(
         method="valgrind", why=why, base=tuple(made.instructions["base"]),
-        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]))
+        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]),
+        counted_s=round(made.seconds, 3))
 
 
 def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked) -> Counts:
@@ -266,6 +280,7 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
         )
         for w in configs:
             measured.phases[w.name][name] = results[w.name].recorded(name, w)
+            measured.timed_s[w.name] = measured.timed_s.get(w.name, 0.0) + results[w.name].timed_s
             if w.name in perf:
                 state, made = perf_state[w.name], results[w.name]
                 state.count_error = state.count_error or made.count_error
@@ -287,7 +302,8 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
         phases = measured.phases[name]
         pairs = sum(len(phases[p].order) // 2 for p in ("ab", "confirm") if p in phases)
         measured.measuring[name] = Measuring(design="pairs", pairs=pairs, stopped="fixed",
-                                             why=sequential.WHY["fixed"])
+                                             why=sequential.WHY["fixed"],
+                                             **_seconds(measured, name))
 
 
 def _warm_again(ctx: Context, w: WorkloadConfig, measured: Measured,
@@ -403,9 +419,7 @@ class Sequential:
             self.done_looks[name] += 1
         judgement = self._record(final=False)
         for name in estimating:  # no look: its call stands on its first pairs
-            more = sequential.estimate_until(judgement.workloads[name].ab,
-                                             self.triplets.results[name].pairs,
-                                             self.by_name[name].max_runs)
+            more = self._measure_on_to(name, judgement)
             if more is None:
                 self.stopped[name] = "settled"
             else:
@@ -418,9 +432,9 @@ class Sequential:
                 max_pairs=self.by_name[name].max_runs, parity=self.by_name[name].parity,
             )
             pairs = self.triplets.results[name].pairs
-            if reason == "settled" and judged.ab is not None and judged.ab.outcome in CALLS:
-                until = sequential.estimate_pairs(pairs, self.by_name[name].max_runs)
-                if until > pairs and not judgement.aborted and self.ctx.estimate:
+            if reason == "settled" and not judgement.aborted:
+                until = self._estimate_from(judged.ab, pairs, self.by_name[name].max_runs)
+                if until > pairs:
                     self.measured.called[name] = pairs
                     self.estimating[name] = until
                     continue
@@ -429,6 +443,42 @@ class Sequential:
         if judgement.aborted:
             for name in self.names:
                 self.stopped.setdefault(name, "aborted")
+
+    def _estimate_from(self, ab: Verdict | None, pairs: int, max_pairs: int) -> int:
+        """Where a workload settled at ``pairs`` is measured on to for its estimate first:
+        a call to ``sequential.estimate_pairs``; with a precision asked, a level too, for
+        one more look's worth of pairs (then ``estimate_until``). ``pairs``: not at all."""
+        if ab is None or not self.ctx.estimate:
+            return pairs
+        if ab.outcome in CALLS:
+            return sequential.estimate_pairs(pairs, max_pairs)
+        if ab.outcome == "level" and self.ctx.precision is not None:
+            return min(pairs + sequential.FIRST_LOOK, max_pairs)
+        return pairs
+
+    def _measure_on_to(self, name: str, judgement: Judgement) -> int | None:
+        """How many pairs in all a settled workload measured on for its estimate goes to
+        next, or None when it is done: the verdict's estimate within ESTIMATE_HALF
+        (``sequential.estimate_until``); with a precision asked (a history's step), the
+        trend's estimate of the step within it (``trend.half_width``), from how its
+        interval shrinks, 1/sqrt n."""
+        pairs, most = self.triplets.results[name].pairs, self.by_name[name].max_runs
+        ab = judgement.workloads[name].ab
+        if self.ctx.precision is None:
+            # A call the counts per unit carried: time's estimate of a suite's benchmark
+            # would take thousands of pairs to narrow to the width asked, so it is measured
+            # on the first extra pairs only (docs/verdict.md, "Counts per benchmark").
+            return None if _by_counts(ab) else sequential.estimate_until(ab, pairs, most)
+        from benchbot import trend
+
+        w = self.by_name[name]
+        width = trend.half_width(trend.phases_estimate(
+            self.measured.phases[name], triplets=True, higher_is_better=w.better == "higher",
+            seed=self.ctx.seed))
+        if pairs >= most or (width is not None and width <= self.ctx.precision):
+            return None
+        grow = 2.0 if width is None else (width / self.ctx.precision) ** 2
+        return min(max(math.ceil(pairs * grow), pairs + sequential.FIRST_LOOK), most)
 
     def _record(self, *, final: bool) -> Judgement:
         for name in self.names:
@@ -451,9 +501,11 @@ class Sequential:
         if reason in ("budget", "max_runs") and (verdict is None
                                                   or verdict.outcome == "inconclusive"):
             settle = sequential.pairs_to_settle_uncapped(verdict, self.by_name[name].parity)
+        self.measured.timed_s[name] = result.timed_s
         return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
                          why=sequential.WHY[reason], looks=looks, orders="".join(result.orders),
-                         settle_pairs=settle, called_at=self.measured.called.get(name))
+                         settle_pairs=settle, called_at=self.measured.called.get(name),
+                         **_seconds(self.measured, name))
 
     # --- the budget -----------------------------------------------------------------------
 
@@ -557,7 +609,20 @@ class Sequential:
             self._per_run = (now, self._round_s(active) / max(3 * len(active), 1))
         left = max(0.0, self.deadline - now)
         planned = done + int(left / max(self._per_run[1], 1e-3))
-        self.ctx.reporter.progress("sequential", name, done, planned)
+        self.ctx.reporter.progress("sequential", name, done, planned, left_s=left)
+
+
+def _by_counts(verdict: Verdict | None) -> bool:
+    """A call the counts per unit of a suite's benchmark carried (time did not call it)."""
+    return verdict is not None and verdict.settled_by == "instructions and time"
+
+
+def _seconds(measured: Measured, name: str) -> dict[str, Any]:
+    """A workload's timed and counted seconds, as Measuring records them."""
+    counts = measured.counts.get(name)
+    timed = measured.timed_s.get(name)
+    return {"timed_s": None if timed is None else round(timed, 3),
+            "counted_s": counts.counted_s if counts is not None else None}
 
 
 def _median(values: Sequence[int]) -> float:
@@ -587,8 +652,9 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
             measured.looks[name] = 1
             measured.measuring[name] = Measuring(design="triplets", pairs=0, stopped="failed",
                                                  why=sequential.WHY["failed"])
-        for name in suite_of:
-            measured.counts[name] = Counts(method=None, why=SUITE_COUNTS_WHY)
+        measured.discovery_s = found.discovery_s
+        _count_suites(ctx, [n for n in suite_of if n not in measured.phases], found.figures,
+                      measured, deadline)
     failed = set(measured.phases)
     todo = [w for w in ctx.config.workloads if w.name not in failed]
     measured.phases.update({w.name: {} for w in todo})
@@ -604,6 +670,23 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
     return measured
 
 
-# Why a suite's benchmarks are compared on time alone (docs/suites.md).
-SUITE_COUNTS_WHY = ("a suite's harness runs many benchmarks in one process, so the process's "
-                    "instructions are no one benchmark's")
+def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any],
+                  measured: Measured, deadline: float) -> None:
+    """The counted runs of the suites' benchmarks (suitecount), before any timed round."""
+    from benchbot import suitecount
+
+    if not names:
+        return
+    ctx.reporter.phase("counting", len(names), len(names) * len(suitecount.PLAN))
+
+    def tick(name: str, done: int, planned: int) -> None:
+        ctx.reporter.progress("counting", name, done, planned)
+
+    setting = suitecount.Setting(
+        config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
+        figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
+        progress=tick)
+    counted = suitecount.count_all(setting, names, deadline=deadline)
+    measured.counts.update(counted.counts)
+    measured.suites = suitecount.recorded(measured.suites, counted)
+    measured.counting_s += sum(s for _how, _runs, s in counted.suites.values())

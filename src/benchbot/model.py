@@ -18,6 +18,10 @@ Metric = Literal["wall", "reported", "instructions"]
 # How instructions are counted (docs/verdict.md, "A second signal"): perf_event_open around
 # each measured run, or valgrind's cachegrind on a few runs of each arm apart from them.
 CountMethod = Literal["perf", "valgrind"]
+# What one unit of a suite's benchmark's counted work is (benchbot.fixedwork): an iteration
+# of its loop, a call of its function (google-benchmark 1.7), a round (pytest-benchmark),
+# a loop (pyperf).
+CountUnit = Literal["iteration", "call", "round", "loop"]
 CountsMode = Literal["auto", "perf", "valgrind", "off"]
 # How a workload's instruction counts read, head against base (Counts.reading).
 CountsReading = Literal["same", "up", "down", "small", "unsteady"]
@@ -55,6 +59,7 @@ REASON_CODES = (
     "layout",  # as same_counts, and base again from another place moved time by as much
     "counts_disagree",  # time moved one way, the instruction counts the other
     "rss_floor",  # memory: peak RSS at the floor the spawner's own peak sets
+    "counts_ahead",  # a suite's benchmark: its work per iteration moved, time has not followed yet
 )
 
 
@@ -141,6 +146,10 @@ class RunRecord:
     instructions: int | None = None  # user-space instructions retired (counts: perf or valgrind)
     cycles: int | None = None  # user-space cycles (perf, where the hardware counts them)
     counts_scaled: bool = False  # perf multiplexed the counters: the values are estimates
+    # A suite's benchmark: the memory its harness reported per iteration (Go's B/op and
+    # allocs/op), None where it reported none.
+    bytes_op: float | None = None
+    allocs_op: float | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -159,6 +168,8 @@ class ArmSamples:
     errors: list[str] = field(default_factory=list)
     instructions: list[int] = field(default_factory=list)  # counts: perf, one per run
     cycles: list[int] = field(default_factory=list)
+    bytes_op: list[float] = field(default_factory=list)  # a harness's B/op, one per run
+    allocs_op: list[float] = field(default_factory=list)
 
     def extend(self, more: ArmSamples) -> None:
         """Append another arm's runs."""
@@ -168,6 +179,8 @@ class ArmSamples:
         self.value_ns += more.value_ns
         self.instructions += more.instructions
         self.cycles += more.cycles
+        self.bytes_op += more.bytes_op
+        self.allocs_op += more.allocs_op
 
     def add(self, run: RunRecord) -> None:
         """Append one run's figures."""
@@ -184,6 +197,9 @@ class ArmSamples:
             self.instructions.append(run.instructions)
         if run.cycles is not None:
             self.cycles.append(run.cycles)
+        if run.bytes_op is not None and run.allocs_op is not None:
+            self.bytes_op.append(run.bytes_op)
+            self.allocs_op.append(run.allocs_op)
 
 
 # --- the results document (results.py reads and writes it; schemas/results.schema.json) ---
@@ -316,6 +332,10 @@ class ArmRuns:
     # counts: perf, every measured run's user-space instructions and cycles
     instructions: tuple[int, ...] | None = omitted_when_none(default=None)
     cycles: tuple[int, ...] | None = omitted_when_none(default=None)
+    # a suite's benchmark: the memory its harness reported per iteration, every run (Go's
+    # -benchmem: B/op and allocs/op)
+    bytes_op: tuple[float, ...] | None = omitted_when_none(default=None)
+    allocs_op: tuple[float, ...] | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -343,9 +363,25 @@ class Measuring:
     looks: tuple[int, ...] = ()  # the pair counts at which it was judged
     orders: str = ""  # triplets: the order of each round ("12H", "H21", …), concatenated
     settle_pairs: int | None = None  # about how many pairs would settle it, if it is not
-    # A change called at this many pairs; the pairs after it were measured for the estimate
-    # alone (Verdict.estimate), and the call is judged on these.
+    # A change called at this many pairs (or, measuring a history's step to a precision, a
+    # level settled); the pairs after it were measured for the estimate alone
+    # (Verdict.estimate), and the verdict is judged on these.
     called_at: int | None = omitted_when_none(default=None)
+    # Seconds its timed runs took (a suite's benchmark: its share of each harness run, by
+    # the time its harness reported for it), and seconds its counted runs took.
+    timed_s: float | None = omitted_when_none(default=None)
+    counted_s: float | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CountedRun:
+    """One counted run of a suite's benchmark (benchbot.fixedwork): which arm, how many
+    units of work it was asked for, the instructions it took and its wall time."""
+
+    arm: Literal["base", "base_again", "head"]
+    units: int
+    instructions: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -357,10 +393,11 @@ class Counts:
     why: str  # why this method, or why none: "perf: the CPU's counters", "off in the config"
     every_run: bool = False  # perf: every measured run; valgrind: a few runs apart from them
     scaled: bool = False  # perf multiplexed its counters: the counts are scaled estimates
-    # The counted runs' instructions per arm (valgrind's runs; with perf, arms[].instructions).
-    base: tuple[int, ...] = ()
-    base_again: tuple[int, ...] = ()
-    head: tuple[int, ...] = ()
+    # The counted runs' instructions per arm (valgrind's runs; with perf, arms[].instructions);
+    # a suite's benchmark's: per unit of work (``unit``).
+    base: tuple[float, ...] = ()
+    base_again: tuple[float, ...] = ()
+    head: tuple[float, ...] = ()
     ratio: float | None = None  # head over base, of the medians
     aa_ratio: float | None = None  # base again over base, of the medians
     noise: float | None = None  # how far one build's counts varied, as a fraction
@@ -370,6 +407,16 @@ class Counts:
     user_share: float | None = None
     reading: CountsReading | None = None  # how they read; None: not counted
     reading_why: str | None = None  # the reading in words, as the report gives it
+    # A suite's benchmark (benchbot.fixedwork): base, base_again and head above are counts
+    # per unit of work, each (C(2n) - C(n)) / n from two counted runs of n and 2n units.
+    unit: CountUnit | None = omitted_when_none(default=None)
+    exact: bool | None = omitted_when_none(default=None)  # False: setup counted with the unit
+    units: int | None = omitted_when_none(default=None)  # n
+    runs: tuple[CountedRun, ...] | None = omitted_when_none(default=None)
+    counted_s: float | None = omitted_when_none(default=None)  # the counted runs' seconds
+    # How far one per-unit count varies, from the A/A of all the suite's benchmarks
+    # (suitecount._pool_noise); ``noise`` is at least this.
+    pooled_noise: float | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -411,6 +458,11 @@ class SuiteRecord:
     filtered: bool = False  # later rounds ran only the benchmarks still measuring
     not_found: tuple[str, ...] = ()  # named by /bench only=, reported by neither arm
     failure: str | None = omitted_when_none(default=None)  # why nothing of it was compared
+    # Its benchmarks' counted runs (benchbot.fixedwork): how (the recipe in words, or why
+    # none), how many, and the seconds they took together.
+    counting: str | None = omitted_when_none(default=None)
+    counted_runs: int | None = omitted_when_none(default=None)
+    counting_s: float | None = omitted_when_none(default=None)
 
 
 Conclusion = Literal["success", "failure", "neutral"]
@@ -502,10 +554,19 @@ class Skipped:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Results:
-    """A whole results file (schema_version 1): it explains its own verdicts."""
+class Spent:
+    """Where the comparison's wall time went, in seconds (``spent`` in the file)."""
 
-    schema_version: int = 1
+    wall_s: float  # from the start of the comparison to its last run, builds included
+    counting_s: float  # counted runs apart from the timed ones (valgrind; suites' benchmarks)
+    timed_s: float  # timed runs, warm-ups and suites' discovery runs included
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Results:
+    """A whole results file (schema_version 2): it explains its own verdicts."""
+
+    schema_version: int = 2
     tool: ToolInfo
     created: str
     repository: str | None = None
@@ -530,6 +591,7 @@ class Results:
     # Workloads not measured because the change cannot affect them (``paths``); shown in
     # every report. None: none was skipped.
     skipped: tuple[Skipped, ...] | None = omitted_when_none(default=None)
+    spent: Spent | None = omitted_when_none(default=None)  # where the wall time went
 
     @property
     def is_incomplete(self) -> bool:

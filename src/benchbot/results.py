@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchbot import __version__, codec, files
 from benchbot.config import Config, WorkloadConfig
@@ -43,13 +43,17 @@ from benchbot.model import (
     SandboxInfo,
     ShardInfo,
     Skipped,
+    Spent,
     SuiteRecord,
     Summary,
     ToolInfo,
 )
 
-SCHEMA_VERSION = 1
-# History (additions keep schema_version 1; a change of meaning would raise it):
+SCHEMA_VERSION = 2
+# Versions this benchbot reads (an older file reads as it was written: what it lacks is
+# absent, and it means what it meant).
+READS = (1, 2)
+# History (additions keep a schema_version; a change of meaning raises it):
 # 1 - first version: arms, phases, aa, verdict, confirmation, environment, seed
 #     + sandbox; phases.*.failure_code and failure_kind; environment.other_cpu
 #     + environment.machine; settings.family and config_digest; shard; after a merge
@@ -57,6 +61,14 @@ SCHEMA_VERSION = 1
 #     + suites; benchmarks[].name may be <suite>/<benchmark>; samples_ns may be
 #       fractional (a harness's time per iteration)
 #     + skipped (workloads a change cannot affect, by their paths)
+# 2 - a suite's benchmark has counts of its own: counts.base, base_again and head are
+#     instructions per unit of work (counts.unit: iteration, call, round, loop; counts.units,
+#     counts.runs: the counted runs, counts.exact, counts.counted_s), no longer absent;
+#     its memory verdict is the memory its harness reports (arms' bytes_op and allocs_op),
+#     no longer absent; measuring.timed_s and counted_s; suites[].counting, counted_runs
+#     and counting_s; spent (where the wall time went); reason code counts_ahead;
+#     settings.family counts a suite's benchmarks (in 1 it held the workloads known before
+#     discovery, and each look of a suites-only comparison was judged as if m = 1)
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -76,6 +88,16 @@ SEQUENTIAL_RULE_SENTENCE = (
     "look's median interval is distribution-free and spends a share of alpha, so that all "
     "looks of all workloads together err at most alpha."
 )
+
+PER_UNIT_RULE_SENTENCE = (
+    "A suite's benchmark whose instructions per iteration were counted apart (2 and 2 + n "
+    "iterations, base twice) is level when they moved less than parity for sure and time's "
+    "interval at alpha / workloads holds no change within ±50%, and slower (faster) when "
+    "they moved by parity or more, beyond their own noise, and time points the same way "
+    "with an interval that reaches that move; where time's interval stops short of it, "
+    "inconclusive."
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkloadResult:
@@ -199,6 +221,7 @@ def build(
     config_digest: str | None = None,
     suites: Sequence[SuiteRecord] = (),
     skipped: Sequence[Skipped] | None = None,
+    spent: Spent | None = None,
 ) -> Results:
     """Assemble the results document (``shard``: the share of the comparison it holds;
     ``suites``: what each suite's harness reported; ``skipped``: the workloads not
@@ -210,6 +233,8 @@ def build(
     rule = SEQUENTIAL_RULE_SENTENCE if sequential else RULE_SENTENCE
     if sequential and fixed:  # a config that gives some workloads their own runs
         rule = f"With their own runs: {RULE_SENTENCE} Measured until settled: {rule}"
+    if any(w.judged.counts is not None and w.judged.counts.unit is not None for w in workloads):
+        rule = f"{rule} {PER_UNIT_RULE_SENTENCE}"
     return Results(
         schema_version=SCHEMA_VERSION,
         tool=ToolInfo(name="benchbot", version=__version__),
@@ -231,7 +256,7 @@ def build(
         summary=summarize(benchmarks, fail_on, aa.aborted),
         status=CheckSettings(fail_on=tuple(fail_on), name=config.status.name),
         sandbox=sandbox, shard=shard, suites=tuple(suites) or None,
-        skipped=tuple(skipped) if skipped else None,
+        skipped=tuple(skipped) if skipped else None, spent=spent,
     )
 
 
@@ -307,14 +332,47 @@ def read_json(path: Path, what: str) -> Any:
         raise ResultsError(f"{path}: not {what} (nested too deeply)") from None
 
 
+T = TypeVar("T")
+
+
+def parse_kind(document: Any, cls: type[T], *, where: str, kind: str, label: str,
+               version: int, problem: Callable[[Any], str | None]) -> T:
+    """A document of benchbot's with a ``kind`` (a bisect's, a history store's file) from
+    JSON values: its kind, its version, its schema (``problem``: the first place it breaks
+    it, or None), then typed; each refusal one line naming ``where``."""
+    if not isinstance(document, dict) or document.get("kind") != kind:
+        raise ResultsError(f"{where}: not a benchbot {label} file (no kind: {kind})")
+    if document.get("schema_version") != version:
+        raise ResultsError(f"{where}: schema_version {str(document.get('schema_version'))[:40]!r} "
+                           f"is not supported (this benchbot reads {version})")
+    found = problem(document)
+    if found is not None:
+        raise ResultsError(f"{where}: does not match the {label} schema: {found}")
+    try:
+        return codec.decode(cls, document)
+    except (codec.DecodeError, TypeError, ValueError) as exc:
+        raise ResultsError(f"{where}: does not match the {label} schema: {_clip(str(exc))}") from None
+
+
+def best_match(errors: Any) -> str | None:
+    """jsonschema's most telling of ``errors`` as one line, ``place: message``, or None."""
+    import jsonschema.exceptions
+
+    error = jsonschema.exceptions.best_match(errors)
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"{where.lstrip('.') or '(top level)'}: {_clip(error.message)}"
+
+
 def parse(document: Any, *, where: str = "results") -> Results:
     """A results document from JSON values: checked against the schema, then typed."""
     if not isinstance(document, dict) or "schema_version" not in document:
         raise ResultsError(f"{where}: not a benchbot results file (no schema_version)")
-    if document["schema_version"] != SCHEMA_VERSION:
+    if document["schema_version"] not in READS or isinstance(document["schema_version"], bool):
         raise ResultsError(
             f"{where}: schema_version {_clip(repr(document['schema_version']))} is not supported "
-            f"(this benchbot reads {SCHEMA_VERSION})"
+            f"(this benchbot reads {' and '.join(map(str, READS))})"
         )
     problem = validation_error(document)
     if problem is not None:
@@ -327,13 +385,7 @@ def parse(document: Any, *, where: str = "results") -> Results:
 
 def validation_error(document: Any) -> str | None:
     """The first place where ``document`` breaks the results schema, in one line, or None."""
-    import jsonschema.exceptions  # imported here: a compare never validates (100 ms saved)
-
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(_sampled(document)))
-    if error is None:
-        return None
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return f"{where.lstrip('.') or '(top level)'}: {_clip(error.message)}"
+    return best_match(_validator().iter_errors(_sampled(document)))
 
 
 def _sampled(document: Any) -> Any:

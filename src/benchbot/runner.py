@@ -216,11 +216,17 @@ def member_record(raw: RawRun, w: WorkloadConfig, said: _Said | None = None) -> 
                  + (report.error if report is not None and report.error else "none"))
     elif entry is None:
         failure, error = "no_metric", "did not report it"
+    extras = dict(entry.extras) if entry is not None and not failure else {}
     return RunRecord(
         wall_ns=raw.wall_ns, cpu_ns=raw.cpu_ns, maxrss_kib=raw.maxrss_kib,
         returncode=raw.returncode, timed_out=raw.timed_out,
         value_ns=None if entry is None or failure else entry.value, error=error, failure=failure,
+        bytes_op=extras.get(BYTES_OP), allocs_op=extras.get(ALLOCS_OP),
     )
+
+
+# The memory a harness reports per iteration (Go's -benchmem), by its unit.
+BYTES_OP, ALLOCS_OP = "B/op", "allocs/op"
 
 
 def _group_key(w: WorkloadConfig) -> str:
@@ -242,6 +248,9 @@ class Tracked:
     expected: str | None = None  # the first `expect` capture, which all must equal
     counts_scaled: bool = False  # perf multiplexed the counters in some run
     count_error: str | None = None  # why a run asked to be counted was not (the first)
+    # Seconds its measured runs took; a suite's benchmark: its share of each harness run
+    # (the run's time over the benchmarks it served).
+    timed_s: float = 0.0
 
     def noted(self, raw: RawRun) -> RawRun:
         """Remember what a run's count says about all of them; the run."""
@@ -280,6 +289,8 @@ def _arm(samples: ArmSamples, w: WorkloadConfig) -> ArmRuns:
         values=tuple(samples.value_ns) if reported and w.better == "higher" else None,
         instructions=tuple(samples.instructions) if samples.instructions else None,
         cycles=tuple(samples.cycles) if samples.cycles else None,
+        bytes_op=tuple(samples.bytes_op) if samples.bytes_op else None,
+        allocs_op=tuple(samples.allocs_op) if samples.allocs_op else None,
     )
 
 
@@ -363,10 +374,12 @@ def run_phase(
             for _ in raws:
                 tick(live[0].name)
             said = [_said(raw) for raw in raws] if live[0].suite is not None else []
+            share = sum(raw.wall_ns for raw in raws) / 1e9 / len(live)
             for w in live:
                 result = results[w.name]
                 if result.failure:
                     continue
+                result.timed_s += share
                 result.orders.append("RC" if first_is_ref else "CR")
                 ordered = _sides(first_is_ref, result.reference, result.candidate)
                 sides = _sides(first_is_ref, *arm_keys)
@@ -458,6 +471,12 @@ def _spawn_groups(spawner: Spawner, groups: Sequence[Sequence[SpawnRequest]],
     return in_groups(spawner.spawn, groups, keys)
 
 
+def spawn_group(spawner: Spawner, group: Sequence[SpawnRequest], key: str) -> list[RawRun]:
+    """One group of runs in one exchange where the spawner can, up to and including the
+    first that failed (``spawn.in_turn``)."""
+    return _spawn_groups(spawner, [group], [key])[0]
+
+
 # A run's failure kind -> the reason code of the workload's verdict (model.REASON_CODES).
 FAILURE_REASONS: dict[RunFailure, str] = {
     "not_started": "run_failed", "exit_status": "run_failed", "timeout": "run_failed",
@@ -543,7 +562,8 @@ def _cut(samples: ArmSamples, n: int) -> ArmSamples:
     return ArmSamples(wall_ns=samples.wall_ns[:n], cpu_ns=samples.cpu_ns[:n],
                       maxrss_kib=samples.maxrss_kib[:n], value_ns=samples.value_ns[:n],
                       expect=samples.expect[:n], instructions=samples.instructions[:n],
-                      cycles=samples.cycles[:n])
+                      cycles=samples.cycles[:n], bytes_op=samples.bytes_op[:n],
+                      allocs_op=samples.allocs_op[:n])
 
 
 def _before(order: str, a: str, b: str) -> str:
@@ -635,10 +655,12 @@ class Triplets:
                 if progress is not None:
                     progress(served[0])
             said = [_said(raw) for raw in raws] if self._by_name[served[0]].suite is not None else []
+            share = sum(raw.wall_ns for raw in raws) / 1e9 / len(served)
             for name in served:
                 w, result = self._by_name[name], self.results[name]
                 if result.failure:
                     continue
+                result.timed_s += share
                 if w.suite is not None:
                     self.served[name] = len(served)
                 result.orders.append(order)
@@ -687,6 +709,7 @@ class Counted:
         default_factory=lambda: {arm: [] for arm in COUNTED_ARMS.values()})
     scaled: bool = False
     failure: str | None = None
+    seconds: float = 0.0  # what the counted runs took together
 
 
 def counted_runs(spawner: Spawner, w: WorkloadConfig, base: Target, head: Target,
@@ -700,7 +723,7 @@ def counted_runs(spawner: Spawner, w: WorkloadConfig, base: Target, head: Target
     sides = [(COUNTED_ARMS[key], where[key]) for key in plan]
     group = [request(tgt, w, env, method) for _, tgt in sides]
     answers = _spawn_groups(spawner, [group], [w.name])[0]
-    counted = Counted()
+    counted = Counted(seconds=sum(raw.wall_ns for raw in answers) / 1e9)
     for (arm, _tgt), raw, made in zip(sides, answers, group, strict=False):
         run = record(raw, w, timeout_s=made.timeout_s)
         side = "head" if arm == "head" else "base"

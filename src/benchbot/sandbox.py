@@ -21,8 +21,33 @@ measures keep the second away from the first:
    (loopback only). Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so
    one worker (``benchbot.worker``) is started in a sandbox of its own for each
    worktree (and for the copy of base's build that base again runs from), where only
-   that place is writable, and spawns and times that arm's runs there, so that the floor of timing does not move and no run can rewrite the other
-   arm's program.
+   that place is writable, and spawns and times that arm's runs there, so that the floor
+   of timing does not move and no run can rewrite another arm's program.
+
+What a process in the sandbox can reach is checked by enumeration, not by the paths
+someone thought of (``tests/security/test_enumeration.py``, with its allow-list in
+``tests/security/reach.py``): every descriptor of every process it can see, every mount,
+every directory it can write, the keyrings and every socket. Three rules keep that list
+short by construction:
+
+- **No process in reach holds the measuring's pipes but the worker, and the worker is out
+  of reach.** The worker is the PID 1 of its sandbox (``--as-pid-1``): there is no
+  bubblewrap reaper beside it (that reaper kept the worker's stdin and stdout, and was
+  dumpable: a run wrote forged answers into ``/proc/1/fd/1``). The worker is undumpable
+  before it reads a request, so a run (the same user, no capability) cannot open its
+  ``/proc/1/fd``, ``mem`` or ``environ``, ptrace it or take its descriptors with
+  ``pidfd_getfd``; and as its namespace's init it receives no signal from inside the
+  namespace that it does not handle (``SIGKILL`` and ``SIGSTOP`` included), so a run can
+  neither stop nor kill it. A build keeps bubblewrap's reaper (a shell as PID 1 would
+  leave zombies): it holds only ``/dev/null``, the build's own log and bubblewrap's
+  eventfd (which tells bubblewrap outside the build's exit status, the build's own).
+- **No keyrings** (``benchbot.seccomp``): the keyring calls fail inside, and
+  ``/proc/keys`` is masked.
+- **Nothing else of the machine is there** (``fsview``), and what is writable is the
+  worktree, the worker's scratch directory and the config's ``sandbox.writable``; the
+  fork server's program, built by benchbot outside all of them, is shown read-only; what
+  the config adds (``read_only``, ``writable``) is checked against the machine
+  (``fsview.refusal``: no home, no runner's place, nothing only its owner may read).
 """
 
 from __future__ import annotations
@@ -43,7 +68,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import benchbot
-from benchbot import forkserver, fsview
+from benchbot import forkserver, fsview, seccomp
 from benchbot.errors import BenchbotError
 from benchbot.spawn import RawRun, SpawnRequest, kill_group
 
@@ -128,9 +153,14 @@ def probe() -> Probe:
         return Probe(False, None, None, "bubblewrap (bwrap) is not installed",
                      "install it: apt-get install bubblewrap (dnf/zypper/pacman: bubblewrap)")
     version = _run([path, "--version"]).stdout.strip() or None
-    argv = [path, *_namespace_args(network=False),
-            *_mount_args(fsview.system_view(), writable=(), network=False), "--", "/bin/true"]
-    proc = _run(argv)
+    fd = filter_fd()
+    try:
+        argv = [path, *_namespace_args(network=False, as_pid_1=True, seccomp_fd=fd),
+                *_mount_args(fsview.system_view(), writable=(), network=False), "--",
+                "/bin/true"]
+        proc = _run(argv, pass_fds=(fd,))
+    finally:
+        os.close(fd)
     if proc.returncode == 0:
         return Probe(True, path, version)
     message = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
@@ -138,10 +168,10 @@ def probe() -> Probe:
                  _namespace_fix(message))
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], pass_fds: Sequence[int] = ()) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=30,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, pass_fds=pass_fds)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return subprocess.CompletedProcess(argv, 1, "", str(exc))
 
@@ -161,12 +191,42 @@ def _namespace_fix(message: str) -> str:
             "that permits them, e.g. --security-opt seccomp=unconfined)")
 
 
-def _namespace_args(*, network: bool) -> list[str]:
+def _namespace_args(*, network: bool, as_pid_1: bool, seccomp_fd: int) -> list[str]:
+    """The namespaces, capabilities and filter; ``as_pid_1``: the command is its PID
+    namespace's init, with no bubblewrap reaper beside it (the module's docstring)."""
     args = ["--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--seccomp", str(seccomp_fd)]
+    if as_pid_1:
+        args.append("--as-pid-1")
     if not network:
         args.append("--unshare-net")
     return args
+
+
+# Masked in the sandbox's /proc: the keys a process may view, by serial and description
+# (the keyring calls themselves fail: benchbot.seccomp). bubblewrap binds them nodev, so
+# /dev/null there cannot even be opened.
+PROC_MASKED = ("/proc/keys", "/proc/key-users")
+# Read-only in the sandbox's /proc. bubblewrap covers /proc/sys only where it finds the
+# directory writable, and it is not (0555) while its files are: as root, even without
+# any capability and in a user namespace of its own, a process could set the host's
+# sysctls (kernel.core_pattern runs a program as root at the next crash). The
+# enumeration test found it.
+PROC_READ_ONLY = ("/proc/sys",)
+
+
+def filter_fd() -> int:
+    """A fresh descriptor holding the seccomp filter (``benchbot.seccomp``), at its start,
+    for one ``bwrap --seccomp`` to read; the caller passes it on and closes it."""
+    fd = os.memfd_create("benchbot-seccomp", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, seccomp.program())
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 # One mount of the sandbox: its destination, its rank among mounts of equal depth
@@ -180,6 +240,8 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
     """bwrap's mount arguments for ``view`` and the writable places, parents before what
     is mounted inside them (bubblewrap applies them in order; a later one covers)."""
     mounts: list[_Mount] = [("/dev", 0, ("--dev", "/dev")), ("/proc", 0, ("--proc", "/proc"))]
+    mounts += [(path, 2, ("--ro-bind", "/dev/null", path)) for path in PROC_MASKED]
+    mounts += [(path, 2, ("--ro-bind", path, path)) for path in PROC_READ_ONLY]
     mounts += [(path, 0, ("--symlink", target, path)) for target, path in view.symlinks]
     mounts += [(path, 0, ("--tmpfs", path)) for path in view.empty]
     mounts += [(dest, 1, ("--ro-bind", src, dest)) for src, dest in view.read_only]
@@ -225,15 +287,19 @@ class Sandbox:
         return self.kind == "bubblewrap"
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, writable: Sequence[Path],
-             network: bool, git_dir: Path | None = None,
-             git_config: Path | None = None, read_only: Sequence[Path] = ()) -> list[str]:
+             network: bool, seccomp_fd: int, git_dir: Path | None = None,
+             git_config: Path | None = None, as_pid_1: bool = False,
+             read_only: Sequence[Path] = ()) -> list[str]:
         """The bwrap command line that runs ``argv`` in ``cwd`` inside the sandbox: the
         view read-only, ``writable`` writable, the repository's git directory read-only
         with ``git_config`` as its config, ``read_only`` (files or directories outside
-        the view) read-only over everything, and the host's network only if ``network``."""
+        the view) read-only over everything, and the host's network only if ``network``.
+        ``seccomp_fd`` is a ``filter_fd()`` that the command must inherit; ``as_pid_1``
+        makes ``argv`` its PID namespace's init (the measuring worker)."""
         if self.bwrap is None or self.view is None:
             return list(argv)
-        return [self.bwrap, *_namespace_args(network=network),
+        return [self.bwrap, *_namespace_args(network=network, as_pid_1=as_pid_1,
+                                             seccomp_fd=seccomp_fd),
                 *_mount_args(self.view, writable=writable, network=network, git_dir=git_dir,
                              git_config=git_config, read_only=read_only),
                 "--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
@@ -351,16 +417,22 @@ class WorkerSpawner:
                 work = scratch / f"worker-{index}"
                 work.mkdir(exist_ok=True)
                 events = [] if perf_events == "hardware" else [f"--perf-events={perf_events}"]
-                argv = sandbox.wrap(
-                    [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events, *server,
-                     str(work), *(f"{peer}:{take}:{give}" for peer, take, give in fds)],
-                    cwd=work, writable=[place, work, *writable], network=False,
-                    git_dir=git_dir, git_config=git_config,
-                    read_only=[program.parent] if program is not None else [],
-                )
-                self._workers.append(_Worker(argv, sandbox.adjust_env(env),
-                                             scratch / f"worker-{index}.log",
-                                             [fd for _, take, give in fds for fd in (take, give)]))
+                filter_prog = filter_fd()
+                try:
+                    argv = sandbox.wrap(
+                        [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events,
+                         *server, str(work),
+                         *(f"{peer}:{take}:{give}" for peer, take, give in fds)],
+                        cwd=work, writable=[place, work, *writable], network=False,
+                        git_dir=git_dir, git_config=git_config, seccomp_fd=filter_prog,
+                        as_pid_1=True,
+                        read_only=[program.parent] if program is not None else [],
+                    )
+                    self._workers.append(_Worker(
+                        argv, sandbox.adjust_env(env), scratch / f"worker-{index}.log",
+                        (*(fd for _, take, give in fds for fd in (take, give)), filter_prog)))
+                finally:
+                    os.close(filter_prog)  # bwrap read it
         finally:
             for fds in turns:  # the workers hold them now; a worker's end is its peers' EOF
                 for _, take, give in fds:

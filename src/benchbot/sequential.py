@@ -101,7 +101,7 @@ def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int, max_pairs
         return None
     if ab.outcome in ("slower", "faster", "level"):
         return "settled"
-    if ab.reason_code in ("floor", "same_counts") or _modes_only(ab, parity):
+    if ab.reason_code in ("floor", "same_counts", "counts_disagree") or _modes_only(ab, parity):
         return "cannot_help"
     if ab.reason_code == "layout" and _left_tolerance(ab):  # a call held back, as same_counts
         return "cannot_help"
@@ -139,6 +139,8 @@ def pending_change(ab: Verdict | None) -> bool:
     waits on the best-run side or on the pairs a call needs: the kind of workload the budget
     goes to first when it runs short, since a change found and not yet called is what a
     user most needs settled."""
+    if ab is not None and ab.outcome == "inconclusive" and ab.reason_code == "counts_ahead":
+        return True  # a suite's benchmark whose work moved: time has yet to follow
     if ab is None or ab.outcome != "inconclusive" or ab.reason_code not in PENDING_CODES:
         return False
     if ab.ratio is None or ab.tolerance is None:
@@ -159,6 +161,9 @@ def pairs_to_settle_uncapped(ab: Verdict | None, parity: float) -> int:
     need = _settle_estimate(ab, parity, default=CALL_PAIRS)
     if ab is not None and ab.reason_code == "few_runs" and ab.suggested_runs:
         need = max(need, ab.suggested_runs)
+    if ab is not None and ab.reason_code == "spread" and ab.suggested_runs:
+        need = ab.suggested_runs  # what the verdict's own rule says (a suite's benchmark's
+        # level on the same work needs its interval within a reach, not within parity)
     return need
 
 

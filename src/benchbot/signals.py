@@ -53,24 +53,27 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
     """``counts`` with its ratio, noise, user share and reading filled in."""
     if counts.method is None:
         return counts
+    base: Sequence[float]
+    again: Sequence[float]
+    head: Sequence[float]
     if counts.every_run and not counts.head:  # perf: the counts are the measured runs'
         base, again, head, ratios, aa_ratios = _per_run(phases)
     else:  # counted runs apart (valgrind's; perf's for metric: instructions)
         base, again, head = list(counts.base), list(counts.base_again), list(counts.head)
         ratios, aa_ratios = [], []
     user = _user_share(phases)
-    bases = base + again
+    bases = [*base, *again]
     if not bases or not head or min(bases + head) <= 0:
         return replace(counts, user_share=user, reading=None,
                        reading_why="no counted runs to read")
     ratio = statistics.median(ratios) if ratios else statistics.median(head) / statistics.median(bases)
     aa_ratio = (statistics.median(aa_ratios) if aa_ratios
                 else statistics.median(again) / statistics.median(base) if again and base else None)
-    noise = max([abs(math.log(aa_ratio)) if aa_ratio else 0.0]
+    noise = max([abs(math.log(aa_ratio)) if aa_ratio else 0.0, counts.pooled_noise or 0.0]
                 + [_arm_noise(arm) for arm in (base, again, head) if arm])
     cycles = _cycles_ratio(phases) if counts.every_run else None
     reading, why = _reading(ratio, noise, parity)
-    if user is not None and user < USER_SHARE_MIN:
+    if user is not None and user < USER_SHARE_MIN and counts.unit is None:
         why = (f"{why}; not used: the runs spend most of their time outside user-space CPU "
                f"work ({user * 100:.0f}% in it)")
     return replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=noise, cycles_ratio=cycles,
@@ -319,7 +322,7 @@ def _user_share(phases: Mapping[str, PhaseRuns]) -> float | None:
     return statistics.median(shares) if shares else None
 
 
-def _arm_noise(values: Sequence[int]) -> float:
+def _arm_noise(values: Sequence[float]) -> float:
     """How far one arm's counts vary: the relative range of a few, the IQR/median of many."""
     mid = statistics.median(values)
     if len(values) < 5:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchbot import counting, forkserver, harness
+from benchbot import counting, forkserver, harness, trees
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
@@ -199,12 +199,15 @@ class ProcessSpawner:
         # The fork server's program, built already (None: built into ``scratch``).
         self._program = fork_server if isinstance(fork_server, Path) else None
         self._floor_kib = 0  # the largest floor the fork server reported
+        self._others: frozenset[int] = frozenset()  # children before the fork server started
 
     def start(self) -> None:
         """Start the fork server now (the first run does otherwise). Where it cannot be
         built or started, the runs are started by this process (``floor_method`` says why)."""
         if self._server is None and self._no_server is None:
             try:
+                # The children that are not the runs' (see _lost).
+                self._others = frozenset(process_tree().get(os.getpid(), ()))
                 self._server = forkserver.start(self._scratch, program=self._program)
                 self._floor_kib = self._server.floor_kib()
             except forkserver.ForkServerError as exc:
@@ -297,7 +300,9 @@ class ProcessSpawner:
             close_on_exec()
         report_dir = None
         if request.harness is not None and any(OUTPUT_MARK in arg for arg in argv):
-            report_dir = tempfile.mkdtemp(prefix="benchbot-report-")
+            # In the scratch directory: whatever the run leaves there is named when the
+            # comparison removes it (trees.removed), if not removed here.
+            report_dir = tempfile.mkdtemp(prefix="benchbot-report-", dir=self._scratch)
             argv = [arg.replace(OUTPUT_MARK, os.path.join(report_dir, "report")) for arg in argv]
         capture_out = (request.keep_stdout and bool(request.patterns)) or (
             request.harness is not None and report_dir is None)
@@ -319,7 +324,7 @@ class ProcessSpawner:
                 os.close(out_fd)
             os.close(err_fd)
             if report_dir is not None:
-                shutil.rmtree(report_dir, ignore_errors=True)
+                trees.remove_tree(report_dir)
 
     def _perf_run(self, request: SpawnRequest, program: str, argv: list[str],
                   env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:
@@ -337,15 +342,35 @@ class ProcessSpawner:
     def _run(self, request: SpawnRequest, program: str, argv: list[str], env: dict[str, str],
              out_fd: int, err_fd: int) -> RawRun:
         if self._server is not None:
-            ran = self._server.run(program=program, argv=argv, env=env, cwd=request.cwd,
-                                   timeout_s=request.timeout_s, pin=request.pin,
-                                   stdio=(self._devnull, out_fd, err_fd))
+            try:
+                ran = self._server.run(program=program, argv=argv, env=env, cwd=request.cwd,
+                                       timeout_s=request.timeout_s, pin=request.pin,
+                                       stdio=(self._devnull, out_fd, err_fd))
+            except forkserver.ForkServerError as exc:
+                return self._lost(request, exc)
             if ran.failure is not None:
                 return _not_started(request, ran.failure)
             return _finished(request, out_fd if out_fd != self._devnull else None, err_fd,
                              wall_ns=ran.wall_ns, cpu_ns=ran.cpu_ns, maxrss_kib=ran.maxrss_kib,
                              status=ran.status, timed_out=ran.timed_out)
         return self._spawned_here(request, program, argv, env, out_fd, err_fd)
+
+    def _lost(self, request: SpawnRequest, exc: forkserver.ForkServerError) -> RawRun:
+        """The fork server stopped answering during a run: the run's own doing (it is the
+        run's parent and the same user, so a run can kill or stop it; only the worker, its
+        namespace's init, is out of a run's reach). The run is not measured: it fails with
+        the reason, whatever it left is ended, and a fresh fork server (from the same
+        program, which no run can write) starts the next run. ForkServerError where it
+        cannot be started again."""
+        if self._server is not None:
+            self._server.close()  # killed already where it did not answer in time
+            self._server = None
+        end_leftovers(self._others)
+        self._server = forkserver.start(self._scratch, program=self._program)
+        self._floor_kib = max(self._floor_kib, self._server.floor_kib())
+        return dataclasses.replace(
+            _not_started(request, ""), returncode=-signal.SIGKILL,
+            not_started=f"stopped the fork server that timed it, its parent ({exc}): not measured")
 
     def _spawned_here(self, request: SpawnRequest, program: str, argv: list[str],
                       env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:

@@ -44,6 +44,19 @@ class Discovered:
     records: tuple[SuiteRecord, ...]
     failed: dict[str, dict[str, PhaseRuns]]
     warmup_s: dict[str, float]  # seconds a warm-up run took, per benchmark's workload
+    # What each benchmark's discovery run in base said of it, by its workload's name: what
+    # its counted runs are planned from (benchbot.fixedwork).
+    figures: dict[str, Figures] = dataclasses.field(default_factory=dict)
+    discovery_s: float = 0.0  # seconds the discovery runs took, all suites together
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Figures:
+    """A benchmark as its base discovery run reported it."""
+
+    ns: float | None  # time per iteration (None: it reported a throughput or another unit)
+    bytes_op: float | None  # bytes allocated per iteration (Go's -benchmem), if reported
+    index: int  # its place among the benchmarks of the report (pyperf's worker task)
 
 
 def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Target], *,
@@ -55,12 +68,15 @@ def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Targ
     records: list[SuiteRecord] = []
     failed: dict[str, dict[str, PhaseRuns]] = {}
     warmup_s: dict[str, float] = {}
+    figures: dict[str, Figures] = {}
+    discovery_s = 0.0
     for suite in config.suites:
         runs = {"base": [], "head": []}  # type: dict[str, list[RawRun]]
         for _ in range(max(1, suite.settings.warmup)):
             for side, targets in (("base", base), ("head", head)):
                 runs[side].append(spawner.spawn(suite_request(
                     targets[suite.name], [suite.settings], env, Harness(format=suite.format))))
+        discovery_s += sum(r.wall_ns for side in runs.values() for r in side) / 1e9
         why = _failure(suite, runs)
         if why is not None:
             code, kind, text = why
@@ -80,6 +96,11 @@ def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Targ
             shared = [e for e in shared if e.name in suite.only]
         members = [_member(suite, e) for e in shared]
         workloads += members
+        order = list(in_base)
+        for m, e in zip(members, shared, strict=True):
+            extras = dict(e.extras)
+            figures[m.name] = Figures(ns=_fastest(e, in_head.get(e.name)),
+                                      bytes_op=extras.get("B/op"), index=order.index(e.name))
         harnesses[suite.name] = Harness(format=suite.format, filter=suite.filter,
                                         benchmarks=tuple(m.name for m in members))
         per_run = [r.wall_ns / 1e9 for side in runs.values() for r in side]
@@ -95,7 +116,7 @@ def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Targ
         ))
     return Discovered(config=dataclasses.replace(config, workloads=tuple(workloads)),
                       harnesses=harnesses, records=tuple(records), failed=failed,
-                      warmup_s=warmup_s)
+                      warmup_s=warmup_s, figures=figures, discovery_s=discovery_s)
 
 
 def _reported(run: RawRun) -> dict[str, harness.Entry]:
@@ -111,6 +132,14 @@ def _reported(run: RawRun) -> dict[str, harness.Entry]:
     return entries
 
 
+def _fastest(base: harness.Entry, head: harness.Entry | None) -> float | None:
+    """A benchmark's time per iteration to plan its counted runs from: the faster of its
+    two discovery runs' (noise only adds time: a loaded moment made one read several
+    times slower here, and its counted runs would have been planned that much too short)."""
+    times = [e.value for e in (base, head) if e is not None and e.unit == "ns" and e.value > 0]
+    return min(times) if times else None
+
+
 def _member(suite: SuiteConfig, entry: harness.Entry) -> WorkloadConfig:
     """One benchmark as a workload of its own, with the suite's settings."""
     s = suite.settings
@@ -118,7 +147,7 @@ def _member(suite: SuiteConfig, entry: harness.Entry) -> WorkloadConfig:
         s, name=f"{suite.name}/{entry.name}", suite=suite.name, bench=entry.name,
         select=entry.select, metric="reported", better=entry.better,  # type: ignore[arg-type]
         unit=None if entry.unit == "ns" else entry.unit,
-        floor_ns=s.floor_ns if s.floor_ns is not None else SUITE_FLOOR_NS, counts="off")
+        floor_ns=s.floor_ns if s.floor_ns is not None else SUITE_FLOOR_NS)
 
 
 def _failure(suite: SuiteConfig, runs: Mapping[str, Sequence[RawRun]]

@@ -31,13 +31,18 @@ work between ``posix_spawn`` and ``exec`` (inside the timed region), with capabi
 must not hold (a mount namespace per arm), or with a Landlock-restricted thread per arm,
 which hands the turn over just the same and leaves both arms' runs in one PID namespace.
 
-A worker is undumpable from its start (``procs.make_undumpable``): its runs, the same
-user without any capability, cannot open ``/proc/<worker>/fd`` to write into its answers,
-nor ptrace it; and no descriptor it holds is inherited by a run. It is a child subreaper
-(and so is its fork server), so that whatever a run left behind comes back to it and is
-ended before the next run (``spawn.end_leftovers``). It needs the standard library (and,
-for its fork server, a C compiler) only and holds nothing secret: its environment is the
-allow-listed one.
+A worker is the PID 1 of its sandbox (``bwrap --as-pid-1``): no other process there
+holds its pipes (bubblewrap's reaper did, and could be opened through ``/proc/1/fd``). It
+is undumpable from its start (``procs.make_undumpable``): its runs, the same user without
+any capability, cannot open ``/proc/1/fd`` to write into its answers or read its
+requests, nor ptrace it; no descriptor it holds is inherited by a run; and as the
+namespace's init it gets no signal from its runs but those it handles, and it ignores
+``SIGINT`` (benchbot ends it by closing its input, or kills it from outside). Whatever a
+run left behind comes back to it (the namespace's init adopts every orphan there; it asks
+to be a child subreaper as well, which costs nothing) and is ended before the next run
+(``spawn.end_leftovers``); so is its fork server, which is the runs' parent, undumpable
+too, and holds the socket to the worker and nothing else of its. It needs the standard
+library only and holds nothing secret: its environment is the allow-listed one.
 
 Instruction counts (``benchbot.counting``): a run asked to be counted by perf is read
 from a counter opened once on the process that forks the runs (the fork server, which
@@ -51,6 +56,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -178,9 +184,10 @@ def leave(status: int) -> NoReturn:
 
 def guard() -> None:
     """Put the worker out of its runs' reach before it reads a request: undumpable, a
-    child subreaper, and no descriptor of its own left inheritable."""
+    child subreaper, deaf to SIGINT, and no descriptor of its own left inheritable."""
     procs.make_undumpable()
     procs.become_subreaper()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     close_on_exec()
 
 

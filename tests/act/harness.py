@@ -276,8 +276,17 @@ workloads:
   - name: snooze
     run: ["./bench/nap.sh", "again"]
 """
-NAP = "#!/bin/sh\n./bench/hunt.sh run || exit 97\nsleep {seconds}\n"
-BUILD = "#!/bin/sh\nexec ./bench/hunt.sh build\n"
+# The build and the first run of each worktree also enumerate everything they can reach
+# (tests/security/reach.py, with the machine's own python3: a pyenv shim on PATH leads
+# where the sandbox shows nothing) and fail, printing "REACH: …", on anything its
+# allow-list does not name.
+NAP = ("#!/bin/sh\n./bench/hunt.sh run || exit 97\n"
+       # reach.py marks the worktree once it has looked: no Python start in later runs,
+       # whose sleep is the planted difference
+       "[ -e .reach-run ] || /usr/bin/python3 bench/reach.py run || exit 97\n"
+       "sleep {seconds}\n")
+BUILD = "#!/bin/sh\n./bench/hunt.sh build || exit 97\nexec /usr/bin/python3 bench/reach.py build\n"
+REACH = Path(__file__).resolve().parents[1] / "security" / "reach.py"
 # The hunter looks for the job's token and the runner's credential wherever a process
 # could find them; it prints what it found to stderr and fails the build or the run. The
 # two secrets are written in halves so that the script itself holds neither. It hunts
@@ -371,7 +380,7 @@ def hunter(token: str, layout: Layout, leaks: Path) -> str:
 def workload_files(token: str, layout: Layout, leaks: Path, *, seconds: str) -> dict[str, str]:
     """The benchmark's own files: the config's build and workloads, and the hunter."""
     return {"bench/nap.sh": NAP.format(seconds=seconds), "bench/build.sh": BUILD,
-            "bench/hunt.sh": hunter(token, layout, leaks)}
+            "bench/hunt.sh": hunter(token, layout, leaks), "bench/reach.py": REACH.read_text()}
 
 
 # The fault the install-failure scenario injects: the action's `python` (python3 on PATH)

@@ -99,6 +99,7 @@ def test_fork_label_is_measured_once_with_githubs_token_rules(make_world: MakeWo
     # also listens to pull_request_target, that run (write token) gets the event too.
     config = CONFIG + f"github:\n  fork_label: {FORK_LABEL}\n"
     world = make_world(workflow="readme", fork=True, files={"benchbot.yml": config})
+    world.fake.add_review(2, "alice", "APPROVED", world.repo.head_sha)  # she read that head
     payload = world.pull_request("labeled", labels=(FORK_LABEL,), label=FORK_LABEL, sender="alice")
     delivery = world.deliver("pull_request", payload)
     assert delivery.results("bench/measure") == ["success"], delivery.errors()
@@ -138,4 +139,28 @@ def test_publish_install_failing_still_completes_the_check(make_world: MakeWorld
     assert check["status"] == "completed" and check["conclusion"] is not None, check
     (comment,) = world.sticky()
     assert "benchbot: measuring" not in comment["body"], comment["body"]
+    world.assert_no_leak(delivery)
+
+
+def test_a_push_to_main_is_recorded_on_the_history_branch_and_opens_an_issue(
+        make_world: MakeWorld) -> None:
+    # bench.yml on a push: gate, measure (one machine), publish-history; the pull
+    # requests' publish does not run.
+    world = make_world(workflow="bench")
+    delivery = world.deliver("push", world.push())
+    assert delivery.results("bench/gate") == ["success"], delivery.errors()
+    assert delivery.results("bench/measure") == ["success"], delivery.errors()
+    assert delivery.results("bench/history") == ["success"], delivery.errors()
+    assert delivery.results("bench/publish") in ([], ["skipped"])
+    files = world.fake.branch_files("benchbot-history")
+    head = world.repo.head_sha
+    assert {f"commits/{head}.json", "index.html"} <= set(files), sorted(files)
+    record = json.loads(files[f"commits/{head}.json"])
+    assert record["against"]["sha"] == world.repo.base_sha
+    assert {w["name"]: w["outcome"] for w in record["workloads"]} == {"nap": "slower",
+                                                                      "snooze": "slower"}
+    assert f'href="commits/{head}.json"' in files["index.html"].decode()
+    issues = [i for i in world.fake.issues.values() if "benchbot" in i.get("labels", [])]
+    assert len(issues) == 1 and "`nap` slower" in issues[0]["body"], issues
+    assert world.checks() == [] and world.sticky() == []
     world.assert_no_leak(delivery)

@@ -147,10 +147,22 @@ class World:
                 extra_env=extra_env, path_first=path_first, name=f"{self.count}-{name}")
         return delivery
 
+    def push(self) -> dict[str, Any]:
+        """A ``push`` to main (the real payload, tests/fakegithub/payloads/push.json): main
+        moved from the base to the head, the planted slowdown."""
+        from tests.fakegithub import load_payload
+
+        payload = load_payload("push")
+        payload.update(ref="refs/heads/main", before=self.repo.base_sha, after=self.repo.head_sha)
+        payload["repository"]["default_branch"] = "main"
+        payload["head_commit"]["id"] = self.repo.head_sha
+        return payload
+
     def _github_sha(self, event: str) -> str:
         """``github.sha``: the default branch's tip for comments and pull_request_target;
-        for pull_request GitHub's merge commit, for which the base stands in here."""
-        return self.repo.base_sha
+        for pull_request GitHub's merge commit, for which the base stands in here; for a
+        push, the tip it pushed."""
+        return self.repo.head_sha if event == "push" else self.repo.base_sha
 
     def _token_for(self, event: str) -> str:
         """GitHub gives a fork's ``pull_request`` run a read-only token."""
@@ -176,8 +188,12 @@ class World:
         reached the artifacts or GitHub."""
         assert not self.leaks.exists(), self.leaks.read_text()
         assert "LEAK:" not in delivery.log
-        for body in (c["body"] for c in self.fake.comments.values()):
-            assert "LEAK:" not in body and self.token not in body
+        reached = [line for line in delivery.log.splitlines() if "REACH:" in line]
+        assert reached == [], "\n".join(reached[:20])  # the enumeration (reach.py) found nothing
+        for body in [*(c["body"] for c in self.fake.comments.values()),
+                     *(str(i["body"]) for i in self.fake.issues.values()),
+                     *(b.decode(errors="replace") for b in self.fake.git.blobs.values())]:
+            assert "LEAK:" not in body and "REACH:" not in body and self.token not in body
         for run in delivery.runs.values():
             store = run.artifacts
             for path in store.rglob("*") if store and store.exists() else ():

@@ -33,12 +33,15 @@ PICKS: dict[str, tuple[str, str, int]] = {
     "pull_request.labeled.json": ("pull_request", "labeled", 0),
     "issue_comment.created.json": ("issue_comment", "created", 0),
     "issue_comment.edited.json": ("issue_comment", "edited", 0),
+    "push.created.json": ("push", "", 4),
+    "push.tag.json": ("push", "", 0),
 }
 
 
 def pick(index: list[dict[str, Any]], event: str, action: str, nth: int) -> tuple[dict[str, Any], int]:
+    """The ``nth`` example of ``event`` with ``action`` ("": a push, which has none)."""
     entry = next(e for e in index if e["name"] == event)
-    hits = [(i, ex) for i, ex in enumerate(entry["examples"]) if ex.get("action") == action]
+    hits = [(i, ex) for i, ex in enumerate(entry["examples"]) if ex.get("action", "") == action]
     i, ex = hits[nth]
     return ex, i
 
@@ -63,6 +66,22 @@ def make_pr_comment(payload: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
+# The commit the pull_request examples name as master's tip: the push's parent below.
+MASTER_BEFORE = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
+
+
+def make_push(payload: dict[str, Any]) -> dict[str, Any]:
+    """The branch-creating push example, turned into a push of one commit onto an existing
+    default branch, as GitHub sends for every later push: ``before`` a commit, ``created``
+    false, ``compare`` the range."""
+    p = copy.deepcopy(payload)
+    p["before"] = MASTER_BEFORE
+    p["created"] = False
+    html_repo = p["repository"]["html_url"]
+    p["compare"] = f"{html_repo}/compare/{MASTER_BEFORE[:12]}...{p['after'][:12]}"
+    return p
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -78,6 +97,7 @@ def main(argv: list[str]) -> int:
         print(f"{name}: @octokit/webhooks-examples@{version} api.github.com/index.json "
               f"[name={event}].examples[{i}]", file=sys.stderr)
     written["issue_comment.created.pr.json"] = make_pr_comment(written["issue_comment.created.json"])
+    written["push.json"] = make_push(written["push.created.json"])
     for name, payload in written.items():
         (OUT / name).write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

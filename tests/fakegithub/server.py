@@ -26,13 +26,16 @@ Request validation needs ``openapi-core`` (a test dependency); pass
 from __future__ import annotations
 
 import base64
+import hashlib
 import http
+import io
 import itertools
 import json
 import math
 import re
 import secrets
 import socket
+import tarfile
 import threading
 import time
 from collections.abc import Callable
@@ -127,6 +130,7 @@ class _Response:
     body: Any = None  # JSON-able, or None for no body
     headers: dict[str, str] = field(default_factory=dict)
     validate: bool = True  # against the operation's documented response
+    raw: bytes | None = None  # a body that is not JSON (the archive codeload serves)
 
 
 class _ApiError(Exception):
@@ -162,7 +166,7 @@ class _Validator:
 
     def __init__(self, path: Path):
         try:
-            from openapi_core import OpenAPI
+            from openapi_core import Config, OpenAPI
             from openapi_schema_validator import OAS30Validator
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise RuntimeError(
@@ -171,23 +175,49 @@ class _Validator:
             ) from e
         self.spec = _allow_null_in_nullable_enums(json.loads(path.read_text(encoding="utf-8")))
         self.host = self.spec["servers"][0]["url"].rstrip("/")
-        self.api = OpenAPI.from_dict(self.spec)
+        # The extract itself is checked once, by its own test (test_fakegithub.py,
+        # test_openapi_extract_is_valid_and_complete): not again in every session (a second).
+        self.api = OpenAPI.from_dict(self.spec, config=Config(spec_validator_cls=None))
         self._lock = threading.Lock()
+        self._requests_seen: dict[tuple[Any, ...], tuple[str, str] | None] = {}
+        self._headers_matter = "security" in self.spec or '"in": "header"' in json.dumps(self.spec)
         schemas = self.spec["components"]["schemas"]
         self._error_validators = {
             name: OAS30Validator(schemas[name]) for name in ("basic-error", "validation-error")
         }
 
+    # Parameters GitHub takes with their slashes as sent (git/ref/heads/main), which an
+    # OpenAPI path template cannot match: given to the validator as one encoded segment.
+    _SLASHED = re.compile(r"^(/repos/[^/]+/[^/]+/(?:git/refs?|tarball))/(.+)$")
+
     def _mock_request(self, method: str, path: str, query: dict[str, list[str]],
                       headers: dict[str, str], body: bytes, content_type: str) -> Any:
         from openapi_core.testing import MockRequest
 
+        m = self._SLASHED.match(path)
+        if m:
+            path = f"{m.group(1)}/{quote(m.group(2), safe='')}"
         return MockRequest(self.host, method.lower(), path, args=query, headers=headers,
                            data=body or None, content_type=content_type)
 
     def check_request(self, method: str, path: str, query: dict[str, list[str]],
                       headers: dict[str, str], body: bytes, content_type: str) -> tuple[str, str] | None:
-        """None if valid, else (kind, message) with kind "route" (no such operation) or "invalid"."""
+        """None if valid, else (kind, message) with kind "route" (no such operation) or "invalid".
+        The answer depends on the request alone (its headers only where the extract
+        declares a header parameter or a security scheme; it declares neither): one already
+        checked is not checked again (the same requests come in every test; 3 ms each)."""
+        key = (method, path, tuple(sorted((k, tuple(v)) for k, v in query.items())),
+               tuple(sorted(headers.items())) if self._headers_matter else (), body, content_type)
+        with self._lock:
+            if key in self._requests_seen:
+                return self._requests_seen[key]
+        answer = self._check_request(method, path, query, headers, body, content_type)
+        with self._lock:
+            self._requests_seen[key] = answer
+        return answer
+
+    def _check_request(self, method: str, path: str, query: dict[str, list[str]],
+                       headers: dict[str, str], body: bytes, content_type: str) -> tuple[str, str] | None:
         from openapi_core.templating.paths.exceptions import PathError
 
         req = self._mock_request(method, path, query, headers, body, content_type)
@@ -260,6 +290,99 @@ def _describe(e: BaseException) -> str:
 # --------------------------------------------------------------------------- the server
 
 
+class _GitStore:
+    """Git's objects as git names them (SHA-1 of ``<type> <size>\\0<content>``): blobs, trees
+    (one per directory: name -> (mode, type, sha)), commits and refs."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, bytes] = {}
+        self.trees: dict[str, dict[str, tuple[str, str, str]]] = {}
+        self.commits: dict[str, dict[str, Any]] = {}
+        self.refs: dict[str, str] = {}  # refs/heads/x: commit sha
+
+    @staticmethod
+    def _oid(kind: str, data: bytes) -> str:
+        return hashlib.sha1(f"{kind} {len(data)}\0".encode() + data).hexdigest()
+
+    def blob(self, data: bytes) -> str:
+        sha = self._oid("blob", data)
+        self.blobs[sha] = data
+        return sha
+
+    def _tree(self, entries: dict[str, tuple[str, str, str]]) -> str:
+        def key(item: tuple[str, tuple[str, str, str]]) -> str:  # git sorts a tree as name/
+            return item[0] + ("/" if item[1][1] == "tree" else "")
+
+        data = b"".join(f"{mode.lstrip('0')} {name}".encode() + b"\0" + bytes.fromhex(oid)
+                        for name, (mode, _, oid) in sorted(entries.items(), key=key))
+        sha = self._oid("tree", data)
+        self.trees[sha] = dict(entries)
+        return sha
+
+    def tree_of(self, files: dict[str, tuple[str, str]]) -> str:
+        """The tree of ``files`` (path: (mode, blob sha)), its subtrees made as needed."""
+        top: dict[str, Any] = {}
+        for path, (mode, oid) in files.items():
+            node = top
+            *dirs, name = path.split("/")
+            for d in dirs:
+                node = node.setdefault(d, {})
+            node[name] = (mode, oid)
+
+        def make(node: dict[str, Any]) -> str:
+            entries = {name: ("040000", "tree", make(v)) if isinstance(v, dict) else (v[0], "blob", v[1])
+                       for name, v in node.items()}
+            return self._tree(entries)
+
+        return make(top)
+
+    def flatten(self, tree: str, prefix: str = "") -> dict[str, tuple[str, str]]:
+        out: dict[str, tuple[str, str]] = {}
+        for name, (mode, kind, oid) in self.trees[tree].items():
+            if kind == "tree":
+                out.update(self.flatten(oid, f"{prefix}{name}/"))
+            else:
+                out[f"{prefix}{name}"] = (mode, oid)
+        return out
+
+    def commit(self, tree: str, parents: list[str], message: str, who: dict[str, str]) -> str:
+        text = f"tree {tree}\n" + "".join(f"parent {p}\n" for p in parents)
+        text += f"author {who['name']} <{who['email']}> 0 +0000\ncommitter {who['name']} <{who['email']}> 0 +0000\n\n{message}"
+        sha = self._oid("commit", text.encode())
+        self.commits[sha] = {"tree": tree, "parents": parents, "message": message,
+                             "author": dict(who), "committer": dict(who)}
+        return sha
+
+    def descends(self, sha: str, ancestor: str) -> bool:
+        todo, seen = [sha], set()
+        while todo:
+            c = todo.pop()
+            if c == ancestor:
+                return True
+            if c not in seen and c in self.commits:
+                seen.add(c)
+                todo.extend(self.commits[c]["parents"])
+        return False
+
+    def resolve(self, ref: str) -> str | None:
+        if ref in self.commits:
+            return ref
+        for name in (ref, f"refs/heads/{ref}", f"refs/{ref}"):
+            if name in self.refs:
+                return self.refs[name]
+        return None
+
+    def tarball(self, sha: str, prefix: str) -> bytes:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            for path, (mode, oid) in sorted(self.flatten(self.commits[sha]["tree"]).items()):
+                data = self.blobs[oid]
+                info = tarfile.TarInfo(f"{prefix}/{path}")
+                info.size, info.mode = len(data), int(mode[-3:], 8)
+                tar.addfile(info, io.BytesIO(data))
+        return buf.getvalue()
+
+
 class FakeGitHub:
     """GitHub REST API look-alike; see the module docstring.
 
@@ -319,9 +442,13 @@ class FakeGitHub:
         self.check_runs: dict[int, dict[str, Any]] = {}
         self.statuses: list[dict[str, Any]] = []
         self.reactions: list[dict[str, Any]] = []
+        self.reviews: dict[int, list[dict[str, Any]]] = {}  # pull number -> its reviews, oldest first
         self.requests: list[RecordedRequest] = []
         self.permissions: dict[str, str] = {}
         self.default_permission: str | None = "read"
+        # The git database (blobs, trees, commits, refs), as the Git Data API sees it.
+        self.git = _GitStore()
+        self.labels: dict[str, dict[str, Any]] = {}  # name: label, made as issues name them
         self.validation_errors: list[str] = []
 
         self.checks_forbidden = False
@@ -342,7 +469,7 @@ class FakeGitHub:
         self._repo_ids: dict[str, int] = {f"{owner}/{repo}".lower(): self.repo_id}
         self._ids = {k: itertools.count(start) for k, start in (
             ("comment", 2000000001), ("check_run", 3000000001), ("status", 4000000001),
-            ("reaction", 5000000001), ("user", 9000001), ("repo", 700000002),
+            ("reaction", 5000000001), ("user", 9000001), ("repo", 700000002), ("review", 80000001),
             ("issue", 1500000001), ("pull", 1600000001), ("check_suite", 3500000001))}
         self._register_user(self.bot_login, "Bot", GITHUB_ACTIONS_BOT_ID)
         self._register_user(owner, owner_type)
@@ -362,7 +489,9 @@ class FakeGitHub:
         httpd.daemon_threads = True
         self._httpd = httpd
         self.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
+        # shutdown() waits for the loop to look again: every 5 ms, not every 50, as a test
+        # stops a server at its end (hundreds of them in the fast tier).
+        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.005},
                                         name="FakeGitHub", daemon=True)
         self._thread.start()
         return self
@@ -412,6 +541,13 @@ class FakeGitHub:
                    "is_pull": False}
             self.issues[number] = rec
             return rec
+
+    def add_check_run(self, name: str, head_sha: str, **body: Any) -> dict[str, Any]:
+        """Seed a check run as POST .../check-runs would make it (``body``: that request's
+        other fields), without a request: for a test that needs many."""
+        with self.lock:
+            response = self._h_create_check_run({"name": name, "head_sha": head_sha, **body})
+        return self.check_runs[response.body["id"]]
 
     def add_pull(self, number: int, *, head_sha: str = "c0ffee" + "0" * 34,
                  base_sha: str = "ba5e" + "0" * 36, head_ref: str = "feature",
@@ -476,6 +612,21 @@ class FakeGitHub:
                "user": dict(u), "created_at": ts, "updated_at": ts}
         self.comments[cid] = rec
         return rec
+
+    def add_review(self, number: int, login: str, state: str, commit_id: str | None, *,
+                   body: str = "", submitted_at: datetime | None = None) -> dict[str, Any]:
+        """Seed a review of pull request ``number`` by ``login`` (state APPROVED,
+        COMMENTED, CHANGES_REQUESTED, DISMISSED or PENDING) on ``commit_id``, the head it
+        was written on (GitHub says null when that commit is gone); returns the record."""
+        with self.lock:
+            if number not in self.pulls:
+                raise KeyError(f"no pull request #{number}; add_pull() first")
+            u = self._register_user(login)
+            rid = next(self._ids["review"])
+            rec = {"id": rid, "user": dict(u), "state": state, "commit_id": commit_id, "body": body,
+                   "submitted_at": None if state == "PENDING" else _iso(submitted_at or self.clock())}
+            self.reviews.setdefault(number, []).append(rec)
+            return rec
 
     def workflow_token(self, event_name: str, *, fork: bool) -> str:
         """The token GitHub hands a workflow run of this event: a fork's ``pull_request``
@@ -679,7 +830,8 @@ class FakeGitHub:
             "events_url": f"{base}/issues/{n}/events",
             "html_url": self._html(f"/{self.full_name}/{'pull' if is_pull else 'issues'}/{n}"),
             "id": i["id"], "node_id": _node_id("PR" if is_pull else "I", i["id"]), "number": n,
-            "title": i["title"], "user": self._user_obj(i["user"]), "labels": [], "state": i["state"],
+            "title": i["title"], "user": self._user_obj(i["user"]),
+            "labels": [self._label_obj(name) for name in i.get("labels", [])], "state": i["state"],
             "locked": False, "assignee": None, "assignees": [], "milestone": None,
             "comments": sum(1 for c in self.comments.values() if c["issue_number"] == n),
             "created_at": i["created_at"], "updated_at": i["updated_at"], "closed_at": None,
@@ -699,6 +851,12 @@ class FakeGitHub:
                 "merged_at": self.created_at if p["merged"] else None,
             }
         return obj
+
+    def _label_obj(self, name: str) -> dict[str, Any]:
+        label = self.labels.setdefault(name, {"name": name, "id": next(self._ids["issue"])})
+        return {"id": label["id"], "node_id": _node_id("LA", label["id"]),
+                "url": self._api(f"/repos/{self.full_name}/labels/{quote(name)}"), "name": name,
+                "color": "ededed", "default": False, "description": None}
 
     def _pull_obj(self, p: dict[str, Any]) -> dict[str, Any]:
         n = p["number"]
@@ -802,6 +960,8 @@ class FakeGitHub:
         (m, re.compile("^" + rx + "$"), name, perm) for m, rx, name, perm in [
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)", "get_repo", ""),
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/pulls/(?P<number>\d+)", "get_pull", ""),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/pulls/(?P<number>\d+)/reviews",
+             "list_reviews", ""),
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)", "get_issue", ""),
             ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)/comments",
              "list_comments", ""),
@@ -825,6 +985,24 @@ class FakeGitHub:
              "statuses=write"),
             ("GET", r"/user", "get_user", ""),
             ("GET", r"/app", "get_app", ""),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/ref/(?P<ref>.+)", "get_ref",
+             "contents=read"),
+            ("POST", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/refs", "create_ref",
+             "contents=write"),
+            ("PATCH", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/refs/(?P<ref>.+)", "update_ref",
+             "contents=write"),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/commits/(?P<sha>[0-9a-f]+)",
+             "get_git_commit", "contents=read"),
+            ("POST", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/commits", "create_git_commit",
+             "contents=write"),
+            ("POST", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/trees", "create_tree",
+             "contents=write"),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/tarball/(?P<ref>.+)", "tarball",
+             "contents=read"),
+            ("GET", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues", "list_issues", ""),
+            ("POST", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues", "create_issue", "issues=write"),
+            ("PATCH", r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)", "update_issue",
+             "issues=write"),
         ]
     ]
 
@@ -856,6 +1034,30 @@ class FakeGitHub:
         if p is None:
             raise _ApiError(404, "Not Found", doc=f"{DOCS}/pulls/pulls#get-a-pull-request")
         return _Response(200, self._pull_obj(p))
+
+    def _h_list_reviews(self, number: str, query: dict[str, list[str]], **_: Any) -> _Response:
+        n = int(number)
+        if n not in self.pulls:
+            raise _ApiError(404, "Not Found",
+                            doc=f"{DOCS}/pulls/reviews#list-reviews-for-a-pull-request")
+        path = (f"/repositories/{self.repo_id}/pulls/{n}/reviews" if self.link_style == "repositories"
+                else f"/repos/{self.full_name}/pulls/{n}/reviews")
+        page_items, link = self._paginate(list(self.reviews.get(n, [])), query, path)
+        headers = {"Link": link} if link else {}
+        return _Response(200, [self._review_obj(n, r) for r in page_items], headers)
+
+    def _review_obj(self, number: int, r: dict[str, Any]) -> dict[str, Any]:
+        html = self._html(f"/{self.full_name}/pull/{number}")
+        api = self._api(f"/repos/{self.full_name}/pulls/{number}")
+        out = {"id": r["id"], "node_id": _node_id("PRR", r["id"]),
+               "user": self._user_obj(r["user"]["login"]), "body": r["body"], "state": r["state"],
+               "html_url": f"{html}#pullrequestreview-{r['id']}", "pull_request_url": api,
+               "_links": {"html": {"href": f"{html}#pullrequestreview-{r['id']}"},
+                          "pull_request": {"href": api}},
+               "commit_id": r["commit_id"], "author_association": self._author_association(r["user"]["login"])}
+        if r["submitted_at"] is not None:
+            out["submitted_at"] = r["submitted_at"]
+        return out
 
     def _h_get_issue(self, number: str, **_: Any) -> _Response:
         i = self.issues.get(int(number))
@@ -1142,6 +1344,179 @@ class FakeGitHub:
 
     # ------------------------------------------------------------------ request pipeline
 
+    # --- the Git Data API and the tarball (the history branch) ----------------------
+
+    def _ref_obj(self, name: str) -> dict[str, Any]:
+        sha = self.git.refs[name]
+        return {"ref": name, "node_id": _node_id("REF", abs(hash(name)) % 10**9),
+                "url": self._api(f"/repos/{self.full_name}/git/{name}"),
+                "object": {"type": "commit", "sha": sha,
+                           "url": self._api(f"/repos/{self.full_name}/git/commits/{sha}")}}
+
+    def _git_commit_obj(self, sha: str) -> dict[str, Any]:
+        c = self.git.commits[sha]
+        base = f"/repos/{self.full_name}/git"
+        return {
+            "sha": sha, "node_id": _node_id("C", int(sha[:7], 16)),
+            "url": self._api(f"{base}/commits/{sha}"),
+            "html_url": self._html(f"/{self.full_name}/commit/{sha}"),
+            "author": c["author"], "committer": c["committer"], "message": c["message"],
+            "tree": {"sha": c["tree"], "url": self._api(f"{base}/trees/{c['tree']}")},
+            "parents": [{"sha": p, "url": self._api(f"{base}/commits/{p}"),
+                         "html_url": self._html(f"/{self.full_name}/commit/{p}")}
+                        for p in c["parents"]],
+            "verification": {"verified": False, "reason": "unsigned", "signature": None,
+                             "payload": None, "verified_at": None},
+        }
+
+    def _h_get_ref(self, ref: str, **_: Any) -> _Response:
+        name = "refs/" + ref
+        if name not in self.git.refs:
+            raise _ApiError(404, "Not Found", doc=f"{DOCS}/git/refs#get-a-reference")
+        return _Response(200, self._ref_obj(name))
+
+    def _h_create_ref(self, body: dict[str, Any], **_: Any) -> _Response:
+        name, sha = body["ref"], body["sha"]
+        doc = f"{DOCS}/git/refs#create-a-reference"
+        if not name.startswith("refs/") or name.count("/") < 2:
+            raise self._invalid("Reference name must start with 'refs/' and have at least two slashes.", doc)
+        if name in self.git.refs:
+            raise self._invalid("Reference already exists", doc)
+        if sha not in self.git.commits:
+            raise self._invalid("Object does not exist", doc)
+        self.git.refs[name] = sha
+        return _Response(201, self._ref_obj(name))
+
+    def _h_update_ref(self, ref: str, body: dict[str, Any], **_: Any) -> _Response:
+        name, sha = "refs/" + ref, body["sha"]
+        doc = f"{DOCS}/git/refs#update-a-reference"
+        if name not in self.git.refs:
+            raise self._invalid("Reference does not exist", doc)
+        if sha not in self.git.commits:
+            raise self._invalid("Object does not exist", doc)
+        if not body.get("force") and not self.git.descends(sha, self.git.refs[name]):
+            raise self._invalid("Update is not a fast forward", doc)
+        self.git.refs[name] = sha
+        return _Response(200, self._ref_obj(name))
+
+    def _h_get_git_commit(self, sha: str, **_: Any) -> _Response:
+        if sha not in self.git.commits:
+            raise _ApiError(404, "Not Found", doc=f"{DOCS}/git/commits#get-a-commit-object")
+        return _Response(200, self._git_commit_obj(sha))
+
+    def _h_create_git_commit(self, body: dict[str, Any], **_: Any) -> _Response:
+        doc = f"{DOCS}/git/commits#create-a-commit"
+        tree, parents = body["tree"], list(body.get("parents") or [])
+        if tree not in self.git.trees or any(p not in self.git.commits for p in parents):
+            raise self._invalid("Tree SHA does not exist" if tree not in self.git.trees
+                                else "Parent SHA does not exist or is not a commit object", doc)
+        now = _iso(self.clock())
+        who = {"name": self.bot_login, "email": f"{GITHUB_ACTIONS_BOT_ID}+{self.bot_login}@users.noreply.github.com",
+               "date": now}
+        sha = self.git.commit(tree, parents, str(body["message"]), who)
+        return _Response(201, self._git_commit_obj(sha))
+
+    def _h_create_tree(self, body: dict[str, Any], **_: Any) -> _Response:
+        doc = f"{DOCS}/git/trees#create-a-tree"
+        base = body.get("base_tree")
+        if base is not None and base not in self.git.trees:
+            raise self._invalid("base_tree is not a valid tree oid", doc)
+        files = self.git.flatten(base) if base else {}
+        for entry in body["tree"]:
+            path = str(entry.get("path") or "")
+            if not path or path.startswith("/") or ".." in path.split("/"):
+                raise self._invalid(f"tree.path {path!r} is invalid", doc)
+            if "content" in entry and entry.get("sha") is not None:
+                raise self._invalid("tree.sha and tree.content cannot both be given", doc)
+            if entry.get("type", "blob") != "blob":
+                raise self._invalid("only blobs are served here", doc)
+            if "content" in entry:
+                files[path] = (entry.get("mode", "100644"), self.git.blob(str(entry["content"]).encode()))
+            elif entry.get("sha") is None:
+                files.pop(path, None)
+            elif entry["sha"] in self.git.blobs:
+                files[path] = (entry.get("mode", "100644"), entry["sha"])
+            else:
+                raise self._invalid("tree.sha is not a valid blob", doc)
+        sha = self.git.tree_of(files)
+        return _Response(201, {"sha": sha, "url": self._api(f"/repos/{self.full_name}/git/trees/{sha}"),
+                               "truncated": False, "tree": self._tree_entries(sha)})
+
+    def _tree_entries(self, sha: str) -> list[dict[str, Any]]:
+        out = []
+        for name, (mode, kind, oid) in sorted(self.git.trees[sha].items()):
+            item: dict[str, Any] = {"path": name, "mode": mode, "type": kind, "sha": oid,
+                                    "url": self._api(f"/repos/{self.full_name}/git/{kind}s/{oid}")}
+            if kind == "blob":
+                item["size"] = len(self.git.blobs[oid])
+            out.append(item)
+        return out
+
+    def _h_tarball(self, ref: str, **_: Any) -> _Response:
+        sha = self.git.resolve(ref)
+        if sha is None:
+            raise _ApiError(404, "Not Found", doc=f"{DOCS}/repos/contents#download-a-repository-archive-tar")
+        # As GitHub: a redirect to codeload, which serves the archive without the API.
+        return _Response(302, None, {"Location": f"{self.url}/_codeload/{self.full_name}/tar.gz/{sha}"})
+
+    def branch_files(self, branch: str) -> dict[str, bytes]:
+        """The files at a branch's tip (path: content); {} when there is no such branch."""
+        sha = self.git.refs.get(f"refs/heads/{branch}")
+        if sha is None:
+            return {}
+        return {path: self.git.blobs[oid]
+                for path, (_, oid) in self.git.flatten(self.git.commits[sha]["tree"]).items()}
+
+    def _codeload(self, path: str) -> _Response | None:
+        """The archive at ``/_codeload/{owner}/{repo}/tar.gz/{sha}`` (outside the API)."""
+        m = re.match(r"^/_codeload/([^/]+)/([^/]+)/tar\.gz/([0-9a-f]{40})$", path)
+        if m is None:
+            return None
+        sha = m.group(3)
+        if sha not in self.git.commits:
+            return _Response(404, None, validate=False)
+        prefix = f"{self.owner}-{self.repo}-{sha[:7]}"
+        return _Response(200, None, {"Content-Type": "application/x-gzip"}, validate=False,
+                         raw=self.git.tarball(sha, prefix))
+
+    # --- issues ----------------------------------------------------------------------
+
+    def _h_list_issues(self, query: dict[str, list[str]], **_: Any) -> _Response:
+        state = query.get("state", ["open"])[0]
+        wanted = [x for x in query.get("labels", [""])[0].split(",") if x]
+        items = [i for i in sorted(self.issues.values(), key=lambda i: -i["number"])
+                 if (state == "all" or i["state"] == state)
+                 and all(w in i.get("labels", []) for w in wanted)]
+        path = f"/repos/{self.full_name}/issues"
+        page_items, link = self._paginate(items, query, path)
+        return _Response(200, [self._issue_obj(i) for i in page_items], {"Link": link} if link else {})
+
+    def _h_create_issue(self, body: dict[str, Any], **_: Any) -> _Response:
+        doc = f"{DOCS}/issues/issues#create-an-issue"
+        text = body.get("body")
+        if text is not None:
+            self._check_comment_body(text, doc)
+        number = max([*self.issues, *self.pulls, 0]) + 1
+        rec = self.add_issue(number, title=str(body["title"]), body=text, user_login=self.bot_login)
+        rec["labels"] = [str(x) for x in body.get("labels") or []]
+        for name in rec["labels"]:  # GitHub makes a label an issue names if there is none
+            self.labels.setdefault(name, {"name": name, "id": next(self._ids["issue"])})
+        return _Response(201, self._issue_obj(rec))
+
+    def _h_update_issue(self, number: str, body: dict[str, Any], **_: Any) -> _Response:
+        i = self.issues.get(int(number))
+        if i is None:
+            raise _ApiError(404, "Not Found", doc=f"{DOCS}/issues/issues#update-an-issue")
+        if "body" in body and body["body"] is not None:
+            self._check_comment_body(body["body"], f"{DOCS}/issues/issues#update-an-issue")
+        for key in ("title", "body", "state"):
+            if key in body:
+                i[key] = body[key]
+        if "labels" in body:
+            i["labels"] = [str(x) for x in body["labels"] or []]
+        i["updated_at"] = _iso(self.clock())
+        return _Response(200, self._issue_obj(i))
+
     def _rate_headers(self, count: bool) -> dict[str, str]:
         with self.lock:
             now = int(time.time())
@@ -1177,6 +1552,11 @@ class FakeGitHub:
         rec = RecordedRequest(method, path, raw_path, query, dict(headers), body, raw_body)
         with self.lock:
             self.requests.append(rec)
+        if method == "GET" and path.startswith("/_codeload/"):  # not the API: no validation
+            with self.lock:
+                served = self._codeload(path) or _Response(404, None, validate=False)
+            rec.status = served.status
+            return served.status, dict(served.headers), served.raw or b""
 
         # 1. validate the request itself (recorded whatever happens next)
         req_problem: tuple[str, str] | None = None
@@ -1221,7 +1601,7 @@ class FakeGitHub:
             **self._rate_headers(count=auth_problem is None),
             **resp.headers,
         }
-        data = json.dumps(resp.body).encode() if resp.body is not None else b""
+        data = json.dumps(resp.body).encode() if resp.body is not None else (resp.raw or b"")
 
         if self._validator is not None and not injected and resp.validate and req_problem is None:
             problem = self._validator.check_response(method, path, query, headers, resp.status,

@@ -8,6 +8,7 @@ by hand but the runs' shapes.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -277,9 +278,12 @@ def many(count: int = 140) -> Results:
     return document(config, {n: {"aa": m.same(5e6, 0.02), "ab": m.pair(5e6, 1.0, 0.08)} for n in names})
 
 
+@functools.cache
 def suite(count: int = 500) -> Results:
     """A real suite's size: hundreds of workloads, a few slower, faster, invalid or
-    inconclusive, the rest level (no golden file: tests assert what the comment shows)."""
+    inconclusive, the rest level (no golden file: tests assert what the comment shows).
+    Made once per session for each count (judging 500 workloads takes most of a second):
+    tests change a copy (dataclasses.replace), never the document itself."""
     m = Maker(21, n=20)
     names = [f"core.BM_{kind}_{i:03d}" for i, kind in
              zip(range(count), itertools.cycle(("sort", "parse_utf8", "hash_map", "copy")))]
@@ -501,6 +505,78 @@ def counted() -> Results:
     return replace(doc, benchmarks=benchmarks, summary=summary)
 
 
+def suite_counted() -> Results:
+    """A Go suite whose benchmarks were counted alone per iteration (issue 29): a +5% change
+    the counts called with time agreeing, the same work settled level, work that moved while
+    time has not followed, time that moved on the same work (same_counts), a benchmark
+    whose counted run failed; Go's B/op and allocs/op judged as each one's memory; what
+    counting took. The verdicts are the real judge's on seeded triplets and counts."""
+    from benchbot import harness
+    from benchbot.model import CountedRun, Spent, SuiteRecord
+    from benchbot.suites import _member
+
+    m = Maker(29)
+    config = parse_config("version: 1\nbudget: 10m\nsuites:\n  - name: go\n"
+                          "    run: [./suite.test, -test.bench, ., -test.benchmem]\n"
+                          "    format: go\n    filter: ['-test.bench={regex}']\n")
+    plan = {  # benchmark: time factor, counts factor, B/op base and head, pairs, stopped
+        "BenchmarkFnv": (1.05, 1.05, 0, 0, 22, "settled"),
+        "BenchmarkSort": (1.0, 1.0, 480, 480, 22, "settled"),
+        "BenchmarkJson": (0.96, 1.048, 8480, 8904, 76, "budget"),
+        "BenchmarkSearch": (1.3, 1.0, 0, 0, 34, "cannot_help"),
+        "BenchmarkMap": (1.0, None, 16_600, 16_600, 22, "settled"),
+    }
+    suite = config.suites[0]
+    members = [_member(suite, harness.Entry(name=n, value=1e4, unit="ns", better="lower",
+                                            select=n)) for n in plan]
+    config = replace(config, workloads=tuple(members))
+    measured = Measured(phases={})
+    for w, (name, (time_f, count_f, b_op, h_op, n, stopped)) in zip(members, plan.items(), strict=True):
+        drift = m.rng.lognormal(0, 0.02, n)
+        b1, b2, h = (2e4 * f * drift * m.rng.lognormal(0, 0.15, n) for f in (1.0, 1.0, time_f))
+        phases = triplet_phases(b1, b2, h)
+        ops = {"base": b_op, "base_again": b_op, "head": h_op}
+        phases = {k: replace(p, arms={a: replace(r, bytes_op=(float(ops[a]),) * n,
+                                                  allocs_op=(float(ops[a] // 64),) * n)
+                                      for a, r in p.arms.items()}) for k, p in phases.items()}
+        measured.phases[w.name] = phases
+        looks = tuple(k for k in sequential.looks(w.max_runs) if k <= n)
+        measured.looks[w.name] = len(looks)
+        measured.measuring[w.name] = Measuring(
+            design="triplets", pairs=n, stopped=stopped, why=sequential.WHY[stopped], looks=looks,
+            orders="".join(TRIPLET_ORDERS[i % 6] for i in range(n)), timed_s=round(0.04 * n, 3),
+            counted_s=4.2 if count_f else 1.1)
+        if count_f is None:
+            measured.counts[w.name] = Counts(
+                method=None, counted_s=1.1,
+                why="not counted: the counted head run (400 iterations) exited with status 2: "
+                    "panic: runtime error")
+            continue
+        per = 52_000.0 if name != "BenchmarkJson" else 181_000.0
+        runs = tuple(CountedRun(arm=arm, units=k * 400, instructions=int(3e6 + k * 400 * per * f),
+                                seconds=0.7) for arm, f in (("base", 1.0), ("head", count_f),
+                                                            ("base_again", 1.0)) for k in (1, 2))
+        measured.counts[w.name] = Counts(
+            method="valgrind", why="valgrind: counted runs of -test.bench '^NAME$' -test.benchtime Nx",
+            unit="iteration", exact=True, units=400, base=(per,), base_again=(per * 1.0001,),
+            head=(per * count_f,), runs=runs, counted_s=4.2, pooled_noise=0.0004)
+    judgement = judge(measured.workloads(config), policy(config, 1))
+    doc = results.build(
+        config=config,
+        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
+                                          judged=judgement.workloads[w.name],
+                                          measuring=measured.measuring.get(w.name))
+                   for w in config.workloads],
+        base=Revision(ref="main", sha="a1" * 20), head=Revision(ref="feature/hash", sha="b2" * 20),
+        seed=1, environment=ENVIRONMENT, repository="octo-org/octo-repo", aa=judgement.aa,
+        sandbox=SANDBOX, repo="/home/dev/octo-repo",
+        suites=(SuiteRecord(name="go", format="go", command=suite.run, benchmarks=tuple(plan),
+                            filtered=True, counting="-test.bench '^NAME$' -test.benchtime Nx",
+                            counted_runs=24, counting_s=18.3),),
+        spent=Spent(wall_s=212.4, counting_s=18.3, timed_s=171.0))
+    return replace(doc, created=CREATED, tool=replace(doc.tool, version="0.0.0-golden"))
+
+
 # A change to the sort kernel and the docs: the workloads whose paths it misses are skipped.
 PATHS_CONFIG = "version: 1\ndefaults: {runs: 30}\n" + _workloads(
     "{name: sort, run: [kernels/build/sort], paths: ['kernels/sort.c', 'kernels/common/']}",
@@ -556,5 +632,5 @@ SCENARIOS: dict[str, Callable[[], Results]] = {
     "all-level": all_level, "mixed": mixed, "aa-aborted": aa_aborted, "aa-off": aa_off,
     "not-confirmed": not_confirmed, "invalid": invalid, "better-higher": better_higher,
     "many": many, "sequential": sequential_design, "sharded": sharded, "counted": counted,
-    "skipped": skipped,
+    "skipped": skipped, "suite-counted": suite_counted,
 }

@@ -118,6 +118,18 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
         "count_ops": "valgrind", "aligned": "valgrind"}
     and {b.name for b in d.benchmarks if b.memory and b.memory.outcome == "slower"} == {"alloc"}
     and {b.name for b in d.benchmarks if b.metric == "instructions"} == {"count_ops"},
+    "suite-counted": lambda d: outcomes(d) == {
+        "go/BenchmarkFnv": ("slower", None), "go/BenchmarkSort": ("level", None),
+        "go/BenchmarkJson": ("inconclusive", "counts_ahead"),
+        "go/BenchmarkSearch": ("inconclusive", "same_counts"),
+        "go/BenchmarkMap": ("inconclusive", "spread")}
+    and {b.name: b.verdict.settled_by for b in d.benchmarks} == {
+        "go/BenchmarkFnv": "instructions and time", "go/BenchmarkSort": "instructions and time",
+        "go/BenchmarkJson": None, "go/BenchmarkSearch": None, "go/BenchmarkMap": None}
+    and {b.name: b.memory.outcome for b in d.benchmarks if b.memory} == {
+        "go/BenchmarkFnv": "level", "go/BenchmarkSort": "level", "go/BenchmarkJson": "slower",
+        "go/BenchmarkSearch": "level", "go/BenchmarkMap": "level"}
+    and d.spent is not None and d.spent.counting_s == 18.3,
 }
 
 

@@ -45,6 +45,7 @@ def _log(log: Path) -> list[tuple[str, str]]:
     return [tuple(line.split()) for line in log.read_text().splitlines()]  # type: ignore[misc]
 
 
+@pytest.mark.real_runs("which runs are made, and in what order: not their times")
 def test_alternation_and_warmups_happen_as_configured(make_repo: MakeRepo, tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     repo = make_repo(
@@ -67,6 +68,7 @@ def test_alternation_and_warmups_happen_as_configured(make_repo: MakeRepo, tmp_p
     assert doc["aa"]["status"] == "skipped"
 
 
+@pytest.mark.real_runs("which runs are made, and in what order: not their times")
 def test_first_execution_is_discarded_even_without_warmup(make_repo: MakeRepo, tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     # abort_fraction 1: a false A/A reading of a 1 ms script under load must not stop the
@@ -83,6 +85,7 @@ def test_first_execution_is_discarded_even_without_warmup(make_repo: MakeRepo, t
     assert len(bench["one"]["phases"]["aa"]["arms"]["base_again"]["samples_ns"]) == 10
 
 
+@pytest.mark.real_runs("which runs are made, and in what order: not their times")
 def test_random_order_is_reproducible_from_the_seed(make_repo: MakeRepo, tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     repo = make_repo({"benchbot.yml": _config(log, order="random"), "prog.sh": LOGGER.format(arm="base")},
@@ -93,6 +96,7 @@ def test_random_order_is_reproducible_from_the_seed(make_repo: MakeRepo, tmp_pat
     assert set(orders[0][i:i + 2] for i in range(0, 20, 2)) == {"AB", "BA"}
 
 
+@pytest.mark.real_runs("failures, outputs and timeouts of real processes: invalid whatever the times")
 def test_failing_workload_is_invalid_while_others_are_judged(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
     config = """version: 1
 defaults: {runs: 10}
@@ -116,6 +120,7 @@ workloads:
     assert len(bench["good"]["arms"]["head"]["samples_ns"]) >= 10
 
 
+@pytest.mark.real_runs("failures, outputs and timeouts of real processes: invalid whatever the times")
 def test_mismatched_expect_is_invalid(make_repo: MakeRepo, validate) -> None:
     config = """version: 1
 defaults: {runs: 10}
@@ -135,6 +140,7 @@ workloads:
     assert "'42'" in verdict["reason"] and "'43'" in verdict["reason"]
 
 
+@pytest.mark.real_runs("failures, outputs and timeouts of real processes: invalid whatever the times")
 def test_timeout_is_invalid(make_repo: MakeRepo) -> None:
     config = """version: 1
 defaults: {runs: 10, timeout: 200ms}
@@ -152,6 +158,7 @@ workloads:
     assert "timed out after 0.2 s" in verdict["reason"]
 
 
+@pytest.mark.real_runs("worktrees and the config the runs are made from: not their times")
 def test_worktrees_are_gone_and_user_tree_untouched(make_repo: MakeRepo, tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     repo = make_repo({"benchbot.yml": _config(log), "prog.sh": LOGGER.format(arm="base")},
@@ -269,6 +276,7 @@ def test_unknown_revision_exits_1_naming_it(make_repo: MakeRepo) -> None:
     assert "'nope'" in err.getvalue()
 
 
+@pytest.mark.real_runs("worktrees and the config the runs are made from: not their times")
 def test_config_is_read_from_the_base_revision(make_repo: MakeRepo, tmp_path: Path) -> None:
     base_cfg = "version: 1\ndefaults: {runs: 10}\nworkloads:\n  - {name: fromhead, run: [true]}\n"
     head_cfg = base_cfg.replace("fromhead", "sneaky")
@@ -368,6 +376,7 @@ def _cmdline(pid: str) -> str:
         return ""
 
 
+@pytest.mark.real_runs("worktrees and the config the runs are made from: not their times")
 def test_the_working_tree_is_compared_without_touching_it(make_repo: MakeRepo, tmp_path: Path) -> None:
     """--head WORKTREE: uncommitted edits and new files are measured; nothing of the
     user's changes (index, HEAD, branches, files, stash)."""

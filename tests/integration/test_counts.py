@@ -55,7 +55,8 @@ class Quiet:
     def phase(self, name: str, workloads: int, runs: int) -> None:
         pass
 
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None:
         pass
 
 
@@ -89,6 +90,7 @@ def measure(tmp_path: Path, config_text: str, *, means: counting.Means | None = 
         spawner.close()
 
 
+@pytest.mark.slow  # valgrind: about 0.4 s a counted run
 @needs_valgrind
 def test_valgrind_counts_twice_the_work_as_twice_the_instructions(tmp_path: Path) -> None:
     """Sequential design: the counted runs (base, head, base again, head) after the
@@ -107,6 +109,7 @@ def test_valgrind_counts_twice_the_work_as_twice_the_instructions(tmp_path: Path
     assert measured.phases["p"]["ab"].arms["head"].instructions is None  # times only
 
 
+@pytest.mark.slow  # valgrind: about 0.4 s a counted run
 @needs_valgrind
 def test_auto_takes_valgrind_where_perf_cannot_and_the_fixed_design_counts_first(
         tmp_path: Path) -> None:
@@ -123,6 +126,7 @@ def test_auto_takes_valgrind_where_perf_cannot_and_the_fixed_design_counts_first
     assert set(measured.phases["p"]) == {"aa", "ab"}
 
 
+@pytest.mark.slow  # valgrind: about 0.4 s a counted run
 @needs_valgrind
 def test_a_failing_counted_run_leaves_the_time_verdict_alone(tmp_path: Path) -> None:
     build(tmp_path / "base", pages=20, work=100, extra=("-DFAIL_UNDER_VALGRIND",))
@@ -139,6 +143,7 @@ def test_a_failing_counted_run_leaves_the_time_verdict_alone(tmp_path: Path) -> 
     assert verdict is not None and verdict.outcome != "invalid"
 
 
+@pytest.mark.real_runs("perf counts of each run (page faults): not their times")
 def test_perf_counts_every_measured_run_in_the_sandbox(tmp_path: Path) -> None:
     """The perf path end to end, with page faults standing in for instructions: every
     measured run of each arm is counted by its own worker's counter."""
@@ -162,6 +167,7 @@ def test_perf_counts_every_measured_run_in_the_sandbox(tmp_path: Path) -> None:
     assert again is not None and all(1000 <= n < 1500 for n in again)
 
 
+@pytest.mark.slow  # valgrind: about 0.4 s a counted run
 @needs_valgrind
 def test_metric_instructions_is_counted_runs_alone(tmp_path: Path) -> None:
     build(tmp_path / "base", pages=20, work=20000)
@@ -177,6 +183,7 @@ def test_metric_instructions_is_counted_runs_alone(tmp_path: Path) -> None:
     assert measured.measuring["p"].pairs == 3
 
 
+@pytest.mark.real_runs("the warning when perf cannot count: not the runs' times")
 def test_perf_asked_for_and_impossible_is_a_warning_and_time_alone(make_repo: MakeRepo) -> None:
     problem = counting.perf_probe()
     if problem is None:
@@ -190,6 +197,7 @@ def test_perf_asked_for_and_impossible_is_a_warning_and_time_alone(make_repo: Ma
     assert doc["benchmarks"][0]["verdict"]["outcome"] in ("level", "inconclusive")
 
 
+@pytest.mark.slow  # valgrind: about 0.4 s a counted run
 @needs_valgrind
 def test_metric_instructions_from_the_command_to_the_verdict(make_repo: MakeRepo) -> None:
     """A whole comparison: built by make in each worktree, counted runs only, a verdict on

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def _python(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
@@ -41,6 +43,7 @@ def test_a_running_thread_is_waited_for_as_usual() -> None:
     assert proc.stdout == "thread done\n"
 
 
+@pytest.mark.real_runs("benchbot compare as a process, refusing its arguments: nothing is measured")
 def test_the_program_reports_and_exits_with_its_status() -> None:
     proc = subprocess.run([sys.executable, "-m", "benchbot", "compare", "--runs", "5"],
                           capture_output=True, text=True, timeout=60)

@@ -11,6 +11,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -422,7 +423,67 @@ def test_openapi_extract_is_valid_and_complete() -> None:
     spec = json.loads(EXTRACT_PATH.read_text(encoding="utf-8"))
     validate(spec)
     ops = {(m.upper(), p) for p, item in spec["paths"].items() for m in item if m in ("get", "post", "patch")}
-    assert len(ops) == 16 and ("POST", "/repos/{owner}/{repo}/check-runs") in ops
+    assert len(ops) == 27 and ("POST", "/repos/{owner}/{repo}/check-runs") in ops
+    assert ("POST", "/repos/{owner}/{repo}/git/trees") in ops  # the history branch
+    assert ("PATCH", "/repos/{owner}/{repo}/issues/{issue_number}") in ops  # and its issue
+    assert ("GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews") in ops  # a fork's approval
     assert ("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs") in ops
     assert ("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission") in ops
     assert EXTRACT_PATH.stat().st_size < 1_500_000
+
+
+# --------------------------------------------------------------------------- the history branch
+
+
+def test_git_data_api_builds_a_branch_as_git_would(gh: FakeGitHub) -> None:
+    import io
+    import subprocess
+    import tarfile
+    import tempfile
+
+    repo = client(gh).get_repo(gh.full_name)
+    with pytest.raises(github.UnknownObjectException):
+        repo.get_git_ref("heads/benchbot-history").object  # noqa: B018 - the GET is the point
+    element = github.InputGitTreeElement
+    tree = repo.create_git_tree([element("commits/a.json", "100644", "blob", content="{}\n"),
+                                 element("index.html", "100644", "blob", content="<p>1</p>")])
+    first = repo.create_git_commit("first", tree, [])
+    repo.create_git_ref("refs/heads/benchbot-history", first.sha)
+    # The same files committed by git itself have the same tree SHA.
+    with tempfile.TemporaryDirectory() as tmp:
+        run = lambda *a: subprocess.run(["git", *a], cwd=tmp, check=True, capture_output=True,  # noqa: E731
+                                        text=True).stdout.strip()
+        run("init", "-q")
+        (Path(tmp) / "commits").mkdir()
+        (Path(tmp) / "commits" / "a.json").write_text("{}\n")
+        (Path(tmp) / "index.html").write_text("<p>1</p>")
+        run("add", "-A")
+        assert run("write-tree") == tree.sha
+    ref = repo.get_git_ref("heads/benchbot-history")
+    base = repo.get_git_commit(ref.object.sha)
+    tree2 = repo.create_git_tree([element("commits/b.json", "100644", "blob", content="[]\n")],
+                                 base_tree=base.tree)
+    second = repo.create_git_commit("second", tree2, [base])
+    ref.edit(second.sha, force=False)
+    with pytest.raises(github.GithubException) as refused:  # not a fast-forward
+        ref.edit(first.sha, force=False)
+    assert refused.value.status == 422
+    assert sorted(gh.branch_files("benchbot-history")) == ["commits/a.json", "commits/b.json", "index.html"]
+    link = repo.get_archive_link("tarball", "benchbot-history")
+    assert link.startswith(f"{gh.url}/_codeload/")
+    data = requests.get(link, timeout=5).content
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert sorted(m.name.split("/", 1)[1] for m in tar.getmembers()) == [
+            "commits/a.json", "commits/b.json", "index.html"]
+    gh.take_validation_errors()  # the refused edit is a 422 GitHub documents; nothing else
+    assert gh.validation_errors == []
+
+
+def test_issues_with_a_label_are_created_listed_and_edited(gh: FakeGitHub) -> None:
+    repo = client(gh).get_repo(gh.full_name)
+    made = repo.create_issue("a step", body="the body", labels=["benchbot"])
+    assert [label.name for label in made.labels] == ["benchbot"]
+    found = [i.number for i in repo.get_issues(state="open", labels=["benchbot"])]
+    assert found == [made.number]
+    repo.get_issue(made.number).edit(title="two steps", body="another body")
+    assert gh.issues[made.number]["body"] == "another body" and gh.validation_errors == []

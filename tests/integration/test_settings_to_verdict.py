@@ -7,10 +7,13 @@ import io
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from benchbot import cli
 from benchbot.settings import Overrides
 
 
+@pytest.mark.real_runs("the settings as the results file records them: not the runs' times")
 def test_runs_and_parity_walk_from_the_command_line_to_the_verdict(tmp_path: Path, make_repo) -> None:
     """--runs and --parity become one Overrides, applied once, and reach the rule."""
     repo = make_repo({"benchbot.yml": "version: 1\naa: off\nconfirm: off\nworkloads:\n  - {name: t, run: [true]}\n"})

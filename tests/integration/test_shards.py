@@ -180,6 +180,7 @@ def test_an_empty_shard_writes_a_file_that_says_so(make_repo: MakeRepo, tmp_path
     assert "Shard 3 of 3 has no workloads: the split gave all 2 to the other shards" in out.getvalue()
 
 
+@pytest.mark.real_runs("which workloads each shard measures: not their times")
 def test_only_comes_before_the_split_and_costs_can_steer_it(make_repo: MakeRepo,
                                                             tmp_path: Path) -> None:
     repo = make_repo({"benchbot.yml": SHARD_CONFIG})

@@ -7,6 +7,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from benchbot import cli, engine, gitops
 from benchbot.results import to_json as as_json
 from benchbot.settings import Overrides
@@ -45,6 +47,7 @@ def _started(log: Path) -> set[str]:
     return {line.split()[-1] for line in log.read_text().splitlines()} if log.exists() else set()
 
 
+@pytest.mark.real_runs("which workloads are measured and which skipped: not their times")
 def test_a_workload_whose_paths_the_change_misses_is_skipped(make_repo: MakeRepo, tmp_path: Path,
                                                               validate) -> None:
     log = tmp_path / "starts.log"
@@ -56,6 +59,7 @@ def test_a_workload_whose_paths_the_change_misses_is_skipped(make_repo: MakeRepo
     assert _started(log) == {"build", "beta"}  # alpha never ran
 
 
+@pytest.mark.real_runs("which workloads are measured and which skipped: not their times")
 def test_all_measures_the_skipped_workloads_too(make_repo: MakeRepo, tmp_path: Path,
                                                 validate) -> None:
     log = tmp_path / "starts.log"
@@ -71,6 +75,7 @@ def test_all_measures_the_skipped_workloads_too(make_repo: MakeRepo, tmp_path: P
     assert "Skipped" not in out.getvalue()
 
 
+@pytest.mark.real_runs("which workloads are measured and which skipped: not their times")
 def test_the_report_shows_the_skipped_workloads(make_repo: MakeRepo, tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     repo = _repo(make_repo, log, {"src/b/prog.sh": LOGGER.format(arm="head")})
@@ -100,6 +105,7 @@ def test_with_every_workload_skipped_nothing_is_built_or_run(make_repo: MakeRepo
     assert "skipped, not affected by this change (paths): alpha, beta" in err.getvalue()
 
 
+@pytest.mark.real_runs("which workloads are measured and which skipped: not their times")
 def test_a_rename_counts_as_both_names(make_repo: MakeRepo, tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     repo = _repo(make_repo, log, {"src/a/data.txt": "x\n" * 50})
@@ -115,6 +121,7 @@ def test_a_rename_counts_as_both_names(make_repo: MakeRepo, tmp_path: Path) -> N
     assert [s["name"] for s in doc["skipped"]] == ["beta"]
 
 
+@pytest.mark.real_runs("which workloads are measured and which skipped: not their times")
 def test_shards_skip_alike_and_merge(make_repo: MakeRepo, tmp_path: Path, validate) -> None:
     from benchbot import merging
     from benchbot.model import Shard

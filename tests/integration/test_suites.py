@@ -93,3 +93,45 @@ def test_pyperf_finds_the_planted_slowdown(make_repo: MakeRepo, validate) -> Non
     project = harnesses.pyperf(make_repo)
     _check(project, _compare(project, validate))
 
+
+
+def _needs_valgrind() -> None:
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed (the counted runs need it)")
+
+
+def _counted(project: Project, validate: Callable[[Any], None]) -> dict[str, dict[str, Any]]:
+    got = _compare(project, validate)
+    for name, want in project.expected.items():
+        counts = got[name]["counts"]
+        assert counts["method"] == "valgrind", (name, counts["why"])
+        if want == "slower":  # 1.5 times the work per iteration (the harness's own call)
+            assert counts["reading"] == "up" and 1.4 < counts["ratio"] < 1.6, counts
+            assert got[name]["verdict"]["outcome"] == "slower", _summary(got)
+            assert "instructions" in got[name]["verdict"]["settled_by"]
+        else:
+            assert counts["reading"] == "same" and abs(counts["ratio"] - 1) < 0.005, counts
+            assert got[name]["verdict"]["outcome"] in NOT_CALLED, _summary(got)
+    return got
+
+
+@pytest.mark.slow  # two go builds, 18 counted runs under valgrind (about 1 s each) and 190 runs: 40-90 s at load 4-9
+def test_go_counts_each_benchmark_per_iteration(make_repo: MakeRepo, validate) -> None:
+    _needs("go")
+    _needs_valgrind()
+    project = harnesses.go(make_repo, top={"counts": "auto"}, name="gocount")
+    got = _counted(project, validate)
+    assert {got[n]["counts"]["unit"] for n in got} == {"iteration"}
+    assert all(got[n]["memory"]["outcome"] == "level" for n in got)  # B/op the same
+
+
+@pytest.mark.slow  # two g++ builds, 2 probes and 18 counted runs under valgrind and 190 runs: 40-90 s at load 4-9
+def test_google_benchmark_counts_each_benchmark(make_repo: MakeRepo, validate) -> None:
+    _needs("google-benchmark")
+    _needs_valgrind()
+    project = harnesses.google_benchmark(make_repo, top={"counts": "auto"}, name="gbcount")
+    got = _counted(project, validate)
+    # Debian's 1.7 takes no iteration count: a unit is a call (1.8 and later: an iteration)
+    assert {got[n]["counts"]["unit"] for n in got} <= {"call", "iteration"}

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.expressions import interpolate
 from tests.workflows import adapted_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,9 +125,29 @@ def check_trust_zones(doc: dict) -> None:
         modes[name] = step["with"]["mode"]
         checkout = next(s for s in job["steps"] if "actions/checkout" in s.get("uses", ""))
         assert checkout["with"]["persist-credentials"] is False, name
-    assert modes == {"gate": "gate", "measure": "measure", "publish": "publish"}
+    assert modes == {"gate": "gate", "measure": "measure", "publish": "publish",
+                     "publish-history": "publish"}
     assert "needs.gate.outputs.job" in str(jobs["measure"]["steps"])
     assert "needs.measure.result" in str(jobs["publish"]["steps"])
+    check_push(doc)
+
+
+def check_push(doc: dict) -> None:
+    """A push to the default branch (issue "Watch main"): the same gate and measure; only
+    publish-history may write contents (the history branch) and the issue, one at a time;
+    the pull requests' publish never runs for a push."""
+    triggers, jobs = doc[True], doc["jobs"]
+    assert triggers["push"] == {"branches": ["main"]}
+    assert "github.event_name == 'push'" in " ".join(jobs["gate"]["if"].split())
+    history = jobs["publish-history"]
+    assert history["permissions"] == {"contents": "write", "issues": "write"}
+    assert history["runs-on"] == "ubuntu-latest" and set(history["needs"]) == {"gate", "measure"}
+    assert history["if"].startswith("always()") and "github.event_name == 'push'" in history["if"]
+    assert history["concurrency"] == {"group": "benchbot-history", "cancel-in-progress": False}
+    assert "github.event_name != 'push'" in jobs["publish"]["if"]
+    assert "needs.measure.result" in str(history["steps"])
+    writers = [n for n, j in jobs.items() if "write" in str(j.get("permissions", {}).get("contents"))]
+    assert writers == ["publish-history"]
 
 
 def check_sharded(doc: dict) -> None:
@@ -145,6 +166,40 @@ def check_sharded(doc: dict) -> None:
     step = next(s for s in measure["steps"] if s.get("with", {}).get("mode") == "measure")
     assert step["with"]["shard"] == "${{ matrix.shard }}"
     assert "matrix.shard" in measure["name"]
+
+
+def _group(measure: dict, event: str, action: str | None, number: int, slot: int) -> str:
+    """The measure job's concurrency group for one event, as GitHub evaluates it."""
+    context = {"github": {"event_name": event,
+                          "event": {"action": action, "pull_request": {"number": number},
+                                    "issue": {"number": number}}},
+               "strategy": {"job-index": slot}}
+    return interpolate(measure["concurrency"]["group"], context)
+
+
+@pytest.mark.parametrize("machines", [1, 2])
+def test_a_stranger_s_pushes_never_cancel_a_maintainer_s_pending_job(machines: int) -> None:
+    """A concurrency group holds one running and one pending job; a newer job cancels the
+    pending one (whatever cancel-in-progress says, which only spares the running one).
+    With forks: true a stranger's every push queues a measure job: those go to a group
+    of their pull request's own, where a push replaces only that pull request's pending
+    job. (It used to be one group per machine slot for everything: the stranger's next
+    push cancelled a maintainer's /bench waiting for the runner.)"""
+    measure = yaml.safe_load(adapted_workflow(machines))["jobs"]["measure"]
+    assert measure["concurrency"]["cancel-in-progress"] is False
+    for slot in range(machines):
+        maintainers = {_group(measure, "issue_comment", "created", 3, slot),  # /bench
+                       _group(measure, "issue_comment", "created", 7, slot),
+                       _group(measure, "pull_request", "synchronize", 4, slot),  # own branch
+                       _group(measure, "pull_request_target", "labeled", 3, slot)}  # fork_label
+        strangers = [_group(measure, "pull_request_target", action, 3, slot)
+                     for action in ("opened", "synchronize", "reopened")]
+        assert not maintainers & set(strangers), (maintainers, strangers)
+        assert len(set(strangers)) == 1  # their own pushes: the newest replaces the pending one
+        assert _group(measure, "pull_request_target", "synchronize", 5, slot) not in strangers
+        assert all(g.startswith(f"benchbot-benchmark-runner-{slot}") for g in
+                   [*maintainers, *strangers])  # one machine slot each, as before
+    assert len({_group(measure, "issue_comment", "created", 3, s) for s in range(machines)}) == machines
 
 
 def test_bench_workflow_shape() -> None:

@@ -91,6 +91,7 @@ def _unshare_works() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.slow  # benchbot github as a process, measuring for real: seconds
 @pytest.mark.skipif(not _unshare_works(), reason="needs `unshare -rm` (user and mount namespaces) "
                     "to give the results directory a tiny file system of its own")
 def test_a_full_disk_ends_the_check(tmp_path: Path, fake: FakeGitHub) -> None:
@@ -114,8 +115,10 @@ def test_a_full_disk_ends_the_check(tmp_path: Path, fake: FakeGitHub) -> None:
 
 @pytest.mark.slow
 def test_a_cancelled_job_ends_the_check_as_cancelled(tmp_path: Path, fake: FakeGitHub) -> None:
-    started = tmp_path / "started"
-    config = CONFIG.replace("aa: off", f"aa: off\nsandbox: {{writable: ['{tmp_path}']}}").replace(
+    marks = tmp_path / "marks"  # not tmp_path: it holds the job's runner directories
+    marks.mkdir()
+    started = marks / "started"
+    config = CONFIG.replace("aa: off", f"aa: off\nsandbox: {{writable: ['{marks}']}}").replace(
         "runs: 10", f"runs: 10\n  env: {{MARK: '{started}'}}")
     env = Env(tmp_path, fake, make_workspace(
         tmp_path, config=config, head_script='#!/bin/sh\ntouch "$MARK"\nexec sleep 60\n'))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -133,10 +134,14 @@ def labeled_config() -> str:
 
 
 def labeled(env: Env, *, label: str = "safe-to-bench", sender: str = "alice",
-            labels: tuple[str, ...] | None = None) -> dict:
+            labels: tuple[str, ...] | None = None, review: str | None = "APPROVED") -> dict:
+    """The ``labeled`` event; ``review``: the state of the labeller's review of the head
+    (written before the click), None for none."""
     payload = env.pull_request_event("labeled", fork=FORK, labels=labels or (label,),
                                      sender=sender)
     payload["label"] = {"name": label, "color": "0e8a16"}
+    if review is not None:
+        env.fake.add_review(2, sender, review, env.ws.head_sha)
     return payload
 
 
@@ -270,3 +275,95 @@ def test_a_label_on_a_branch_of_the_repository_does_not_rerun(env: Env, fake: Fa
     payload["label"] = {"name": "bug"}
     run = env.run_in_process("pull_request", payload)
     assert run.returncode == 0 and "ignored" in run.stderr and fake.requests == []
+
+
+# --- a label approves the head its labeller reviewed ---------------------------------------
+
+
+@pytest.mark.parametrize(("state", "of", "by"), [
+    (None, "head", "alice"),  # no review at all: the label was clicked unread
+    ("APPROVED", "base", "alice"),  # a review of an earlier head: pushed after the review
+    ("APPROVED", "head", "maria"),  # someone else read it, not the one who labelled
+    ("CHANGES_REQUESTED", "head", "alice"),
+    ("PENDING", "head", "alice"),  # not submitted
+    ("DISMISSED", "head", "alice"),
+])
+def test_a_label_approves_only_the_head_its_labeller_reviewed(
+        tmp_path: Path, fake: FakeGitHub, state: str | None, of: str, by: str) -> None:
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
+    payload = labeled(env, review=None)
+    if state is not None:
+        fake.add_review(2, by, state, env.ws.base_sha if of == "base" else env.ws.head_sha)
+    run = env.run_in_process("pull_request_target", payload, BENCHBOT_MODE="gate")
+    assert run.returncode == 0, run.stderr
+    assert run.outputs == {"conclusion": "skipped", "run": "false"}
+    assert "none of their reviews is of the head" in run.stderr
+    assert f"/bench sha={env.ws.head_sha}" in run.stderr
+    assert fake.check_runs == {} and sticky(fake) == []
+
+
+@pytest.mark.parametrize("state", ["APPROVED", "COMMENTED"])
+def test_a_label_after_reviewing_that_head_runs_it(tmp_path: Path, fake: FakeGitHub,
+                                                   state: str) -> None:
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=labeled_config()))
+    run = env.run_in_process("pull_request_target", labeled(env, review=state),
+                             BENCHBOT_MODE="gate")
+    assert run.returncode == 0, run.stderr
+    assert run.outputs["run"] == "true" and run.outputs["head-sha"] == env.ws.head_sha
+    assert [r.status for r in fake.requests_matching("GET", r"/pulls/2/reviews$")] == [200]
+
+
+# --- the base branch is trusted, not chosen -----------------------------------------------
+
+
+def fork_event(env: Env, base_ref: str) -> dict:
+    payload = env.pull_request_event("synchronize", fork=FORK)
+    payload["pull_request"]["base"]["ref"] = base_ref
+    return payload
+
+
+@pytest.mark.parametrize(("bases", "base_ref", "runs"), [
+    ("", "main", True),  # the default branch (the event's repository.default_branch)
+    ("", "v1-maintenance", False),  # an older branch, whose config says forks: true
+    ("  fork_bases: [main, 'release/*']\n", "release/2.0", True),
+    ("  fork_bases: [main, 'release/*']\n", "v1-maintenance", False),
+])
+def test_only_the_trusted_base_branches_measure_a_fork(tmp_path: Path, fake: FakeGitHub,
+                                                       bases: str, base_ref: str, runs: bool) -> None:
+    config = CONFIG + "github:\n  forks: true\n" + bases
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=config))
+    run = env.run_in_process("pull_request_target", fork_event(env, base_ref),
+                             BENCHBOT_MODE="gate")
+    assert run.returncode == 0, run.stderr
+    if runs:
+        assert run.outputs["run"] == "true", run.stderr
+    else:
+        assert run.outputs == {"conclusion": "skipped", "run": "false"}
+        assert f"its base branch `{base_ref}` is not one" in run.stderr
+        assert fake.check_runs == {} and sticky(fake) == []
+
+
+def test_bench_on_a_fork_against_an_untrusted_base_is_answered_and_runs_nothing(
+        env: Env, fake: FakeGitHub) -> None:
+    fake.add_pull(2, head_sha=env.ws.head_sha, base_sha=env.ws.base_sha, head_ref="feature",
+                  base_ref="v1-maintenance", head_repo_full_name=FORK)
+    payload = env.comment_event(f"/bench sha={env.ws.head_sha}")
+    run = env.run_in_process("issue_comment", payload)
+    assert run.returncode == 0, run.stderr
+    (reply,) = replies(fake)
+    assert "base branch `v1-maintenance` is not one" in reply and "Nothing was run" in reply
+    assert fake.check_runs == {} and sticky(fake) == [] and run.outputs == {"run": "false"}
+    assert reactions(fake, payload["comment"]["id"]) == ["eyes", "confused"]
+
+
+def test_a_fork_never_runs_with_a_writable_directory_both_arms_share(tmp_path: Path,
+                                                                     fake: FakeGitHub) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    config = CONFIG.replace("workloads:", f"sandbox: {{writable: ['{cache}']}}\nworkloads:") + \
+        "github:\n  forks: true\n"
+    env = Env(tmp_path, fake, make_workspace(tmp_path, config=config))
+    run = env.run_in_process("pull_request_target", fork_event(env, "main"), BENCHBOT_MODE="gate")
+    assert run.returncode == 0, run.stderr
+    assert run.outputs == {"conclusion": "skipped", "run": "false"}
+    assert re.search(r"benchbot\.yml:\d+: sandbox\.writable: a directory both arms share", run.stderr)

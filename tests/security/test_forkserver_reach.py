@@ -15,9 +15,11 @@ import pytest
 from benchbot import sandbox
 from benchbot.spawn import SpawnRequest
 
-pytestmark = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}")
+pytestmark = [
+    pytest.mark.skipif(not sandbox.probe().works,
+                       reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}"),
+    pytest.mark.real_runs("what a run can reach in the sandbox; not times"),
+]
 
 PROBE = """
 exec 1>&2

@@ -43,6 +43,7 @@ def results_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_a_symlink_stays_a_symlink(repo: Path, tmp_path: Path) -> None:
     target = tmp_path / "reports" / "latest.md"
     target.parent.mkdir()
@@ -55,6 +56,7 @@ def test_a_symlink_stays_a_symlink(repo: Path, tmp_path: Path) -> None:
     assert target.read_text() == out and "benchbot" in out
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_a_device_is_written_into_not_replaced(repo: Path) -> None:
     before = os.stat("/dev/null")
     code, _, err = compare(repo, "--json", "/dev/null", "--html", "/dev/null")
@@ -64,6 +66,7 @@ def test_a_device_is_written_into_not_replaced(repo: Path) -> None:
     assert not list(Path("/dev").glob(".null.*.tmp"))
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_new_files_get_the_mode_of_any_new_file(repo: Path, tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
@@ -81,6 +84,7 @@ def test_new_files_get_the_mode_of_any_new_file(repo: Path, tmp_path: Path) -> N
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_a_full_disk_is_one_line_after_the_report(repo: Path, tmp_path: Path) -> None:
     code, out, err = compare(repo, "--json", str(tmp_path / "r.json"), "--markdown", "/dev/full")
     assert code == 1
@@ -88,9 +92,10 @@ def test_a_full_disk_is_one_line_after_the_report(repo: Path, tmp_path: Path) ->
     (line,) = err.strip().splitlines()[-1:]
     assert line == "benchbot: error: cannot write /dev/full: No space left on device"
     assert "Traceback" not in err
-    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 1
+    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 2
 
 
+@pytest.mark.real_runs("the output files a comparison writes: not its times")
 def test_an_output_that_is_a_directory_is_one_line(repo: Path, tmp_path: Path,
                                                    results_file: Path) -> None:
     err = io.StringIO()
@@ -114,7 +119,7 @@ def _broken(results_file: Path, tmp_path: Path, change) -> Path:
     ("garbage", lambda p, t: _write(t / "x.json", b"{ not json"), "not valid JSON"),
     ("list", lambda p, t: _write(t / "x.json", b"[1, 2]"), "no schema_version"),
     ("deep", lambda p, t: _write(t / "x.json", b"[" * 100_000 + b"]" * 100_000), "not a results file"),
-    ("newer", lambda p, t: _broken(p, t, lambda d: d.update(schema_version=2)), "schema_version 2"),
+    ("newer", lambda p, t: _broken(p, t, lambda d: d.update(schema_version=3)), "schema_version 3"),
     ("missing key", lambda p, t: _broken(p, t, lambda d: d["benchmarks"][0]["verdict"].pop("outcome")),
      "benchmarks[0].verdict: 'outcome' is a required property"),
     ("bad outcome", lambda p, t: _broken(p, t, lambda d: d["benchmarks"][0]["verdict"].update(outcome="great")),

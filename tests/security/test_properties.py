@@ -53,7 +53,7 @@ bench_text = st.one_of(
 
 
 @given(bench_text)
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 def test_any_comment_parses_or_is_refused_and_starts_nothing(body: str) -> None:
     with no_processes():
         try:
@@ -97,7 +97,7 @@ yaml_value = st.recursive(
 
 
 @given(st.dictionaries(st.sampled_from(KEYS), yaml_value, max_size=8))
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])  # 10 ms each
 def test_any_config_document_loads_or_names_file_line_and_key(doc: dict) -> None:
     import yaml
 
@@ -117,7 +117,7 @@ def test_any_config_document_loads_or_names_file_line_and_key(doc: dict) -> None
 
 
 @given(st.text(max_size=300))
-@settings(max_examples=300)
+@settings(max_examples=150)
 def test_any_text_as_a_config_is_a_config_error_at_worst(text: str) -> None:
     with no_processes():
         try:
@@ -158,7 +158,7 @@ hostile = st.text(alphabet=st.sampled_from(list("<>&@#[]()!`*_~|\\:/. aZ1\n\t$=\
 
 
 @given(hostile)
-@settings(max_examples=500)
+@settings(max_examples=250)
 def test_escaped_inline_text_renders_as_text_only(text: str) -> None:
     html = _html(f"| cell |\n|---|\n| {md_inline(text)} |\n")
     body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
@@ -168,14 +168,14 @@ def test_escaped_inline_text_renders_as_text_only(text: str) -> None:
 
 
 @given(hostile)
-@settings(max_examples=300)
+@settings(max_examples=150)
 def test_a_code_block_cannot_be_closed_from_inside(text: str) -> None:
     html = _html(md_code_block(text) + "\n\nafter\n")
     assert html.count("<pre") == 1 and html.rstrip().endswith("<p>after</p>")
 
 
 @given(hostile)
-@settings(max_examples=300)
+@settings(max_examples=150)
 def test_a_code_span_cannot_be_closed_from_inside(text: str) -> None:
     if not text.strip():
         return

@@ -229,8 +229,14 @@ def readable_in_sandbox(env: dict[str, str], paths: list[Path], scratch: Path) -
     """Which of ``paths`` a process in the sandbox made for ``env`` can read (real bwrap)."""
     box = sandbox.choose("on", source=env)
     script = "".join(f"test -r '{p}' && echo '{p}'\n" for p in paths)
-    argv = box.wrap(["/bin/sh", "-c", script], cwd=scratch, writable=[scratch], network=False)
-    out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60).stdout
+    fd = sandbox.filter_fd()
+    try:
+        argv = box.wrap(["/bin/sh", "-c", script], cwd=scratch, writable=[scratch],
+                        network=False, seccomp_fd=fd)
+        out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60,
+                             pass_fds=(fd,)).stdout
+    finally:
+        os.close(fd)
     return {str(p): str(p) in out.splitlines() for p in paths}
 
 

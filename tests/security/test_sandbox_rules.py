@@ -20,7 +20,7 @@ from benchbot.errors import BuildError
 from benchbot.results import to_json
 from tests.conftest import MakeRepo
 from tests.fakegithub import FakeGitHub
-from tests.ghenv import Env, sticky
+from tests.ghenv import CONFIG, Env, make_workspace, sticky
 
 pytestmark = pytest.mark.skipif(
     not sandbox.probe().works,
@@ -116,6 +116,7 @@ def no_bwrap(tmp_path: Path) -> Iterator[str]:
     sandbox.probe.cache_clear()
 
 
+@pytest.mark.real_runs("what the sandbox lets run: not how long it takes")
 def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
         make_repo: MakeRepo, no_bwrap: str, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo({"benchbot.yml": QUICK + "sandbox: auto\nworkloads: [{name: w, run: [true]}]\n"})
@@ -131,9 +132,16 @@ def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
     assert doc.sandbox is not None and doc.sandbox.kind == "none"
 
 
+@pytest.fixture
+def auto_env(tmp_path: Path, fake: FakeGitHub) -> Env:
+    """A job whose config says ``sandbox: auto`` (the GitHub tests' own say ``off``)."""
+    return Env(tmp_path, fake, make_workspace(tmp_path, config=CONFIG + "sandbox: auto\n"))
+
+
 @pytest.mark.slow
 def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
-        env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
+        auto_env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
+    env = auto_env
     run = env.run("pull_request", env.pull_request_event(), process=True, PATH=no_bwrap)
     assert run.returncode != 0
     assert "bubblewrap (bwrap) is not installed" in run.stderr and "sandbox: off" in run.stderr
@@ -146,7 +154,8 @@ def test_benchbot_github_says_why_it_did_not_run_without_bubblewrap(
 
 @pytest.mark.slow
 def test_the_measure_job_without_bubblewrap_fails_closed_and_publish_says_why(
-        env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
+        auto_env: Env, fake: FakeGitHub, no_bwrap: str) -> None:
+    env = auto_env
     payload = env.comment_event("/bench runs=10")
     gate = env.run("issue_comment", payload, BENCHBOT_MODE="gate")
     assert gate.outputs["run"] == "true", gate.stderr
@@ -215,6 +224,7 @@ def test_a_build_calling_a_shim_into_the_home_says_which_directory_to_show(
     assert hint(home.path, "nodeish", home.nvm) in notes.lines
 
 
+@pytest.mark.real_runs("what the sandbox lets run: not how long it takes")
 def test_a_build_calling_a_shim_works_once_its_directory_is_listed(
         make_repo: MakeRepo, tmp_path: Path) -> None:
     home = Home(tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,7 @@ def test_a_broken_step_is_named_by_its_place(tmp_path: Path) -> None:
 
 def test_markdown_names_the_culprit_and_escapes_every_subject() -> None:
     text = report.render(make_doc(), "markdown")
-    assert f"The change is at {SHAS[6][:8]} (+8.0%)" in text
+    assert f"The change is at {SHAS[6][:7]} (+8.0%)" in text
     assert "<script>" not in text and "\\<script\\>" in text
     assert "@someone" not in text and "\\[x\\](https:\u2060//" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
@@ -89,7 +90,33 @@ def test_markdown_says_what_was_not_measured_and_a_skipped_neighbour() -> None:
     text = report.render(make_doc(same=same), "markdown")
     assert "not measured (identical build output)" in text
     text = report.render(make_doc(broken=frozenset({5})), "markdown")
-    assert f"or at the skipped {SHAS[5][:8]}" in text and "skipped: the build failed" in text
+    assert f"or at the skipped {SHAS[5][:7]}" in text and "skipped: the build failed" in text
+
+
+class Notes:
+    """The search's progress lines, kept."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def note(self, message: str) -> None:
+        self.said.append(message)
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_every_commit_is_shown_at_one_length(fmt: str) -> None:
+    """The answer's sentence, the tables, the steps, the ranges and the SVG line: each
+    commit at bisectdoc.SHORT_SHA hex digits, none longer or shorter."""
+    doc = make_doc(changes={3: 1.04, 7: 1.05}, broken=frozenset({5}))
+    ranged = make_doc(changes={2: 1.3, 7: 1.3}, undecided=frozenset({(0, 4)}))
+    notes = Notes()
+    Search(lab=FakeLab(history(10, {3: 1.04}), broken=frozenset({2})), shas=SHAS[:10],
+           alpha=0.05, deadline=1e9, step_cap_s=60.0, clock=lambda: 0.0, notes=notes).run()
+    assert any("skipped" in n for n in notes.said) and any("step" in n for n in notes.said)
+    for text in (report.render(doc, fmt), report.render(ranged, fmt), "\n".join(notes.said)):
+        shown = [m.group(0) for m in re.finditer(r"(?<![0-9a-f])[0-9a-f]{6,}(?![0-9a-f])", text)
+                 if any(sha.startswith(m.group(0)) for sha in SHAS)]
+        assert shown and {len(sha) for sha in shown} == {bisectdoc.SHORT_SHA}, shown
 
 
 def test_no_change_says_so_and_names_nothing() -> None:

@@ -10,6 +10,8 @@ every workload, happens at the looks only, not after every round.
 
 from __future__ import annotations
 
+import io
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from benchbot.config import Config, parse_config
 from benchbot.github.post import REPORT_ROOM
 from benchbot.judge import Judgement, judge
 from benchbot.model import Environment, Results, Revision
+from benchbot.progress import TerminalReporter
 from benchbot.report import render_comment
 from benchbot.runner import RawRun, SpawnRequest, Target
 from tests.clock import FakeClock
@@ -32,8 +35,8 @@ class SuiteSpawner:
     """Runs of ``run_s`` seconds: every 100th workload from the 7th is 8% slower in head
     with little noise; every 50th from the 3rd is very noisy; the rest vary by 2%."""
 
-    def __init__(self, clock: FakeClock, run_s: float, seed: int = 3) -> None:
-        self.clock, self.run_s = clock, run_s
+    def __init__(self, clock: FakeClock, run_s: float, seed: int = 3, untimed_s: float = 0.0) -> None:
+        self.clock, self.run_s, self.untimed_s = clock, run_s, untimed_s
         self.rng = np.random.default_rng(seed)
 
     def spawn(self, request: SpawnRequest) -> RawRun:
@@ -41,19 +44,32 @@ class SuiteSpawner:
         head = Path(request.cwd).name == "head"
         factor = 1.08 if head and i % 100 == 7 else 1.0
         wall = self.run_s * factor * self.rng.lognormal(0.0, 0.3 if i % 50 == 3 else 0.02)
-        self.clock.advance(wall)
+        self.clock.advance(wall + self.untimed_s)  # untimed: a process's start, say
         ns = int(wall * 1e9)
         return RawRun(wall_ns=ns, cpu_ns=ns, maxrss_kib=1, returncode=0)
 
 
 class Quiet:
     def phase(self, name: str, workloads: int, runs: int) -> None: ...
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None: ...
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None: ...
 
 
 def suite_config(count: int) -> Config:
     return parse_config(f"version: 1\nbudget: {BUDGET}\nworkloads:\n" + "".join(
         f"  - {{name: w{i:03d}, run: [bench, w{i:03d}]}}\n" for i in range(count)))
+
+
+def context(config: Config, clock: FakeClock, spawner: SuiteSpawner,
+            reporter: measuring.Progress) -> measuring.Context:
+    """Measuring ``config``'s workloads with ``spawner`` on ``clock``, nothing counted."""
+    names = [w.name for w in config.workloads]
+    return measuring.Context(
+        config=config, spawner=spawner, env={}, seed=1, reporter=reporter,
+        base={n: Target(argv=("bench", n), cwd=Path("/w/base")) for n in names},
+        head={n: Target(argv=("bench", n), cwd=Path("/w/head")) for n in names},
+        policy=measuring.policy(config, 1), clock=clock,
+        means=counting.Means(perf_problem="not here", valgrind_problem="not here"))
 
 
 def measure(count: int, run_s: float, monkeypatch: pytest.MonkeyPatch
@@ -62,7 +78,6 @@ def measure(count: int, run_s: float, monkeypatch: pytest.MonkeyPatch
     looked at, one entry per judgement made while measuring."""
     config = suite_config(count)
     clock = FakeClock()
-    names = [w.name for w in config.workloads]
     judged: list[int] = []
     real = measuring.judge
 
@@ -71,18 +86,14 @@ def measure(count: int, run_s: float, monkeypatch: pytest.MonkeyPatch
         return real(workloads, policy)
 
     monkeypatch.setattr(measuring, "judge", counted)
-    ctx = measuring.Context(
-        config=config, spawner=SuiteSpawner(clock, run_s), env={}, seed=1, reporter=Quiet(),
-        base={n: Target(argv=("bench", n), cwd=Path("/w/base")) for n in names},
-        head={n: Target(argv=("bench", n), cwd=Path("/w/head")) for n in names},
-        policy=measuring.policy(config, 1), clock=clock,
-        means=counting.Means(perf_problem="not here", valgrind_problem="not here"))
+    ctx = context(config, clock, SuiteSpawner(clock, run_s), Quiet())
     start = clock()
     measured = measuring.measure(ctx, deadline=start + config.budget_s)
     assert clock() - start <= config.budget_s + 3 * 2 * run_s  # at most a triplet over
     return config, measured, judged
 
 
+@pytest.mark.slow  # judging 500 workloads at each look: 2 s, though on a fake clock
 def test_a_budget_too_small_for_all_first_looks_measures_some_to_it_and_says_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # 500 workloads of 100 ms runs: a first look (10 triplets) costs 3 s each, the warm-ups
@@ -137,3 +148,23 @@ def test_a_ten_minute_budget_over_500_workloads_reaches_every_first_look(
     # Every judgement looks at all 500; they are made at the looks (9 up to 200 pairs),
     # not after each of the 35 rounds.
     assert len(judged) <= len(sequential.looks(config.workloads[0].max_runs)) and set(judged) == {500}
+
+
+def test_the_progress_never_promises_more_than_the_budget_leaves() -> None:
+    """55 workloads whose runs take four times what they report (the rest is a process's
+    start, which the runs' times leave out): the runs the budget has room for, reckoned
+    from the reported times, are four times too many, and at the rate the progress line
+    sees they would end far beyond the budget (it once said ETA 475m20s under ten
+    minutes). The line says what the budget leaves instead."""
+    config, clock, stream = suite_config(55), FakeClock(), io.StringIO()
+    spawner = SuiteSpawner(clock, 0.2, untimed_s=0.6)
+    ctx = context(config, clock, spawner, TerminalReporter(stream, tty=False, clock=clock))
+    deadline = clock() + config.budget_s
+    measuring.measure(ctx, deadline=deadline)
+    lines = [line for line in stream.getvalue().splitlines() if ": run " in line]
+    assert len(lines) > 10
+    said = [re.search(r", (ETA|budget:) (?:(\d+)m)?(\d+)s( left)?$", line) for line in lines[1:]]
+    assert all(said), lines
+    seconds = [int(m[2] or 0) * 60 + int(m[3]) for m in said if m]
+    assert max(seconds) <= config.budget_s
+    assert sum(m[1] == "budget:" for m in said if m) > len(lines) / 2

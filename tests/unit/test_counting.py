@@ -15,6 +15,8 @@ import pytest
 from benchbot import counting, sandbox
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 
+pytestmark = pytest.mark.real_runs("counting instructions and page faults of real processes: not times")
+
 needs_cc = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
 
@@ -90,6 +92,7 @@ def test_perf_that_cannot_open_says_why_and_the_run_still_counts_as_time(tmp_pat
         spawner.close()
 
 
+@pytest.mark.slow  # valgrind: about 0.4 s a counted run
 @needs_valgrind
 def test_valgrind_counts_are_exact_and_twice_the_work_reads_twice(tmp_path: Path,
                                                                   program: Path) -> None:

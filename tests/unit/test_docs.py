@@ -1,4 +1,4 @@
-"""The documentation names tests that exist, and links that lead somewhere.
+"""The documentation names tests that exist, and links that lead somewhere (a file, and\nthe heading a ``#`` names in it).
 
 docs/security.md lists each attack beside the test that tries it; a renamed or deleted
 test must not leave the list pointing at nothing.
@@ -41,10 +41,36 @@ def test_every_test_the_security_model_names_exists() -> None:
         assert re.search(rf"^def {function}\(", source, re.M), f"{name}::{function} does not exist"
 
 
-@pytest.mark.parametrize("page", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_relative_links_lead_to_files(page: Path) -> None:
-    text = page.read_text()
-    for target in re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", text):
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a markdown page's headings (lower case, punctuation but
+    ``-`` and ``_`` dropped, spaces as ``-``, ``-1``, ``-2`` … on repeats), and its
+    ``id="…"`` attributes; headings inside fenced code are none."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    seen: dict[str, int] = {}
+    found = set(re.findall(r'\bid="([^"]+)"', text))
+    for heading in re.findall(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def test_anchors_are_github_s() -> None:
+    page = "# A `cmd`: which one?\n## Run it\n## Run it\n```sh\n# not a heading\n```\n<a id=\"x\"></a>\n"
+    assert anchors(page) == {"a-cmd-which-one", "run-it", "run-it-1", "x"}
+
+
+LINKED = [*DOCS, ROOT / "tests" / "README.md", ROOT / "benchmarks" / "README.md"]
+
+
+@pytest.mark.parametrize("page", LINKED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_lead_to_files_and_headings(page: Path) -> None:
+    text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.M | re.S)
+    for target, anchor in re.findall(r"\]\(([^)\s#]*)(?:#([^)\s]*))?\)", text):
         if target.startswith(("http://", "https://", "mailto:")):
             continue
-        assert (page.parent / target).exists(), f"{page.name}: link to {target} leads nowhere"
+        where = (page.parent / target) if target else page
+        assert where.exists(), f"{page.name}: link to {target} leads nowhere"
+        if anchor and where.suffix == ".md":
+            assert anchor in anchors(where.read_text()), (
+                f"{page.name}: link to {target}#{anchor}: no such heading in {where.name}")

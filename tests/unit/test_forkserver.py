@@ -14,6 +14,9 @@ import pytest
 from benchbot import counting, forkserver, procs, sandbox
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 
+pytestmark = pytest.mark.real_runs("the fork server itself: exits, signals, descriptors, "
+                                   "environments and peak memory; not times")
+
 needs_cc = pytest.mark.skipif(forkserver.compiler() is None, reason="no C compiler (cc) on PATH")
 
 
@@ -213,17 +216,21 @@ def test_where_a_static_build_fails_a_dynamic_one_serves(tmp_path: Path,
 
 
 @needs_cc
-def test_a_run_that_stops_the_fork_server_ends_the_comparison_not_hangs_it(
+def test_a_run_that_stops_the_fork_server_fails_and_the_next_run_is_made(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fork server is the run's parent (not the sandbox's init, as the worker is): a
     run can stop it. The answer is then awaited for the run's timeout and a grace, no
-    longer; the fork server is killed and the error says so."""
+    longer; the fork server is killed, that run fails saying why, and a fresh fork server
+    makes the next run."""
     monkeypatch.setattr(forkserver, "ANSWER_GRACE_S", 0.5)
     spawner = ProcessSpawner(tmp_path)
     try:
         start = time.monotonic()
-        with pytest.raises(forkserver.ForkServerError, match="did not answer"):
-            spawner.spawn(req(tmp_path, "sh", "-c", "kill -STOP $PPID", timeout_s=0.5))
+        run = spawner.spawn(req(tmp_path, "sh", "-c", "kill -STOP $PPID", timeout_s=0.5))
         assert time.monotonic() - start < 5
+        assert run.failed and "did not answer" in (run.not_started or "")
+        assert "stopped the fork server that timed it" in (run.not_started or "")
+        assert spawner.spawn(req(tmp_path, "true")).returncode == 0
+        assert spawner.has_fork_server
     finally:
         spawner.close()

@@ -170,7 +170,7 @@ def test_bisect_is_a_bare_word_with_one_workload(body: str, expected: BenchComma
     ("/bench bisect", ["`/bench bisect` needs `only=NAME`"]),
     ("/bench bisect only=a,b", ["`/bench bisect` follows one workload; `only=` names 2"]),
     ("/bench bisect only=a runs=20 parity=0.01", [
-        "`runs` does not apply to `/bench bisect` (it takes `only=`, `budget=`, `sha=`)",
+        "`runs` does not apply to `/bench bisect` (it takes `only=`, `budget=`, `sha=`, `from=`)",
         "`parity` does not apply to `/bench bisect`"]),
     ("/bench bisect only=a max_runs=50 confirm=off aa=off all", [
         "`max_runs` does not apply", "`confirm` does not apply", "`aa` does not apply",

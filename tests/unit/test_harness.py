@@ -120,7 +120,8 @@ def test_go_two_packages_count_two_benchmem_and_a_failure() -> None:
     assert got["BenchmarkSort/n=10"].select == "BenchmarkSort"
     assert got["sorting.BenchmarkCopy"].select == "BenchmarkCopy"
     assert dict(got["sorting.BenchmarkCopy"].extras) == {
-        "MB/s": statistics.median([2584.47, 2577.31]), "B/op": 4096.0, "allocs/op": 1.0}
+        "MB/s": statistics.median([2584.47, 2577.31]), "B/op": 4096.0, "allocs/op": 1.0,
+        "iterations": 2000.0}
     assert dict(got["BenchmarkCompare"].extras)["hits/op"] == 0.5
     assert all(e.unit == "ns" and e.better == "lower" for e in got.values())
     assert parsed.failed == (("BenchmarkBroken", "sort_test.go:40: no input file"),)
@@ -139,14 +140,15 @@ def test_go_ignores_what_is_not_a_result_line_and_prefixes_by_whole_path_if_need
             "BenchmarkA-4\t  10\t 7 ns/op\t3.5 widgets/op\nok  \tb/y/util\t0.1s\n")
     got = by_name(parse("go", text))
     assert [(e.name, e.value, e.extras) for e in got.values()] == [
-        ("a/x/util.BenchmarkA", 5.0, ()), ("b/y/util.BenchmarkA", 7.0, (("widgets/op", 3.5),))]
+        ("a/x/util.BenchmarkA", 5.0, (("iterations", 10.0),)),
+        ("b/y/util.BenchmarkA", 7.0, (("widgets/op", 3.5), ("iterations", 10.0)))]
 
 
 def test_go_without_ns_per_op_uses_its_first_figure() -> None:
     got = by_name(parse("go", "BenchmarkRate-2 100 250.5 MB/s 3 B/op\n"))
     entry = got["BenchmarkRate"]
-    assert (entry.value, entry.unit, entry.better, entry.extras) == (250.5, "MB/s", "higher",
-                                                                    (("B/op", 3.0),))
+    assert (entry.value, entry.unit, entry.better, entry.extras) == (
+        250.5, "MB/s", "higher", (("B/op", 3.0), ("iterations", 100.0)))
 
 
 @pytest.mark.parametrize(("line", "why"), [
@@ -405,7 +407,8 @@ def test_go_and_bencher_read_back_what_the_harness_prints(
     assert [(e.name, e.select) for e in got.values()] == [
         (f"Benchmark{top}/{sub}", f"Benchmark{top}") for top, sub, _, _ in results]
     for entry, (_, _, value, _) in zip(got.values(), results, strict=True):
-        assert entry.value == pytest.approx(value, abs=1e-4) and entry.extras == (("B/op", 3.0),)
+        assert entry.value == pytest.approx(value, abs=1e-4)
+        assert entry.extras == (("B/op", 3.0), ("iterations", 100.0))
     bencher = "".join(f"test {top}::{sub} ... bench: {value:,.2f} ns/iter (+/- 1)\n"
                       for top, sub, value, _ in results)
     got = by_name(parse("bencher", "running 3 tests\n" + bencher + "\ntest result: ok.\n"))

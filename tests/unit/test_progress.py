@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from benchbot.progress import TerminalReporter, eta
+from tests.clock import FakeClock
 
 
 def test_eta_from_the_rate_so_far() -> None:
@@ -95,3 +96,23 @@ def test_what_came_before_the_first_run_does_not_set_the_pace() -> None:
     # Lines come every 5 s: the last at run 52, 0.1 s a run since the first, 948 to go
     # (from the phase's start it would read 65 s for 52 runs: 20 minutes).
     assert stream.getvalue().splitlines()[-1] == "benchbot: sequential: run 52 of 1000 (sort), ETA 1m35s"
+
+
+def test_where_the_budget_ends_first_the_line_says_what_it_leaves() -> None:
+    """1 s a run, 1000 planned, ten minutes of budget: at the rate seen the runs would take
+    16 minutes, so the line gives the budget's end; with 100 runs to go at the rate since
+    (15 s for 899 runs), the ETA."""
+    for tty in (False, True):
+        now = FakeClock(0.0)
+        stream = io.StringIO()
+        rep = TerminalReporter(stream, tty=tty, clock=now)
+        rep.phase("sequential", 55, 1000)
+        for i in range(1, 12):
+            now.advance(1.0)
+            rep.progress("sequential", "sort", i, 1000, left_s=600.0 - now())
+        assert "budget: 9m49s left" in stream.getvalue()
+        assert "ETA 16m" not in stream.getvalue() and "ETA 15m" not in stream.getvalue()
+        now.advance(5.0)
+        rep.progress("sequential", "sort", 900, 1000, left_s=300.0)
+        assert stream.getvalue().rstrip().endswith("900 of 1000 (sort), ETA 2s"
+                                                   if not tty else "· sort                 · ETA 2s")

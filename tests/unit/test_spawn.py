@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
-from benchbot import forkserver, sandbox
+from benchbot import forkserver, procs, sandbox
 from benchbot.spawn import ProcessSpawner, SpawnRequest
+
+pytestmark = pytest.mark.real_runs("the spawner itself: processes, descriptors, the worker's protocol; not times")
 
 needs_bwrap = pytest.mark.skipif(
     not sandbox.probe().works,
@@ -58,6 +63,16 @@ def test_a_batch_of_groups_skips_only_the_failed_workload_s_later_groups(tmp_pat
             spawner.close()
 
 
+def kill_worker(spawner: sandbox.WorkerSpawner, index: int = 0) -> None:
+    """SIGKILL a worker from outside its sandbox, as the OOM killer would. (Its runs
+    cannot: it is the init of their PID namespace. Killing bubblewrap is not the same:
+    with --new-session the worker outlives it for a moment through --die-with-parent,
+    and may still answer.)"""
+    bwrap = spawner._workers[index]._proc.pid  # the process to find
+    for pid in procs.descendants(bwrap):
+        os.kill(pid, signal.SIGKILL)
+
+
 @needs_bwrap
 def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
@@ -65,11 +80,31 @@ def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
     try:
         worker.ready()
         assert worker.spawn(req(tmp_path, "true")).returncode == 0
-        # The run kills the worker that started it, as the OOM killer would. (Killing
-        # bubblewrap from outside is not the same: with --new-session the worker outlives
-        # it for a moment through --die-with-parent, and may still answer.)
+        kill_worker(worker)
         with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped"):
-            worker.spawn(req(tmp_path, "sh", "-c", "kill -KILL $PPID; sleep 5"))
+            worker.spawn(req(tmp_path, "true"))
+    finally:
+        worker.close()
+
+
+@needs_bwrap
+def test_a_run_can_neither_kill_nor_stop_its_worker(tmp_path: Path) -> None:
+    """The worker is PID 1 of its namespace: no signal from its runs reaches it but those
+    it handles, and it ignores SIGINT. (A run used to stop the worker that timed it.) The
+    run's parent is the fork server, which a run can kill: that run fails, saying so, and
+    a fresh fork server makes the next run."""
+    worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                   places=[tmp_path])
+    try:
+        signals = "; ".join(f"kill -{s} 1" for s in ("STOP", "INT", "TERM", "KILL"))
+        assert worker.spawn(req(tmp_path, "sh", "-c", f"{signals}; exit 0")).returncode == 0
+        assert worker.spawn(req(tmp_path, "true")).returncode == 0
+        if forkserver.compiler() is not None:  # a fork server is the runs' parent
+            parent = worker.spawn(req(tmp_path, "sh", "-c", "kill -KILL $PPID; sleep 5; exit 0"))
+            assert parent.failed
+            assert "stopped the fork server that timed it" in (parent.not_started or "")
+            assert worker.spawn(req(tmp_path, "true")).returncode == 0
+            assert worker.maxrss_floor_kib < 2048  # the runs are still the fork server's
     finally:
         worker.close()
 
@@ -231,9 +266,10 @@ def test_one_of_two_workers_dying_is_an_error_not_a_hang(tmp_path: Path) -> None
     spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
                                     places=[a, b])
     try:
-        kill = req(b, "sh", "-c", "kill -KILL $PPID; sleep 5")
-        with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped: "):
-            spawner.spawn_groups([[req(a, "true"), kill, req(a, "true")]], ["x"])
+        spawner.ready()
+        kill_worker(spawner, 1)
+        with pytest.raises(sandbox.SandboxError, match="measuring worker in the sandbox stopped"):
+            spawner.spawn_groups([[req(a, "true"), req(b, "true"), req(a, "true")]], ["x"])
     finally:
         spawner.close()
 
@@ -256,3 +292,48 @@ def test_the_worker_reports_the_peak_rss_no_run_reads_below(tmp_path: Path) -> N
             assert floor > 4096
     finally:
         worker.close()
+
+
+@needs_bwrap
+@pytest.mark.slow  # close() waits its 10 s for the busy worker first
+def test_closing_a_busy_worker_ends_its_namespace(tmp_path: Path) -> None:
+    """The worker is its namespace's init; when it does not end (a run of 60 s under way),
+    close() kills bubblewrap, whose --die-with-parent signal ends the worker (the kernel
+    delivers it from outside the namespace) and the namespace with all its runs."""
+    import threading
+    import time
+
+    worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                   places=[tmp_path])
+    worker.ready()
+    bwrap = worker._workers[0]._proc.pid  # the process to find
+    def run() -> None:
+        # The worker stops under it, and close() closes the pipe it reads: whichever it
+        # meets first (an error, or a closed file) is no concern here.
+        with contextlib.suppress(sandbox.SandboxError, ValueError, OSError):
+            worker.spawn(dataclasses.replace(req(tmp_path, "sleep", "60"), timeout_s=120))
+
+    busy = threading.Thread(target=run)
+    busy.start()
+    def text(path: str) -> str:
+        try:
+            return Path(path).read_text()
+        except OSError:
+            return ""
+
+    deadline = time.monotonic() + 10
+    while not any("sleep" in text(f"/proc/{p}/cmdline") for p in procs.descendants(bwrap)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    inside = procs.descendants(bwrap)
+    started = time.monotonic()
+    worker.close()
+    busy.join(timeout=30)
+    assert time.monotonic() - started < 20 and not busy.is_alive()
+    def alive() -> list[int]:
+        return [p for p in inside if text(f"/proc/{p}/stat").split(") ")[-1][:1] not in ("", "Z")]
+
+    deadline = time.monotonic() + 5  # the namespace's end is the kernel's, a moment later
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive() == []

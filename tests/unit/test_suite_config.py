@@ -34,7 +34,7 @@ def test_a_suite_reads_with_the_defaults_it_can_use() -> None:
     assert suite.run == ("build/core_bench", "--benchmark_format=json")
     assert suite.format == "google-benchmark" and suite.filter == ("--benchmark_filter={regex}",)
     assert suite.settings.parity == 0.03 and suite.settings.max_runs == 200
-    assert suite.settings.metric == "reported" and suite.settings.counts == "off"
+    assert suite.settings.metric == "reported" and suite.settings.counts == "auto"
     assert config.measured == ("cli", "core")
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 
+pytestmark = pytest.mark.real_runs("the spawner reading a harness's report: not times")
+
 
 def _run(tmp_path: Path, script: str) -> object:
     spawner = ProcessSpawner(tmp_path)

@@ -19,15 +19,15 @@ publisher, the output.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TextIO
+from typing import TextIO, cast
 
 from benchbot.bisectdoc import BisectResults
 from benchbot.errors import BenchbotError, UsageError
-from benchbot.github import api, gate, measure, post, publish
+from benchbot.github import api, gate, measure, post, publish, watch
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import load_event
 from benchbot.github.job import Job
-from benchbot.github.output import Log
+from benchbot.github.output import Log, write_outputs
 from benchbot.progress import TerminalReporter
 
 
@@ -36,6 +36,9 @@ def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
     """Do what the mode and the event ask; return the exit status (errors are raised)."""
     action_env = ActionEnv.from_env(env, token=token)
     log = Log(err)
+    if watch.is_push_job(action_env.job) and action_env.mode in ("measure", "publish"):
+        return _push(action_env, watch.PushJob.from_json(action_env.job or ""), log, env,
+                     api_factory)
     if action_env.mode == "measure":
         measure.run(action_env, _job(action_env), log, source_env=env)
         return 0
@@ -43,10 +46,28 @@ def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,
         job = _job(action_env)
         pub = post.publisher_for(api_factory(action_env), action_env, job)
         return publish.publish_artifact(action_env, job, pub, log)
-    opened = gate.run(action_env, load_event(action_env), api_factory, log)
+    event = load_event(action_env)
+    if event.name == "push":
+        pushed = watch.gate(action_env, event, log)
+        if pushed is None:
+            write_outputs(action_env.output, {"run": "false"})
+            return 0
+        return 0 if action_env.mode == "gate" else _push(action_env, pushed, log, env, api_factory)
+    opened = gate.run(action_env, event, api_factory, log)
     if opened is None or action_env.mode == "gate":
         return 0
     return _measure_and_publish(action_env, opened, log, env)
+
+
+def _push(action_env: ActionEnv, job: watch.PushJob, log: Log, env: Mapping[str, str],
+          api_factory: gate.ApiFactory) -> int:
+    """A push to the default branch: measured (mode measure), published (publish), or
+    both in this job (all)."""
+    if action_env.mode != "publish":
+        watch.measure(action_env, job, log, source_env=env)
+    if action_env.mode == "measure":
+        return 0
+    return watch.publish(action_env, job, cast(watch.HistoryApi, api_factory(action_env)), log)
 
 
 def _job(action_env: ActionEnv) -> Job:

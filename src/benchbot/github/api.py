@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import requests
-from github import Auth, Consts, Github, GithubException, GithubRetry
+from github import Auth, Consts, Github, GithubException, GithubRetry, InputGitTreeElement
 from github.CheckRun import CheckRun
 from github.Repository import Repository
 from urllib3 import Retry
@@ -64,6 +64,16 @@ class CommentInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewInfo:
+    """A pull request review: who wrote it, its state (APPROVED, COMMENTED, …) and the
+    head commit it was written on (None when GitHub no longer has that commit)."""
+
+    author: str
+    state: str
+    commit: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckRunInfo:
     """A check run; ``app_slug`` names the GitHub App that owns it, ``external_id`` the
     job that created it (benchbot sets one per workflow run)."""
@@ -74,6 +84,29 @@ class CheckRunInfo:
     name: str = ""
     status: str = "in_progress"
     external_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueInfo:
+    """An issue (not a pull request)."""
+
+    number: int
+    title: str
+    body: str
+    author: str
+    labels: tuple[str, ...] = ()
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchHead:
+    """A branch's tip: its commit and that commit's tree."""
+
+    commit: str
+    tree: str
+
+
+ARCHIVE_LIMIT = 200 * 1024 * 1024  # bytes of a branch's archive read at most
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,6 +222,16 @@ class GitHubAPI:
 
         return self._call(f"GET {self._base}/pulls/{number}", get)
 
+    def reviews(self, number: int) -> list[ReviewInfo]:
+        """Every review of a pull request, oldest first (all pages)."""
+
+        def get() -> list[ReviewInfo]:
+            return [ReviewInfo(author=r.user.login if r.user else "", state=r.state or "",
+                               commit=r.commit_id)
+                    for r in self._repo.get_pull(number).get_reviews()]
+
+        return self._call(f"GET {self._base}/pulls/{number}/reviews", get)
+
     def comments(self, number: int) -> list[CommentInfo]:
         """Every comment on an issue or pull request, oldest first (all pages)."""
 
@@ -292,6 +335,90 @@ class GitHubAPI:
                 state, description=description, context=context, **extra,
             ),
         )
+
+
+    # --- the history branch and its issue (publish, after a push) ---------------------
+
+    def branch_head(self, branch: str) -> BranchHead | None:
+        """The branch's tip commit and tree, or None when there is no such branch."""
+
+        def get() -> BranchHead | None:
+            try:
+                sha = self._repo.get_git_ref(f"heads/{branch}").object.sha
+            except GithubException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            return BranchHead(commit=sha, tree=self._repo.get_git_commit(sha).tree.sha)
+
+        return self._call(f"GET {self._base}/git/ref/heads/{branch}", get)
+
+    def archive(self, commit: str) -> bytes:
+        """The tree of ``commit`` as a gzipped tar (GitHub redirects to its archive host,
+        which is asked without the token: its address carries its own)."""
+
+        def get() -> bytes:
+            link = self._repo.get_archive_link("tarball", commit)
+            with requests.get(link, timeout=TIMEOUT_S, stream=True) as response:
+                response.raise_for_status()
+                data = response.raw.read(ARCHIVE_LIMIT + 1, decode_content=True)
+            if len(data) > ARCHIVE_LIMIT:
+                raise requests.RequestException(f"the archive is over {ARCHIVE_LIMIT} bytes")
+            return bytes(data)
+
+        return self._call(f"GET {self._base}/tarball/{commit}", get)
+
+    def commit_files(self, branch: str, head: BranchHead | None, files: dict[str, str],
+                     message: str) -> str:
+        """A commit on ``branch`` over ``head`` (None: the branch's first, which creates
+        it) that writes ``files`` (path: text) and keeps every other file: its SHA. The
+        branch moves only from ``head`` (no force): a branch moved meanwhile is a 422."""
+
+        def write() -> str:
+            entries = [InputGitTreeElement(path, "100644", "blob", content=text)
+                       for path, text in sorted(files.items())]
+            if head is None:
+                tree = self._repo.create_git_tree(entries)
+                commit = self._repo.create_git_commit(message, tree, [])
+                self._repo.create_git_ref(f"refs/heads/{branch}", commit.sha)
+                return commit.sha
+            parent = self._repo.get_git_commit(head.commit)
+            tree = self._repo.create_git_tree(entries, base_tree=parent.tree)
+            commit = self._repo.create_git_commit(message, tree, [parent])
+            ref = self._repo.get_git_ref(f"heads/{branch}")
+            if ref.object.sha != head.commit:  # read: its address is then the one to PATCH
+                raise GithubError(f"{branch} moved from {head.commit[:12]} to "
+                                  f"{ref.object.sha[:12]} meanwhile", status=409)
+            ref.edit(commit.sha, force=False)
+            return commit.sha
+
+        return self._call(f"write {len(files)} files to {branch} ({self._base}/git/…)", write)
+
+    def issues(self, label: str) -> list[IssueInfo]:
+        """The open issues (not pull requests) with ``label``, newest first."""
+
+        def get() -> list[IssueInfo]:
+            return [_issue(i) for i in self._repo.get_issues(state="open", labels=[label])
+                    if i.pull_request is None]
+
+        return self._call(f"GET {self._base}/issues?labels={quote(label)}", get)
+
+    def create_issue(self, title: str, body: str, labels: tuple[str, ...]) -> IssueInfo:
+        """Open an issue with these labels (GitHub makes a label that does not exist)."""
+        return self._call(f"POST {self._base}/issues",
+                          lambda: _issue(self._repo.create_issue(title, body=body,
+                                                                 labels=list(labels))))
+
+    def edit_issue(self, number: int, *, title: str, body: str) -> None:
+        """Replace an issue's title and body."""
+        self._call(f"PATCH {self._base}/issues/{number}",
+                   lambda: self._repo.get_issue(number).edit(title=title, body=body))
+
+
+def _issue(i: Any) -> IssueInfo:
+    return IssueInfo(number=i.number, title=i.title or "", body=i.body or "",
+                     author=i.user.login if i.user else "",
+                     labels=tuple(label.name for label in i.labels), url=i.html_url)
 
 
 def _check_run(run: CheckRun) -> CheckRunInfo:

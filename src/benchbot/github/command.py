@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check_design, read
 
 PREFIX = "/bench"
-OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha")
+OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha", "from")
 WORDS = ("all", "bisect")  # options written as a bare word
-BISECT_OPTIONS = ("only", "budget", "sha")  # what /bench bisect takes
+BISECT_OPTIONS = ("only", "budget", "sha", "from")  # what /bench bisect takes
 FULL_SHA_DIGITS = 40
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
 _SHOWN_MAX = 40  # characters of a bad token quoted back in the reply
@@ -43,7 +43,8 @@ HELP = f"""\
 /bench bisect only=NAME     which of this pull request's commits changed NAME: each step
                             a comparison; the answer in a comment of its own (also
                             budget=1h for the whole search, default 3x the config's
-                            budget, and sha=)
+                            budget, sha=, and from=<the base's 40 digits>, which a
+                            fork needs: the reply lists the commits it would build)
 /bench help                 this text
 ```
 
@@ -51,7 +52,8 @@ Options combine: `/bench budget=30m only=sort` (but `runs=` with `budget=` or `m
 refused: they are two ways of measuring). Only people with write access to the
 repository can run it. On a pull request from a fork, benchbot runs only the commit a
 maintainer names with `sha=` and the head's full 40-digit SHA: a shorter prefix could be
-matched by a commit made for the purpose."""
+matched by a commit made for the purpose; a bisect of a fork builds every commit between
+base and head, so it runs only for the range a maintainer approves with `from=`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +66,9 @@ class BenchCommand:
     # /bench bisect: search the pull request's commits for the one that changed the
     # workload (``overrides.only``, exactly one); ``overrides.budget`` is the whole search's.
     bisect: bool = False
+    # /bench bisect from=<base>: the base commit (all 40 digits) of the range the commenter
+    # approves building, every first-parent commit from it to the head (``sha=``).
+    base: str | None = None
 
     @property
     def workload(self) -> str | None:
@@ -79,6 +84,8 @@ class BenchCommand:
             words = self.overrides.words()
         if sha and self.sha is not None:
             words = f"{words} sha={self.sha}".strip()
+        if sha and self.base is not None:
+            words = f"{words} from={self.base}".strip()
         return words
 
     def matches(self, head_sha: str) -> bool:
@@ -134,7 +141,8 @@ def parse(body: str) -> BenchCommand:
             problems.append(f"`{key}` is given twice")
         else:
             try:
-                values[key] = _sha(value) if key == "sha" else read(key, value)
+                values[key] = (_sha(value) if key == "sha" else _full_sha(value) if key == "from"
+                               else read(key, value))
             except SettingError as exc:
                 problems.append(f"`{key}={_shown(value)}`: {_unquoted(exc)}")
     try:
@@ -145,11 +153,14 @@ def parse(body: str) -> BenchCommand:
     bisect = bool(values.pop("bisect", False))
     if bisect:
         problems.extend(_bisect_problems(values))
+    elif "from" in values:
+        problems.append("`from=` applies to `/bench bisect` only (the first commit of the range it builds)")
     if problems:
         raise CommandError(problems)
     sha = values.pop("sha", None)
+    base = values.pop("from", None)
     return BenchCommand(overrides=Overrides(**values), sha=sha,  # type: ignore[arg-type]
-                        bisect=bisect)
+                        bisect=bisect, base=base)  # type: ignore[arg-type]
 
 
 def _bisect_problems(values: dict[str, object]) -> list[str]:
@@ -180,6 +191,12 @@ def _shown(text: str) -> str:
     """A user's token, made safe to quote inside backticks in a markdown reply."""
     clean = "".join(c if c.isprintable() and c != "`" else "?" for c in text)
     return clean if len(clean) <= _SHOWN_MAX else clean[: _SHOWN_MAX - 1] + "…"
+
+
+def _full_sha(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-fA-F]{40}", value):
+        raise SettingError("must be all 40 hex digits of the base commit the reply names")
+    return value.lower()
 
 
 def _sha(value: str) -> str:

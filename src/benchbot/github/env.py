@@ -28,6 +28,7 @@ MODES: tuple[Mode, ...] = ("all", "gate", "measure", "publish")
 MEASURE_RESULTS = ("success", "failure", "cancelled", "skipped")
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
+DEFAULT_HISTORY_BRANCH = "benchbot-history"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +60,7 @@ class ActionEnv:
     measure_result: str | None = None  # the measure job's result, for publish
     shards: int | None = None  # the gate: how many machines share the comparison
     shard: Shard | None = None  # measure: the share of it this job measures (K/N)
+    history_branch: str = DEFAULT_HISTORY_BRANCH  # a push: where its history is kept
 
     @property
     def run_url(self) -> str | None:
@@ -141,7 +143,17 @@ class ActionEnv:
             measure_result=measure_result,
             shards=shards,
             shard=_setting(get, "shard", "BENCHBOT_SHARD", "input shard"),
+            history_branch=_branch(get("BENCHBOT_HISTORY_BRANCH") or DEFAULT_HISTORY_BRANCH),
         )
+
+
+def _branch(name: str) -> str:
+    from benchbot.github.watch import check_branch
+
+    try:
+        return check_branch(name)
+    except ValueError as exc:
+        raise UsageError(f"BENCHBOT_HISTORY_BRANCH (input history-branch): {exc}") from None
 
 
 def _choice(value: str, choices: tuple[str, ...], name: str) -> Any:

@@ -43,6 +43,19 @@ class Comment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Push:
+    """A ``push`` event: the ref pushed, its tips before and after, the repository's
+    default branch (a SHA of all zeros: the ref was created, or deleted)."""
+
+    ref: str
+    before: str
+    after: str
+    default_branch: str | None
+    forced: bool = False
+    pusher: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """What happened: the parts of the payload benchbot acts on."""
 
@@ -57,6 +70,8 @@ class Event:
     label: str | None = None  # the label a `labeled` event added
     comment: Comment | None = None
     sender: str | None = None
+    default_branch: str | None = None  # the repository's, from the payload (GitHub's word)
+    push: Push | None = None  # push events only
 
     @property
     def is_fork(self) -> bool:
@@ -89,13 +104,15 @@ def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
     """Turn a webhook payload into an Event; unknown shapes give an Event benchbot ignores."""
     repo = _get(payload, "repository", "full_name")
     sender = _get(payload, "sender", "login")
+    default = _get(payload, "repository", "default_branch")
+    default_branch = default if isinstance(default, str) and default else None
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
     if name in PULL_REQUEST_EVENTS and isinstance(payload.get("pull_request"), dict):
         pr = payload["pull_request"]
         return Event(
             name=name, action=action, repository=repo, number=_number(pr.get("number")),
             is_pull_request=True, base=_side(pr.get("base")), head=_side(pr.get("head")),
-            labels=_labels(pr.get("labels")), sender=sender,
+            labels=_labels(pr.get("labels")), sender=sender, default_branch=default_branch,
             label=_get(payload, "label", "name") if action == "labeled" else None,
         )
     if name == "issue_comment" and isinstance(payload.get("issue"), dict):
@@ -112,9 +129,18 @@ def parse_event(name: str, payload: Mapping[str, Any]) -> Event:
             name=name, action=action, repository=repo, number=_number(issue.get("number")),
             is_pull_request=isinstance(issue.get("pull_request"), dict),
             labels=_labels(issue.get("labels")), comment=comment, sender=sender,
+            default_branch=default_branch,
         )
+    if name == "push" and all(isinstance(payload.get(k), str) for k in ("ref", "before", "after")):
+        return Event(name=name, action=action, repository=repo, number=None,
+                     is_pull_request=False, sender=sender, default_branch=default_branch,
+                     push=Push(
+                         ref=payload["ref"], before=payload["before"], after=payload["after"],
+                         default_branch=default_branch,
+                         forced=payload.get("forced") is True,
+                         pusher=_get(payload, "pusher", "name")))
     return Event(name=name, action=action, repository=repo, number=None, is_pull_request=False,
-                 sender=sender)
+                 sender=sender, default_branch=default_branch)
 
 
 def _get(data: Any, *keys: str) -> Any:

@@ -15,7 +15,6 @@ line, so it does not show in the process list.
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,7 +42,7 @@ def base_refspecs(base: Side) -> list[str]:
 
 def has_commit(repo: Path, sha: str) -> bool:
     """Whether the commit is in the clone."""
-    proc = _git(repo, ["cat-file", "-e", f"{sha}^{{commit}}"], env=dict(os.environ))
+    proc = _git(repo, ["cat-file", "-e", f"{sha}^{{commit}}"], env=gitops.git_environment())
     return proc.returncode == 0
 
 
@@ -76,7 +75,7 @@ def ensure_commits(repo: Path, wants: Mapping[str, Sequence[str]], *, token: str
 
 def auth_env(repo: Path, token: str | None, server_url: str) -> dict[str, str]:
     """The environment for git, with an Authorization header for server_url when needed."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env = gitops.git_environment()
     if not token or not server_url.startswith("https://"):
         return env
     key = f"http.{server_url.rstrip('/')}/.extraheader"
@@ -104,8 +103,11 @@ def _stdout(repo: Path, args: list[str], env: dict[str, str]) -> str:
 
 
 def _git(repo: Path, args: list[str], *, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One git command, as ``gitops.git_argv`` says (a pull request's refs are fetched:
+    no hook or filter from outside the repository's own config); ``env`` is
+    ``gitops.git_environment``'s."""
     try:
-        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
+        return subprocess.run(gitops.git_argv(*args), cwd=repo, capture_output=True, text=True,
                               check=False, env=env, stdin=subprocess.DEVNULL)
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc

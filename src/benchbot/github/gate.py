@@ -12,10 +12,17 @@ the benchmark runner.
 - ``pull_request_target`` serves forks: GitHub runs the base revision's workflow with a
   token that may write. A fork runs only when the config says ``github: {forks: true}``
   (every push), or for the one head commit a maintainer with write access approved by
-  adding the ``fork_label`` (a ``labeled`` event: that head is pinned; a later push is
-  not approved). Its events for the repository's own branches are ignored
+  adding the ``fork_label`` after reviewing that very commit (a ``labeled`` event whose
+  sender has an approving or commenting review on the head: that head is pinned; a later
+  push is not approved). Its events for the repository's own branches are ignored
   (``pull_request`` serves those). Only the three-job workflow may take it: ``mode:
   all`` would run the fork's code in the job that holds the write token.
+- Every way a fork's code runs (the label, ``forks: true``, ``/bench sha=``) needs a
+  trusted base branch: a fork chooses its base, and the config, workflow and action come
+  from there, so only the branches ``github.fork_bases`` names (default: the
+  repository's default branch, as the event says) may measure one; and never with a
+  ``sandbox.writable`` directory, which both arms share and jobs keep
+  (``fork_trust_refusal``).
 - ``issue_comment`` starting with ``/bench``: the commenter's permission is asked from
   the API (write, maintain or admin); the command is parsed; on a fork's pull request
   only ``/bench sha=<head>`` with all 40 digits of the head runs (a 7-digit prefix is
@@ -25,7 +32,10 @@ the benchmark runner.
 and is pinned the same way; then the workload is checked against the config at the base
 (one of its own workloads, not a suite's) and the commits between base and head (some,
 on the head's first-parent line): a bisect that cannot run completes its own check as
-failure and says why in its own comment, before the runner is asked for.
+failure and says why in its own comment, before the runner is asked for. It builds every
+one of those commits, not only the head, so on a fork it runs only where ``from=`` names
+the pinned base with all 40 digits: without it, the reply lists the commits (SHA and
+subject, escaped) and the command that approves exactly that range.
 
 The base and head commits are pinned here (the merge-base is resolved here too), so the
 measure step builds exactly what was approved, whatever is pushed meanwhile. The gate
@@ -36,6 +46,7 @@ also decides how many machines share the comparison (the input ``shards``): its 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 from collections.abc import Callable
 from typing import Protocol
@@ -45,7 +56,7 @@ from benchbot.config import Config
 from benchbot.errors import BenchbotError, ConfigError, GitError, GithubError, UsageError
 from benchbot.findconfig import read_config
 from benchbot.github import post
-from benchbot.github.api import PullInfo
+from benchbot.github.api import PullInfo, ReviewInfo
 from benchbot.github.command import BenchCommand, CommandError, is_command, parse
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import (
@@ -69,6 +80,7 @@ class GateApi(post.Api, Protocol):
 
     def permission(self, login: str) -> str: ...
     def pull(self, number: int) -> PullInfo: ...
+    def reviews(self, number: int) -> list[ReviewInfo]: ...
 
 
 ApiFactory = Callable[[ActionEnv], GateApi]
@@ -120,7 +132,8 @@ def _on_pull_request(action_env: ActionEnv, event: Event, api_factory: ApiFactor
             _report_refusal_as_failure(api_factory(action_env), action_env, job, str(exc))
         raise
     if event.is_fork:
-        why = fork_refusal(config, event) or _approver_refusal(config, event, api_factory(action_env))
+        why = (fork_refusal(config, event) or fork_trust_refusal(config, base.ref, event.default_branch)
+               or _approver_refusal(config, event, api_factory(action_env)))
         if why is not None:
             _skip_fork(action_env, event, why, log)
             return None
@@ -166,16 +179,59 @@ def _skip_fork(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
 
 
 def _approver_refusal(config: Config, event: Event, api: GateApi) -> str | None:
-    """A label approves a fork's code only when someone with write access added it:
-    GitHub lets triage add labels too. None when it may run (or no label is involved)."""
+    """A label approves a fork's code only when someone with write access added it
+    (GitHub lets triage add labels too), and only the head that person reviewed: one of
+    their reviews (approving or commenting) must be on the labelled head, or a push made
+    between their review and the click would run unread. None when it may run (or no
+    label is involved)."""
     if config.github.forks or event.action != "labeled":
         return None
     sender = event.sender or ""
     permission = _permission(api, sender) if sender else "none"
-    if permission in ALLOWED_PERMISSIONS:
+    if permission not in ALLOWED_PERMISSIONS:
+        return (f"the `{event.label}` label was added by {sender or 'someone unknown'}, whose "
+                f"permission is {permission}; only people with write access approve a fork's code")
+    head = event.head.sha if event.head else ""
+    assert event.number is not None  # a pull_request event's
+    if reviewed(api.reviews(event.number), sender, head):
         return None
-    return (f"the `{event.label}` label was added by {sender or 'someone unknown'}, whose "
-            f"permission is {permission}; only people with write access approve a fork's code")
+    return (f"the `{event.label}` label was added by {sender}, but none of their reviews is "
+            f"of the head {head[:12]} (it was pushed after their review, or they did not "
+            f"review it); a label approves the commit its labeller reviewed. Review "
+            f"{head[:12]} (approve or comment) and add the label again, or comment "
+            f"`/bench sha={head}`")
+
+
+REVIEWED = ("APPROVED", "COMMENTED")  # a review that says its author read the commit
+
+
+def reviewed(reviews: list[ReviewInfo], login: str, head: str) -> bool:
+    """Whether ``login`` submitted an approving or commenting review of exactly ``head``."""
+    return any(r.author.lower() == login.lower() and r.commit == head and r.state in REVIEWED
+               for r in reviews)
+
+
+def fork_trust_refusal(config: Config, base_ref: str, default_branch: str | None) -> str | None:
+    """Why a fork's code may not run with the config, workflow and action of its base
+    branch, or None. A fork chooses its base: an older branch may hold older settings
+    (``forks: true``, ``sandbox: off``, an older workflow), so only the branches
+    ``github.fork_bases`` names (default: the repository's default branch, as the event
+    says) may measure a fork; and a ``sandbox.writable`` directory, shared by both arms
+    and kept between jobs, is one a fork's build could leave things in for base's build
+    and the next pull request."""
+    trusted = config.github.fork_bases or ((default_branch,) if default_branch else ())
+    if not any(fnmatch.fnmatchcase(base_ref, pattern) for pattern in trusted):
+        named = ", ".join(f"`{p}`" for p in trusted) or "none (the event names no default branch)"
+        return (f"its base branch `{base_ref}` is not one whose config, workflow and action "
+                f"may run a fork's code (github.fork_bases: {named}; by default the "
+                "repository's default branch): a fork chooses its base, and an older branch "
+                "may hold older settings")
+    if config.sandbox.writable:
+        return (f"{config.path}:{config.sandbox.writable_line}: sandbox.writable: a directory "
+                "both arms share and jobs keep is one a fork's build could leave things in "
+                "for base's build and the next pull request; benchbot does not run a fork's "
+                "code with one (keep caches in the worktree)")
+    return None
 
 
 def fork_refusal(config: Config, event: Event) -> str | None:
@@ -236,6 +292,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         _done(replies, log)
         return None
     command, pull = accepted
+    fork = is_fork(pull.head.repo, pull.base.repo)
     try:
         config = _config(action_env, number, pull.base, pull.head)
     except BenchbotError as exc:
@@ -244,8 +301,16 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
                   check_name=check_name(action_env.check_name or "benchbot", command))
         _report_refusal_as_failure(api, action_env, job, str(exc))
         raise
+    why = fork_trust_refusal(config, pull.base.ref, event.default_branch) if fork else None
+    if why is not None:
+        log.line(f"refused: /bench on the fork pull request #{number}: {first_line(why)}")
+        replies.reply(post.fork_refused_reply(comment.author, why))
+        replies.react(comment.id, "confused")
+        _done(replies, log)
+        return None
     if command.bisect:
-        return _on_bisect(api, action_env, comment, command, pull, config, log)
+        return _on_bisect(api, action_env, comment, command, pull, config, log,
+                          replies=replies, fork=fork)
     overrides = action_env.overrides.over(command.overrides)
     try:
         config = config.with_overrides(overrides)  # e.g. only= names a workload the config lacks
@@ -308,11 +373,13 @@ def check_name(name: str, command: BenchCommand) -> str:
 
 
 def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: BenchCommand,
-               pull: PullInfo, config: Config, log: Log) -> Opened | None:
+               pull: PullInfo, config: Config, log: Log, *, replies: post.Publisher,
+               fork: bool) -> Opened | None:
     """``/bench bisect only=NAME``: pinned as a comparison is (good: the base the config's
     ``base`` names; bad: the head), with a check, a comment and an artifact of its own
     and one machine. The config's settings and the action's inputs measure each step;
-    ``budget=`` is the whole search's (``Job.command``)."""
+    ``budget=`` is the whole search's (``Job.command``). On a fork it runs only for the
+    range ``from=`` approves (``_unapproved_range``)."""
     assert command.workload is not None  # the parser requires only=NAME
     overrides = action_env.overrides.over(Overrides(only=(command.workload,)))
     job = _pin(action_env, config, number=pull.number, base=pull.base, head=pull.head,
@@ -322,10 +389,17 @@ def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: B
                               comment=True, shards=1)
     try:
         config = _bisect_config(config, overrides, command.workload)
-        _bisect_commits(action_env, job)
+        commits = _bisect_commits(action_env, job)
     except BenchbotError as exc:
         log.line(f"refused: /bench bisect from {comment.author}: {first_line(str(exc))}")
         _report_refusal_as_failure(api, action_env, job, str(exc))
+        return None
+    if (fork or command.base is not None) and command.base != job.base.sha:
+        log.line(f"refused: /bench bisect on #{pull.number} without from= naming the base "
+                 f"{job.base.sha[:12]}: the reply lists the {len(commits) - 1} commits to approve")
+        replies.reply(post.bisect_range_reply(comment.author, commits, job.head.sha, command))
+        replies.react(comment.id, "confused")
+        _done(replies, log)
         return None
     return _open(api, action_env, job, config, log)
 
@@ -339,9 +413,10 @@ def _bisect_config(config: Config, overrides: Overrides, workload: str) -> Confi
     return config
 
 
-def _bisect_commits(action_env: ActionEnv, job: Job) -> None:
-    """A GitError unless the head's first-parent line leads back to the pinned base with
-    at least one commit between them (what the bisect searches)."""
+def _bisect_commits(action_env: ActionEnv, job: Job) -> list[tuple[str, str, str]]:
+    """The commits a bisect builds: the pinned base, then the head's first-parent line
+    up to the head, as (sha, tree, subject); a GitError unless that line leads back to
+    the base with at least one commit between them (what the bisect searches)."""
     repo = gitops.toplevel(action_env.workspace)
     base, head = job.base.sha, job.head.sha
     if base == head:
@@ -353,6 +428,7 @@ def _bisect_commits(action_env: ActionEnv, job: Job) -> None:
         raise GitError(f"cannot bisect: the base {base[:12]} is not on the first-parent line "
                        f"of the head {head[:12]} (the branch merged its base in, or was "
                        "rebased onto another); run `benchbot bisect` on the commits to search")
+    return commits
 
 
 def _refuse(pub: post.Publisher, log: Log, comment: Comment, problems: list[str]) -> None:

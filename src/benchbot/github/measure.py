@@ -20,10 +20,11 @@ and uploads it under a name of its own (``Job.artifact``, the step output ``arti
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from benchbot import bisect, bisectdoc, engine, files, results
@@ -63,7 +64,7 @@ def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, s
     if action_env.mode == "measure" or job.bisect:  # a bisect's has a name of its own
         write_outputs(action_env.output, {"artifact": job.artifact(action_env.artifact, shard)})
     doc: Results | bisectdoc.BisectResults
-    try:
+    with errors_written(action_env.results_dir, "cancelled before the comparison finished"):
         if job.bisect:
             doc = _bisect(action_env, job, log, source_env=source_env, reporter=reporter,
                           config=config)
@@ -72,17 +73,25 @@ def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, s
             doc = _measure(action_env, job, log, shard, source_env=source_env,
                            reporter=reporter, config=config)
             write_results(action_env, doc, artifact=job.artifact(action_env.artifact, shard))
+    return doc
+
+
+@contextlib.contextmanager
+def errors_written(directory: Path, cancelled: str) -> Iterator[None]:
+    """Whatever stops what runs inside leaves ``error.json`` (its kind and message) in the
+    results directory before it propagates: publish says why from it."""
+    try:
+        yield
     except BenchbotError as exc:
-        write_error(action_env.results_dir, "error", str(exc))
+        write_error(directory, "error", str(exc))
         raise
     except KeyboardInterrupt:
-        write_error(action_env.results_dir, "cancelled", "cancelled before the comparison finished")
+        write_error(directory, "cancelled", cancelled)
         raise
     except Exception as exc:
-        write_error(action_env.results_dir, "crash", f"{type(exc).__name__}: {exc}",
+        write_error(directory, "crash", f"{type(exc).__name__}: {exc}",
                     detail=traceback.format_exc(limit=8))
         raise
-    return doc
 
 
 def shard_of(action_env: ActionEnv, job: Job) -> Shard | None:

@@ -213,6 +213,44 @@ def sha_mismatch_reply(login: str, given: str, head_sha: str, command: BenchComm
     )
 
 
+FORK_BISECT_LIMIT = 100  # commits a maintainer is asked to approve in one reply, at most
+
+
+def fork_refused_reply(login: str, why: str) -> str:
+    """``/bench`` on a fork's pull request whose base (or config) may not run it."""
+    return (f"@{login}, this pull request comes from a fork, and benchbot does not run its "
+            f"code here: {why}. Nothing was run.")
+
+
+def bisect_range_reply(login: str, commits: Sequence[tuple[str, str, str]], head: str,
+                       command: BenchCommand) -> str:
+    """``/bench bisect`` on a fork without ``from=`` naming the range's base (or naming
+    another): the commits it would build, and the command that approves exactly those.
+    ``commits``: the base, then the first-parent commits up to the head, as (sha, tree,
+    subject); the subjects are the pull request's text, escaped."""
+    base, built = commits[0][0], commits[1:]
+    given = ""
+    if command.base is not None:
+        given = (f" `from={command.base}` is not the base of its commits, which is "
+                 f"`{base}`.")
+    head_words = (f"@{login}, a bisect builds and runs every commit of this pull request "
+                  "between its base and its head, not only the head: a commit can hold a "
+                  "build script that a later one takes out again, which the pull request's "
+                  "diff never shows. This pull request comes from a fork, so benchbot bisects "
+                  f"only the range of commits a maintainer has read, commit by commit.{given}")
+    if len(built) > FORK_BISECT_LIMIT:
+        return (f"{head_words} It has {len(built)} commits, more than the "
+                f"{FORK_BISECT_LIMIT} benchbot asks anyone to approve in one comment: run "
+                "`benchbot bisect` on a machine of your own instead. Nothing was run.")
+    listed = "\n".join(f"- `{sha[:12]}` {md_inline(subject[:120]) or '(no subject)'}"
+                       for sha, _, subject in built)
+    again = " ".join(filter(None, ["/bench", f"sha={head}", command.describe(sha=False),
+                                   f"from={base}"]))
+    return (f"{head_words} These are the {len(built)} commits it would build, oldest "
+            f"first (and the base, `{base[:12]}`):\n\n{listed}\n\nTo bisect exactly these, "
+            f"comment:\n\n```text\n{again}\n```\n\nNothing was run.")
+
+
 def _without_sha(command: BenchCommand) -> str:
     return command.describe(sha=False)
 
@@ -493,8 +531,9 @@ class PhasePoster(engine.Reporter):
         self._terminal.phase(name, workloads, runs)
         self._show(f"phase: {PHASE_NAMES.get(name, name)}, {workloads} workloads, {runs} runs")
 
-    def progress(self, phase: str, workload: str, done: int, planned: int) -> None:
-        self._terminal.progress(phase, workload, done, planned)
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None:
+        self._terminal.progress(phase, workload, done, planned, left_s)
 
     def note(self, message: str) -> None:
         self._terminal.note(message)

@@ -276,7 +276,7 @@ def _publish_bisect(action_env: ActionEnv, job: Job, pub: post.Publisher, log: L
                        run_url=action_env.run_url)
     answer = doc.answer
     conclusion = BISECT_CONCLUSIONS[answer.kind]
-    named = ", ".join(c.sha[:7] for c in answer.culprits)
+    named = ", ".join(bisectdoc.short(c.sha) for c in answer.culprits)
     title = f"benchbot bisect {doc.workload}: {BISECT_TITLES[answer.kind]}" + (
         f" ({named})" if named else "")
     write_outputs(action_env.output, {"conclusion": conclusion, "bisect": str(out / BISECT),

@@ -11,15 +11,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal
 
-import jinja2
 from markupsafe import Markup
 
-from benchbot.bisectdoc import BisectResults, Step
+from benchbot.bisectdoc import BisectResults, Step, short
 from benchbot.report import format as fmt
-from benchbot.report.escape import md_code_span, md_inline
+from benchbot.report import pages
 
 Role = Literal["good", "bad", "culprit", "skipped", "tried", "not built"]
 
@@ -107,22 +105,22 @@ def build_view(doc: BisectResults) -> BisectView:
                       "tried" if c.build == "ok" else "not built")
         note = None
         if c.sha in culprits and culprits[c.sha].skipped:
-            note = "or at the skipped " + ", ".join(s[:7] for s in culprits[c.sha].skipped)
+            note = "or at the skipped " + ", ".join(short(s) for s in culprits[c.sha].skipped)
         elif step is not None and not step.measured:
             note = step.reason
         rows.append(CommitRow(
-            index=i, sha=c.sha, short=c.sha[:7], subject=c.subject, role=role, why=c.why,
-            against=step.left[:7] if step else None, outcome=step.outcome if step else None,
+            index=i, sha=c.sha, short=short(c.sha), subject=c.subject, role=role, why=c.why,
+            against=short(step.left) if step else None, outcome=step.outcome if step else None,
             ratio=step.ratio if step else None, ci=step.ci if step else None, note=note))
-    steps = tuple(StepRow(number=s.number, left=s.left[:7], right=s.right[:7],
+    steps = tuple(StepRow(number=s.number, left=short(s.left), right=short(s.right),
                           outcome=s.outcome, measured=s.measured, reason=s.reason,
                           ratio=s.ratio, ci=s.ci, pairs=s.pairs, wall_s=s.wall_s, alpha=s.alpha)
                   for s in doc.steps)
     return BisectView(
-        title=f"bisect {doc.workload}: {doc.good.sha[:7]}..{doc.bad.sha[:7]}",
+        title=f"bisect {doc.workload}: {short(doc.good.sha)}..{short(doc.bad.sha)}",
         workload=doc.workload, good=doc.good.ref, bad=doc.bad.ref,
         headline=doc.answer.sentence, kind=doc.answer.kind, rows=tuple(rows), steps=steps,
-        ranges=tuple(RangeRow(left=r.left[:7], right=r.right[:7], why=r.why)
+        ranges=tuple(RangeRow(left=short(r.left), right=short(r.right), why=r.why)
                      for r in doc.answer.ranges),
         measured=sum(1 for s in doc.steps if s.measured),
         identical=sum(1 for s in doc.steps if not s.measured and s.outcome == "level"),
@@ -161,7 +159,7 @@ def commit_line_svg(doc: BisectResults) -> Markup:
             parts.append(f'<path class="cross" d="M{x(i) - 5:.1f} 15 l10 10 m0 -10 l-10 10"/>')
         regular = i % label_every == 0 and (n - 1 - i >= label_every or i == n - 1)
         if regular or c.sha in culprits or i == n - 1:
-            parts.append(f'<text class="sha" x="{x(i):.1f}" y="10">{_hex(c.sha[:7])}</text>')
+            parts.append(f'<text class="sha" x="{x(i):.1f}" y="10">{_hex(short(c.sha))}</text>')
     for row, s in enumerate(doc.steps):
         y = _TOP + _ROW * (row + 0.5)
         a, b = x(index[s.left]), x(index[s.right])
@@ -182,32 +180,10 @@ def _hex(text: str) -> str:
 
 # --- rendering -------------------------------------------------------------------------------
 
-BisectFormat = Literal["markdown", "html"]
+BisectFormat = pages.PageFormat
 TEMPLATES = {"markdown": "bisect.md.j2", "html": "bisect.html.j2"}
-
-
-@cache
-def _environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("benchbot", "report/templates"),
-        undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True)
-    env.filters.update(change=fmt.change, interval=fmt.interval, md=md_inline,
-                       code=md_code_span, seconds=_seconds, alpha=_alpha)
-    return env
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
-
-
-def _alpha(value: float) -> str:
-    return "–" if not value else f"{value:.2g}"
 
 
 def render(doc: BisectResults, fmt_: BisectFormat = "markdown") -> str:
     """The bisect report as markdown (comments, terminals) or a self-contained HTML page."""
-    view = build_view(doc)
-    if fmt_ == "html":
-        return _environment(True).get_template(TEMPLATES["html"]).render(view=view)
-    text = _environment(False).get_template(TEMPLATES["markdown"]).render(view=view)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return pages.render(build_view(doc), TEMPLATES, fmt_)

@@ -31,6 +31,7 @@ from benchbot.model import (
     PhaseRuns,
     Results,
     Revision,
+    Spent,
     SuiteRecord,
 )
 from benchbot.sequential import FIRST_LOOK
@@ -88,7 +89,9 @@ class CountsView:
 
     method: str | None  # perf, valgrind; None: not counted
     why: str  # why this method, or why none (from the results file: escape it)
-    kind: Literal["exact", "sampled"] | None  # exact: perf on every run, unscaled
+    # exact: perf on every run, unscaled; sampled: counted runs apart; "per iteration" (or
+    # per call, round, loop): a suite's benchmark counted alone at n and 2n units of work
+    kind: str | None
     letter: str | None  # the footnote that gives ``why`` where not counted
     ratio: float | None  # head over base
     base: float | None  # medians of the counted runs per arm
@@ -99,6 +102,13 @@ class CountsView:
     user_share: float | None
     reading: str | None
     reading_why: str | None
+    unit: str | None = None  # a suite's benchmark: what base, base_again and head count per
+    units: int | None = None  # n of its counted runs (n and 2n units)
+    counted_s: float | None = None  # seconds its counted runs took
+
+    @property
+    def per_unit(self) -> bool:
+        return self.unit is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +125,9 @@ class MemoryView:
     reason: str | None
 
     floor_kib: float | None = None  # below_floor: the floor that hid the runs' own peak
+    # A suite's benchmark: the memory its harness reported per iteration, medians of each
+    # arm's runs (bytes and allocations), instead of peak RSS.
+    harness: tuple[float, float, float, float] | None = None  # B/op base, head; allocs/op
 
     @property
     def called(self) -> bool:
@@ -217,6 +230,8 @@ class Row:
     estimate_n: int | None = None
     counts: CountsView | None = None
     memory: MemoryView | None = None
+    timed_s: float | None = None  # seconds of timed runs it took (a suite's: its share)
+    counted_s: float | None = None  # seconds of counted runs it took
 
     @property
     def second_signal(self) -> bool:
@@ -290,6 +305,9 @@ class SuiteView:
     # Every round ran the whole suite though some benchmarks had settled: a filter would
     # have run fewer.
     filter_hint: bool
+    counting: str | None = None  # how its benchmarks' counted runs were made, or why none
+    counted_runs: int | None = None
+    counting_s: float | None = None
 
     SHOWN = 20  # names listed of added or removed benchmarks; the rest are counted
 
@@ -332,6 +350,7 @@ class ReportView:
     # Why instructions were not counted, one footnote per distinct reason: (letter, why).
     uncounted: tuple[tuple[str, str], ...] = ()
     suites: tuple[SuiteView, ...] = ()  # the harnesses' suites, in the config's order
+    spent: Spent | None = None  # where the comparison's wall time went
     # Workloads not measured because the change cannot affect them (their ``paths``).
     skipped: tuple[str, ...] = ()
     # What a report cut to fit a limit leaves out (``shortened``), in words; the workflow
@@ -399,6 +418,22 @@ class ReportView:
     def has_memory(self) -> bool:
         """Some workload's peak memory was judged: the table has a memory column."""
         return any(r.memory is not None and not r.memory.below_floor for r in self.rows)
+
+    @property
+    def has_per_unit(self) -> bool:
+        """Some suite's benchmark was counted alone, per unit of work."""
+        return any(r.counts is not None and r.counts.per_unit for r in self.rows)
+
+    @property
+    def has_harness_memory(self) -> bool:
+        """Some suite's benchmark's memory is what its harness reported (B/op, allocs/op)."""
+        return any(r.memory is not None and r.memory.harness is not None for r in self.rows)
+
+    @property
+    def counting_share(self) -> float | None:
+        """The share of the comparison's wall time its counted runs took."""
+        s = self.spent
+        return s.counting_s / s.wall_s if s is not None and s.wall_s > 0 else None
 
     @property
     def memory_floor_kib(self) -> float | None:
@@ -484,7 +519,7 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         rule=doc.noise_model.rule, shards=_shards_view(doc),
         uncounted=tuple((letter, why) for why, letter in whys.items()),
         suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
-        skipped=tuple(k.name for k in doc.skipped or ()), artifact=artifact,
+        skipped=tuple(k.name for k in doc.skipped or ()), artifact=artifact, spent=doc.spent,
     )
 
 
@@ -494,7 +529,9 @@ def _suite_view(doc: Results, suite: SuiteRecord) -> SuiteView:
     return SuiteView(name=suite.name, format=suite.format, compared=len(suite.benchmarks),
                      added=suite.added, removed=suite.removed, not_found=suite.not_found,
                      failure=suite.failure,
-                     filter_hint=not suite.filtered and len(pairs) > 1)
+                     filter_hint=not suite.filtered and len(pairs) > 1,
+                     counting=suite.counting, counted_runs=suite.counted_runs,
+                     counting_s=suite.counting_s)
 
 
 def shortened(view: ReportView) -> list[ReportView]:
@@ -633,10 +670,12 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         settled_by=v.settled_by, called_at=called_at if v.estimate is not None else None,
         estimate_n=v.estimate_n if v.estimate is not None else None,
         counts=counted, memory=_memory_view(bench, floor_kib),
+        timed_s=bench.measuring.timed_s if bench.measuring else None,
+        counted_s=bench.measuring.counted_s if bench.measuring else None,
     )
 
 
-def _median(values: Sequence[int] | None) -> float | None:
+def _median(values: Sequence[float] | None) -> float | None:
     return float(np.median(values)) if values else None
 
 
@@ -655,10 +694,18 @@ def _counts_view(bench: Benchmark, letter: str | None) -> CountsView | None:
         base, again, head = (_counted(bench, phases, arm) for phases, arm in (
             (("ab", "confirm"), "base"), (("aa",), "base_again"), (("ab", "confirm"), "head")))
     exact = c.method == "perf" and c.every_run and not c.scaled
-    return CountsView(method=c.method, why=c.why, kind="exact" if exact else "sampled", letter=None,
+    kind = f"per {c.unit}" if c.unit else "exact" if exact else "sampled"
+    runs = ((len(base), len(again), len(head)) if c.unit is None else
+            tuple(sum(1 for r in c.runs or () if r.arm == arm) for arm in ARMS))
+    return CountsView(method=c.method, why=c.why, kind=kind, letter=None,
                       ratio=c.ratio, base=_median(base), base_again=_median(again), head=_median(head),
-                      runs=(len(base), len(again), len(head)), cycles_ratio=c.cycles_ratio,
-                      user_share=c.user_share, reading=c.reading, reading_why=c.reading_why)
+                      runs=runs, cycles_ratio=c.cycles_ratio,  # type: ignore[arg-type]
+                      user_share=c.user_share if c.unit is None else None, reading=c.reading,
+                      reading_why=c.reading_why, unit=c.unit, units=c.units,
+                      counted_s=c.counted_s)
+
+
+ARMS = ("base", "base_again", "head")
 
 
 def _counted(bench: Benchmark, phases: Sequence[str], arm: str) -> tuple[int, ...]:
@@ -676,7 +723,20 @@ def _memory_view(bench: Benchmark, env_floor_kib: int | None) -> MemoryView | No
     head = bench.arms["head"].maxrss_kib if "head" in bench.arms else ()
     return MemoryView(outcome=m.outcome, word=MEMORY_WORDS[m.outcome], ratio=m.ratio, ci=m.ci,
                       tolerance=m.tolerance, base_kib=_median(base), head_kib=_median(head),
-                      reason=m.reason, floor_kib=floor)
+                      reason=m.reason, floor_kib=floor, harness=_harness_memory(bench))
+
+
+def _harness_memory(bench: Benchmark) -> tuple[float, float, float, float] | None:
+    """A suite's benchmark: the medians of the bytes and allocations per iteration its
+    harness reported in base's and head's A/B runs (None: it reported none)."""
+    ab = bench.phases.get("ab")
+    if ab is None or "base" not in ab.arms or "head" not in ab.arms:
+        return None
+    base, head = ab.arms["base"], ab.arms["head"]
+    figures = [_median(x) for x in (base.bytes_op, head.bytes_op, base.allocs_op, head.allocs_op)]
+    if any(f is None for f in figures):
+        return None
+    return tuple(figures)  # type: ignore[return-value]
 
 
 def _series(phases: Sequence[PhaseRuns], better: Better) -> tuple[tuple[float, ...], tuple[float, ...]]:

@@ -1,0 +1,280 @@
+"""The counted runs of a suite's benchmarks, made before their timed rounds.
+
+For every benchmark of a suite whose harness can run a fixed amount of work
+(``fixedwork.recipe``), six counted runs apart from the timed rounds: base, head and base
+again, each at ``fixedwork.SMALL`` and at SMALL + n units of work (n from its discovery run,
+``fixedwork.units_for``). Each arm's count per unit is (C(SMALL + n) - C(SMALL)) / n; base
+against base again is the counts' own A/A check. The result is the benchmark's ``Counts``
+(docs/verdict.md, "Counts per benchmark"), with every counted run and the seconds they
+took. A counted run that fails, reports something else or did other work leaves the
+benchmark uncounted, with the reason, and it is judged on time alone.
+
+How a counted run is made is ``fixedwork``'s; this module decides which benchmarks are
+counted, with which method, and in which order, and keeps the time it took.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from benchbot import counting, fixedwork
+from benchbot.config import Config, WorkloadConfig
+from benchbot.model import CountedRun, CountMethod, Counts, SuiteRecord
+from benchbot.runner import Harness, Spawner, Target, spawn_group
+from benchbot.spawn import RawRun, SpawnRequest
+from benchbot.suites import Figures
+
+# The counted runs of one benchmark, in the order made: (arm, 0 for the small run, 1 for
+# the large).
+PLAN: tuple[tuple[str, int], ...] = (("base", 0), ("base", 1), ("head", 0), ("head", 1),
+                                     ("base_again", 0), ("base_again", 1))
+PROBE_TIMEOUT_S = 30.0
+# The fewest counted benchmarks whose A/A the suite's pooled noise is taken from.
+POOL_MIN = 5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
+    """What counting the suites' benchmarks needs from the comparison."""
+
+    config: Config
+    base: Mapping[str, Target]  # each suite's target under its name, each benchmark's too
+    head: Mapping[str, Target]
+    harnesses: Mapping[str, Harness]
+    figures: Mapping[str, Figures]
+    spawner: Spawner
+    env: Mapping[str, str]
+    means: counting.Means
+    clock: Callable[[], float]
+    progress: Callable[[str, int, int], None] | None = None  # (benchmark, runs done, planned)
+    # The seam for whatever places a run elsewhere (another worktree, padding of its
+    # environment): every counted run's request passes through it before it is made.
+    place: Callable[[SpawnRequest], SpawnRequest] | None = None
+
+
+@dataclass(slots=True)
+class Counted:
+    """What counting made: each benchmark's Counts and each suite's record of it."""
+
+    counts: dict[str, Counts]
+    suites: dict[str, tuple[str, int, float]]  # suite: (how, counted runs, seconds)
+
+
+def method(mode: str, recipe: fixedwork.Recipe, means: counting.Means) -> tuple[CountMethod | None, str]:
+    """The counting method of a suite's benchmarks (their ``counts`` setting), and why."""
+    perf, valgrind = means.perf_problem, means.valgrind_problem
+    if mode == "off":
+        return None, "off in the config"
+    if mode in ("auto", "perf") and perf is None:
+        return "perf", f"perf: the CPU's counters around counted runs ({recipe.how})"
+    if mode == "perf":
+        return None, f"perf was asked for, but {perf}"
+    if valgrind is not None:
+        return None, f"not counted: {perf}, and {valgrind}" if mode == "auto" else \
+            f"valgrind was asked for, but {valgrind}"
+    if mode == "auto" and not recipe.auto:
+        return None, (f"not counted: {perf}, and a counted run of {recipe.fmt} starts slowly "
+                      "under valgrind (tens of seconds: counts: valgrind asks for it anyway)")
+    return "valgrind", f"valgrind: counted runs of {recipe.how}"
+
+
+def count_all(setting: Setting, names: Sequence[str], *, deadline: float | None) -> Counted:
+    """Count the suites' benchmarks named (module docstring), in the config's order."""
+    by_name = {w.name: w for w in setting.config.workloads}
+    members = [by_name[n] for n in names if by_name[n].suite is not None]
+    out = Counted(counts={}, suites={})
+    for suite in dict.fromkeys(w.suite for w in members if w.suite is not None):
+        own = [w for w in members if w.suite == suite]
+        out.suites[suite] = _suite(setting, suite, own, out.counts, deadline)
+    return out
+
+
+def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: dict[str, Counts],
+           deadline: float | None) -> tuple[str, int, float]:
+    """Count one suite's benchmarks; (the recipe in words, counted runs, seconds)."""
+    how = setting.harnesses[suite]
+    base, head = setting.base[suite], setting.head[suite]
+    started = setting.clock()
+    nx = how.format == "google-benchmark" and _takes_nx(setting, own[0], base, head)
+    chosen = fixedwork.recipe(how.format, argv=base.argv, filter_=how.filter, nx=nx)
+    if isinstance(chosen, str):
+        for w in own:
+            into[w.name] = Counts(method=None, why=f"not counted: {chosen}")
+        return f"none: {chosen}", 0, setting.clock() - started
+    plans: dict[str, _Plan] = {}
+    for w in own:
+        planned = _plan(setting, w, chosen, base, head)
+        if isinstance(planned, Counts):
+            into[w.name] = planned
+        else:
+            plans[w.name] = planned
+    raws = _made(setting, plans, deadline, total=len(own))
+    for name, plan in plans.items():
+        into[name] = _counts(plan, raws.get(name, {}), chosen)
+    _pool_noise(into, list(plans))
+    made = sum(len(into[n].runs or ()) for n in plans)
+    return chosen.how, made, setting.clock() - started
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One benchmark's counted runs, planned: its method, n, and each run's request."""
+
+    method: CountMethod
+    why: str
+    n: int
+    bench: str
+    requests: tuple[tuple[str, int, SpawnRequest], ...]  # (arm, size, request) in PLAN order
+
+
+def _plan(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: Target,
+          head: Target) -> _Plan | Counts:
+    chosen, why = method(w.counts, recipe, setting.means)
+    if chosen is None:
+        return Counts(method=None, why=why)
+    figures = setting.figures.get(w.name)
+    if figures is None or figures.ns is None:
+        return Counts(method=None, why="not counted: its discovery run reported no time per "
+                                       "iteration to plan the counted runs from")
+    n = fixedwork.units_for(figures.ns, chosen, bytes_per_unit=figures.bytes_op, fmt=recipe.fmt)
+    return _Plan(method=chosen, why=why, n=n, bench=w.bench or w.name, requests=tuple(
+        (arm, size, _request(setting, w, recipe, base if arm != "head" else head,
+                             _units(size, n), figures.index, chosen)) for arm, size in PLAN))
+
+
+def _units(size: int, n: int) -> int:
+    """The units of a PLAN run: the small size, or the small size and n more."""
+    return fixedwork.SMALL + size * n
+
+
+def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None, *,
+          total: int) -> dict[str, dict[tuple[str, int], RawRun]]:
+    """Every planned counted run made, by benchmark and (arm, size). Base's runs and head's
+    are made by their own workers at once where the spawner has one per worktree (a
+    counted run's time is no measurement, so they may share the machine); elsewhere one
+    after the other. A benchmark not started before ``deadline`` gets none."""
+    sides = {"base": ("base", "base_again"), "head": ("head",)}
+    streams = {side: [(name, [(a, s, r) for a, s, r in plan.requests if a in arms])
+                      for name, plan in plans.items()] for side, arms in sides.items()}
+    out: dict[str, dict[tuple[str, int], RawRun]] = {name: {} for name in plans}
+    done = [0]
+    lock = threading.Lock()
+
+    def run(stream: Sequence[tuple[str, list[tuple[str, int, SpawnRequest]]]]) -> None:
+        for name, runs in stream:
+            if deadline is not None and setting.clock() >= deadline:
+                return
+            raws = spawn_group(setting.spawner, [r for _, _, r in runs], name)
+            with lock:
+                out[name].update({(a, s): raw for (a, s, _), raw in zip(runs, raws, strict=False)})
+                done[0] += len(raws)
+                if setting.progress is not None:
+                    setting.progress(name, done[0], total * len(PLAN))
+
+    if _in_parallel(setting.spawner):
+        threads = [threading.Thread(target=run, args=(stream,), name=f"benchbot-count-{side}")
+                   for side, stream in streams.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:
+        run([(name, list(plan.requests)) for name, plan in plans.items()])
+    return out
+
+
+def _in_parallel(spawner: Spawner) -> bool:
+    """Whether the spawner makes base's runs and head's in workers of their own, which two
+    threads may drive at once (the sandbox's: one worker per worktree, each its own pipes)."""
+    from benchbot import sandbox
+
+    return isinstance(spawner, sandbox.WorkerSpawner)
+
+
+def _counts(plan: _Plan, raws: Mapping[tuple[str, int], RawRun],
+            recipe: fixedwork.Recipe) -> Counts:
+    """One benchmark's Counts from its counted runs (or why it has none)."""
+    n = plan.n
+    seconds = round(sum(r.wall_ns for r in raws.values()) / 1e9, 3)
+    runs: list[CountedRun] = []
+    for arm, size, _request in plan.requests:
+        raw = raws.get((arm, size))
+        if raw is None:
+            why = ("the budget was spent before its counted runs" if not raws
+                   else "its counted runs stopped short")
+            return Counts(method=None, counted_s=seconds or None, why=f"not counted: {why}")
+        instructions, problem = fixedwork.check(raw, recipe=recipe, bench=plan.bench,
+                                                n=_units(size, n))
+        if instructions is None:
+            side = "head" if arm == "head" else "base"
+            return Counts(method=None, counted_s=seconds,
+                          why=f"not counted: the counted {side} run ({_units(size, n)} {recipe.unit}s) "
+                              f"{problem}")
+        runs.append(CountedRun(arm=arm, units=_units(size, n), instructions=instructions,  # type: ignore[arg-type]
+                               seconds=round(raw.wall_ns / 1e9, 3)))
+    per = {arm: fixedwork.per_unit(runs[i].instructions, runs[i + 1].instructions, n)
+           for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
+    if any(v is None for v in per.values()):
+        return Counts(method=None, counted_s=seconds, runs=tuple(runs),
+                      why=f"not counted: a run of {_units(1, n)} {recipe.unit}s counted no "
+                          f"more instructions than one of {fixedwork.SMALL}")
+    return Counts(method=plan.method, why=plan.why, unit=recipe.unit, exact=recipe.exact,  # type: ignore[arg-type]
+                  units=n, base=(per["base"],), base_again=(per["base_again"],),  # type: ignore[arg-type]
+                  head=(per["head"],), runs=tuple(runs), counted_s=seconds)  # type: ignore[arg-type]
+
+
+def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
+    """Each counted benchmark's pooled noise (Counts.pooled_noise): how far one per-unit
+    count varies, from the A/A of all the suite's benchmarks together. A counted run's
+    count moves by the harness's own noise (a runtime's timers and collector, the clock),
+    about the same number of instructions in every benchmark's runs; one benchmark's own
+    A/A is one difference, too few to tell that spread, while the suite's are many.
+    With d = n (base again - base) per benchmark (two differences of two runs: 4 sigma^2),
+    sigma = median |d| / (2 x 0.6745), and a per-unit count's relative spread is
+    sqrt(2) sigma / (n x its count)."""
+    spreads = []
+    for name in names:
+        c = counts[name]
+        if c.method is not None and c.units and c.base and c.base_again:
+            spreads.append(abs(c.base_again[0] - c.base[0]) * c.units)
+    if len(spreads) < POOL_MIN:
+        return
+    sigma = statistics.median(spreads) / (2 * 0.6745)
+    for name in names:
+        c = counts[name]
+        if c.method is not None and c.units and c.base and c.base[0] > 0:
+            counts[name] = replace(c, pooled_noise=math.sqrt(2) * sigma / (c.units * c.base[0]))
+
+
+def _takes_nx(setting: Setting, w: WorkloadConfig, base: Target, head: Target) -> bool:
+    """Whether both builds' google-benchmark binaries take an iteration count (1.8+). Where
+    only one does (a change of the library), the counted runs of both are the calls of
+    1.7, which both take."""
+    probes = [fixedwork.nx_probe(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
+                                 select=w.select or w.bench or w.name, timeout_s=PROBE_TIMEOUT_S)
+              for tgt in (base, head)]
+    runs = [setting.spawner.spawn(p) for p in probes]
+    return all(r.returncode == 0 and not r.timed_out and r.not_started is None for r in runs)
+
+
+def _request(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, tgt: Target,
+             units: int, index: int, chosen: str) -> SpawnRequest:
+    how = setting.harnesses[w.suite or ""]
+    made = fixedwork.request(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
+                             recipe=recipe, bench=w.bench or w.name,
+                             select=w.select or w.bench or w.name, n=units, task=index,
+                             filter_=how.filter, timeout_s=w.timeout_s, method=chosen,
+                             pin=w.pin)
+    return made if setting.place is None else setting.place(made)
+
+
+def recorded(records: Sequence[SuiteRecord], counted: Counted) -> tuple[SuiteRecord, ...]:
+    """The suites' records with what counting their benchmarks took."""
+    return tuple(replace(r, counting=counted.suites[r.name][0],
+                         counted_runs=counted.suites[r.name][1],
+                         counting_s=round(counted.suites[r.name][2], 3))
+                 if r.name in counted.suites else r for r in records)

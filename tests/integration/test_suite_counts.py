@@ -1,0 +1,205 @@
+"""Counts per benchmark through the real engine (issue 29), on a fake clock: a suite's
+harness is answered by ``FakeGo``, which prints Go's benchmark lines for the timed runs
+(noisy: single runs spread ±25%) and, for a counted run (valgrind asked for, one benchmark
+selected, a fixed ``-test.benchtime Nx``), the instructions that many iterations take.
+What is tested is the wiring: counted runs before the timed rounds, what they ask of the
+harness, the counts per iteration, the joint rule's verdicts, Go's B/op as the memory
+verdict, what counting cost, and the results file; the statistics have their own tests
+(tests/unit/test_benchsignals.py) and the real harnesses theirs (test_suites.py, slow)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchbot import counting, engine, fixedwork, harness
+from benchbot.model import Family, Results
+from benchbot.results import to_json
+from benchbot.runner import RawRun, SpawnRequest
+from benchbot.settings import Overrides
+from tests.clock import FakeClock
+from tests.conftest import MakeRepo
+
+START = 2_000_000  # instructions of a counted run before its benchmark's first iteration
+
+
+@dataclass(frozen=True)
+class Spec:
+    ns: float  # time per iteration, base
+    instructions: float  # per iteration, base
+    head_work: float = 1.0  # head's instructions and time, as factors
+    head_time: float = 1.0
+    bytes_op: tuple[int, int] = (0, 0)  # base, head
+
+
+class FakeGo:
+    """A go test binary and valgrind, as the engine sees them through its spawner."""
+
+    def __init__(self, specs: Mapping[str, Spec], clock: FakeClock, *, seed: int = 3,
+                 fail_counted: str | None = None) -> None:
+        self.specs, self.clock = specs, clock
+        self.rng = np.random.default_rng(seed)
+        self.fail_counted = fail_counted
+        self.counted: list[SpawnRequest] = []
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        head = Path(request.cwd).name == "head"
+        if request.count == "valgrind":
+            return self._counted(request, head)
+        names = self._selected(request.argv)
+        lines = []
+        wall = 0.01
+        for name in names:
+            spec = self.specs[name]
+            ns = spec.ns * (spec.head_time if head else 1.0) * self.rng.lognormal(0.0, 0.2)
+            ops = spec.bytes_op[1 if head else 0]
+            lines.append(f"{name}-2 \t 1000 \t {ns:.1f} ns/op \t {ops} B/op \t {ops // 64} allocs/op")
+            wall += ns * 1000 / 1e9
+        self.clock.advance(wall)
+        return RawRun(wall_ns=int(wall * 1e9), cpu_ns=int(wall * 1e9), maxrss_kib=1, returncode=0,
+                      report=harness.parse("go", "\n".join(lines) + "\nPASS\n"))
+
+    def _selected(self, argv: tuple[str, ...]) -> list[str]:
+        """The benchmarks the run's last -test.bench pattern selects (the filter's or ours)."""
+        pattern = next((a.split("=", 1)[1] for a in reversed(argv) if a.startswith("-test.bench=")),
+                       ".")
+        return [n for n in self.specs if re.search(pattern.split("/")[0], n)]
+
+    def _counted(self, request: SpawnRequest, head: bool) -> RawRun:
+        self.counted.append(request)
+        [name] = self._selected(request.argv)
+        n = int(next(a for a in request.argv if a.startswith("-test.benchtime="))[16:-1])
+        spec = self.specs[name]
+        wall = 0.4 + n * spec.ns * 40 / 1e9  # valgrind's start and its slowdown
+        self.clock.advance(wall)
+        if name == self.fail_counted and head:
+            return RawRun(wall_ns=int(wall * 1e9), cpu_ns=0, maxrss_kib=1, returncode=2,
+                          stderr_tail="panic: runtime error")
+        per = spec.instructions * (spec.head_work if head else 1.0)
+        instructions = int(START + per * n + self.rng.normal(0.0, 2000.0))
+        report = harness.parse("go", f"{name} \t {n} \t {spec.ns:.1f} ns/op\nPASS\n")
+        return RawRun(wall_ns=int(wall * 1e9), cpu_ns=int(wall * 1e9), maxrss_kib=1, returncode=0,
+                      report=report, instructions=instructions)
+
+
+SPECS = {
+    "BenchmarkHash": Spec(ns=20_000, instructions=60_000, head_work=1.05, head_time=1.05),
+    "BenchmarkSort": Spec(ns=30_000, instructions=90_000),
+    "BenchmarkParse": Spec(ns=15_000, instructions=40_000, bytes_op=(1000, 1000)),
+    "BenchmarkAlloc": Spec(ns=25_000, instructions=70_000, head_work=1.05, head_time=1.05,
+                           bytes_op=(64_000, 67_200)),
+    "BenchmarkSearch": Spec(ns=10_000, instructions=30_000),
+}
+CONFIG = """version: 1
+suites:
+  - name: go
+    run: [./suite.test, -test.run, '^$', -test.bench, ., -test.benchmem]
+    format: go
+    filter: ['-test.bench={regex}']
+counts: auto
+"""
+
+
+@pytest.fixture(autouse=True)
+def valgrind_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """valgrind "installed" and no hardware counters, on any machine: the fake counts."""
+    monkeypatch.setattr(counting, "means", lambda env, shown=None: counting.Means(
+        perf_problem="no hardware counters (a test)", valgrind_problem=None))
+
+
+def _compare(repo: Path, fake: FakeGo, clock: FakeClock, budget_s: float = 600.0) -> Results:
+    return engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                         overrides=Overrides(budget=budget_s, seed=5)),
+                          spawner_factory=lambda _: fake, clock=clock)
+
+
+def _by_name(doc: Results) -> dict[str, Any]:
+    return {b.name.removeprefix("go/"): b for b in doc.benchmarks}
+
+
+def test_counted_runs_settle_a_noisy_suite(make_repo: MakeRepo, validate: Any) -> None:
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock)
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock)
+    validate(to_json(doc))
+    got = _by_name(doc)
+    for name in ("Hash", "Alloc"):
+        v = got[f"Benchmark{name}"].verdict
+        assert v.outcome == "slower" and v.settled_by in ("instructions and time",
+                                                          "time and instructions"), v.reason
+        assert got[f"Benchmark{name}"].counts.ratio == pytest.approx(1.05, abs=0.002)
+    for name in ("Sort", "Parse", "Search"):
+        v = got[f"Benchmark{name}"].verdict
+        assert v.outcome == "level" and v.settled_by == "instructions and time", v.reason
+        assert "the same work per iteration" in (v.reason or "")
+    # Go's B/op and allocs/op: the memory verdict of each benchmark
+    assert got["BenchmarkAlloc"].memory.outcome == "slower"
+    assert got["BenchmarkParse"].memory.outcome == "level"
+    # six counted runs a benchmark, at 2 and 2 + n iterations, apart from the timed rounds
+    assert len(fake.counted) == 6 * len(SPECS)
+    counts = got["BenchmarkSort"].counts
+    assert counts.unit == "iteration" and counts.exact and counts.method == "valgrind"
+    assert [r.units for r in counts.runs] == [2, 2 + counts.units] * 3
+    assert counts.base[0] == pytest.approx(90_000, rel=1e-3)
+    [suite] = doc.suites
+    assert suite.counted_runs == 6 * len(SPECS) and suite.counting_s > 0
+    # the error control spans the suite's benchmarks (known only after discovery): each
+    # look spends alpha / (5 k (k + 1)), not alpha / (k (k + 1)) as if it were alone
+    assert doc.settings.family == Family(sequential=len(SPECS), fixed=0)
+    assert doc.spent is not None and doc.spent.counting_s == pytest.approx(suite.counting_s, abs=0.01)
+    assert doc.spent.wall_s >= doc.spent.counting_s + doc.spent.timed_s - 1
+
+
+def test_a_counted_run_asks_for_one_benchmark_and_a_fixed_work(make_repo: MakeRepo) -> None:
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock)
+    _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock, budget_s=30.0)
+    request = fake.counted[0]
+    env = dict(request.env)
+    assert env["GOMAXPROCS"] == "1" and env["GOGC"] == "off" and "asyncpreemptoff=1" in env["GODEBUG"]
+    assert request.argv[0].endswith("/base/suite.test")  # base's first, its small run
+    assert request.argv[1:6] == ("-test.run", "^$", "-test.bench", ".", "-test.benchmem")
+    assert "-test.benchtime=2x" in request.argv
+    assert "-test.bench=^BenchmarkHash$" in request.argv and "-test.cpu=1" in request.argv
+    assert request.harness == "go"
+    assert request.timeout_s >= counting.VALGRIND_MIN_TIMEOUT_S
+
+
+def test_a_failed_counted_run_leaves_its_benchmark_to_time_alone(make_repo: MakeRepo) -> None:
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock, fail_counted="BenchmarkSort")
+    got = _by_name(_compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock,
+                            budget_s=120.0))
+    counts = got["BenchmarkSort"].counts
+    assert counts.method is None
+    assert "the counted head run" in counts.why and "exited with status 2" in counts.why
+    assert got["BenchmarkSort"].verdict.outcome != "level"  # time alone cannot, at ±25% a run
+    assert got["BenchmarkHash"].verdict.outcome == "slower"  # the others are counted
+
+
+def test_counting_stops_when_the_budget_is_spent(make_repo: MakeRepo) -> None:
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock)
+    # the build-less comparison starts at once: 8 s pay for two benchmarks' counted runs
+    # (about 4 s each on the fake clock)
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock,
+                   budget_s=8.0)
+    whys = [b.counts.why for b in doc.benchmarks if b.counts.method is None]
+    assert 1 <= len(whys) < len(SPECS) and all("budget was spent" in w for w in whys)
+    assert all(b.verdict.outcome not in ("slower", "faster") or b.counts.method is not None
+               for b in doc.benchmarks)
+
+
+def test_units_come_from_the_discovery_time() -> None:
+    # half a second of valgrind's work in the larger run
+    assert fixedwork.units_for(10_000, "valgrind") == int(0.5 / (10_000e-9 * 40))
+    assert fixedwork.units_for(1e9, "valgrind") == 1
+    assert fixedwork.units_for(0.0, "valgrind") == fixedwork.MAX_UNITS
+    # Go's heap grows without collection: n is capped by what it allocates
+    assert fixedwork.units_for(100, "valgrind", bytes_per_unit=1 << 20, fmt="go") == 256

@@ -1,0 +1,73 @@
+"""Everything the code under test can reach in the sandbox, enumerated and held to an
+allow-list (``tests/security/reach.py``).
+
+A comparison whose build and workload are ``reach.py``: each walks every process and
+descriptor it can see, every mount, every directory it can write, the keyrings and every
+socket, inside the real sandbox through ``engine.compare``, and fails on anything the
+allow-list does not name. The test reads their reports and checks that they enumerated
+something (a walk that saw nothing would pass any rule).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchbot import engine, sandbox
+from benchbot.results import to_json as as_json
+from tests.conftest import MakeRepo
+
+pytestmark = pytest.mark.slow  # real sandboxes, and a walk of the whole visible file system
+
+needs_bwrap = pytest.mark.skipif(
+    not sandbox.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    "(.ci/run installs the bubblewrap package)",
+)
+REACH = Path(__file__).with_name("reach.py")
+
+
+def enumerated(make_repo: MakeRepo, tmp_path: Path, **sandbox_keys: str) -> list[dict]:
+    """The reports of a comparison whose build and workload are reach.py."""
+    reports = tmp_path / "reach"
+    reports.mkdir()
+    keys = "".join(f", {k}: {v}" for k, v in sandbox_keys.items())
+    python = sys.executable
+    config = (f"version: 1\naa: off\nconfirm: off\n"
+              f"sandbox: {{mode: on, writable: ['{reports}']{keys}}}\n"
+              f"build: ['{python}', reach.py, build, '{reports}']\n"
+              "defaults: {runs: 10, warmup: 0}\n"
+              f"workloads:\n  - {{name: reach, run: ['{python}', reach.py, run, '{reports}']}}\n")
+    declared = json.dumps({"writable": [str(reports)]})
+    repo = make_repo({"benchbot.yml": config, "reach.py": REACH.read_text(),
+                      ".reach.json": declared})
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
+    verdict = doc["benchmarks"][0]["verdict"]
+    found = [json.loads(p.read_text()) for p in sorted(reports.glob("*.json"))]
+    failures = [v for r in found for v in r["violations"]]
+    assert failures == [], "\n".join(failures)
+    assert verdict["outcome"] != "invalid", verdict
+    return found
+
+
+@needs_bwrap
+def test_nothing_outside_the_allow_list_is_in_reach(make_repo: MakeRepo, tmp_path: Path) -> None:
+    reports = enumerated(make_repo, tmp_path)
+    kinds = sorted(r["kind"] for r in reports)
+    assert kinds == ["build", "build", "run", "run"], kinds  # each arm's build and first run
+    for report in reports:
+        # It looked: processes (PID 1 among them), mounts, thousands of directories, the
+        # keyrings of this machine, the network tables.
+        assert {p["pid"] for p in report["processes"]} >= {1, report["pid"]}
+        assert len(report["mounts"]) >= 10 and report["dirs_walked"] >= 1000, report["dirs_walked"]
+        assert report["keyrings"]["@s"] == "ENOSYS" and "error" not in report["keyrings"]
+        assert report["sockets"]["interfaces"] == ["lo"]
+        assert report["writable"], "not even its own worktree was writable"
+    runs = [r for r in reports if r["kind"] == "run"]
+    for run in runs:
+        (worker,) = [p for p in run["processes"] if p["pid"] == 1]
+        assert "benchbot.worker" in worker["cmdline"]  # the worker is PID 1, no reaper beside it
+        assert set(worker["fds"].values()) <= {"!EACCES"} and worker["fds"], worker["fds"]
