@@ -622,6 +622,44 @@ def demo_lines(demos: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
+def aa_lines(records: Sequence[Mapping[str, Any]], builds: Mapping[str, Any]) -> list[str]:
+    """Issue 30's targets, where the records hold the A/A's figures: per scenario, the
+    median |head's reading| (points), how often the noise the A/A reported (and the
+    verdict's whole noise) covered it, the reading's error against the modelled and the
+    measured truth, and the signed errors' median (the common shift)."""
+    with_aa = [r for r in records if r.get("aa")]
+    if not with_aa:
+        return []
+    rows = []
+    for key in dict.fromkeys(r["scenario"] for r in with_aa):
+        got = [r for r in with_aa if r["scenario"] == key]
+        read = [(r["estimate"] if r["estimate"] is not None else r["ratio"]) for r in got]
+        truth = builds.get(key, {}).get("truth", 1.0)
+        measured = builds.get(key, {}).get("measured", {}).get("ratio")
+        signed = [(x - truth) * 100 for x in read]
+        covered = sum(abs(x - 1) <= r["aa"]["aa_noise"] for x, r in zip(read, got, strict=True))
+        within = sum(abs(x - 1) <= (r["aa"]["noise"] or 0) for x, r in zip(read, got, strict=True))
+        calls = sum(r["outcome"] in CALLS for r in got)
+        loads = [r["load"][0] for r in got]
+        rows.append([BY_KEY[key].label, str(len(got)), f"{calls}/{len(got)}",
+                     f"{statistics.median(abs(x - 1) * 100 for x in read):.2f}",
+                     f"{covered}/{len(got)}", f"{within}/{len(got)}",
+                     f"{statistics.median(abs(e) for e in signed):.2f}" if truth != 1 else "",
+                     f"{statistics.median(signed):+.2f}" if truth != 1 else "",
+                     f"{statistics.median(abs(x - measured) * 100 for x in read):.2f}"
+                     if measured else "",
+                     f"{min(loads):.1f}-{max(loads):.1f}"])
+    from benchmarks.report import markdown_table
+
+    head = ["scenario", "reps", "called", "median abs(reading) (points)",
+            "A/A's noise covers it", "the verdict's noise covers it",
+            "error vs modelled truth (median, points)", "shift vs modelled truth (median)",
+            "error vs measured truth", "load (1 min, after)"]
+    return ["Issue 30 (base again from its own place): head's reading is the estimate where "
+            "there is one, else the ratio; the A/A's noise is the verdict's `aa_noise`.", "",
+            markdown_table(head, rows), ""]
+
+
 def markdown(doc: Mapping[str, Any]) -> list[str]:
     """The study's tables for benchmarks/README.md and the closing note."""
     from benchmarks.report import markdown_table
@@ -641,6 +679,7 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
               "looks; its wall time is not its own (the recording's measuring stopped by the "
               "joint rule), so the column gives how many did not settle within the recording.",
               ""]
+    lines += aa_lines(records, doc.get("builds", {}))
     lines += ["Peak memory and counts:", "",
               markdown_table(["scenario", "true peak RSS change", "memory: more", "memory: any call",
                               "median memory ratio", "recorded peak RSS head/base", "counts reading", "median counts ratio",
