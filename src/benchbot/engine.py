@@ -12,6 +12,7 @@ import importlib
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -331,14 +332,15 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
     co = {"base": base, "head": head}
     with contextlib.ExitStack() as stack:
         again = stack.enter_context(again_place(base.path, head.path))
-        copy_built(base.path, again)
+        not_copied = copy_built(base.path, again)
         confine = _Confinement(where.box, where.git_dir, where.scratch, co, config, again)
         spawner = spawner_factory(where.scratch) if spawner_factory else confine.spawner(where.env)
         stack.callback(_close, spawner)
         got = _measure_checkouts(config, where.box, where.env, co, spawner, stack, seed=seed,
                                  family=None, abort=True, reporter=reporter or Reporter(),
                                  deadline=deadline, clock=clock, estimate=estimate,
-                                 precision=precision, again=again)
+                                 precision=precision, again=None if not_copied else again)
+        got.measured.again_note = not_copied
     got = _with_spawner_figures(got, spawner)
     parts = _judged_parts(config, got, where.box, seed, None)
     return results.build(config=got.measured.config or config, base=Revision(ref=base.sha, sha=base.sha),
@@ -355,6 +357,7 @@ def _with_count_warnings(env: Environment, config: Config,
             for w in config.workloads if w.name in measured.counts
             and counting.asked_and_impossible(w.counts, measured.counts[w.name].method)]
     more += [f"{name}: {why}" for name, why in measured.again_fallback.items()]
+    more += [measured.again_note] if measured.again_note else []
     return dataclasses.replace(env, warnings=(*env.warnings, *more)) if more else env
 
 
@@ -389,12 +392,13 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
             _build(config, co, box, env, scratch, confine, reporter)
-            copy_built(co["base"].path, again)
+            not_copied = copy_built(co["base"].path, again)
             ahead.finish()
             got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
                                      family=_family(plan.part), abort=plan.part.shard is None,
                                      reporter=reporter, deadline=deadline, clock=clock,
-                                     again=again)
+                                     again=None if not_copied else again)
+            got.measured.again_note = not_copied
     return _with_spawner_figures(got, spawner)
 
 
@@ -458,13 +462,35 @@ def again_place(base: Path, head: Path) -> Iterator[Path]:
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        trees.remove_tree(path)  # whatever modes the build left in what was copied
 
 
-def copy_built(base: Path, again: Path) -> None:
+def copy_built(base: Path, again: Path) -> str | None:
     """Copy base's built tree into ``again``: its own files, inodes and pages of the page
-    cache, symbolic links kept as links, times kept (a build tool sees nothing to redo)."""
-    shutil.copytree(base, again, symlinks=True, dirs_exist_ok=True)
+    cache, symbolic links kept as links, times kept (a build tool sees nothing to redo);
+    FIFOs, sockets and devices are left out (a build's leftovers: nothing a run reads).
+    None when copied; else why not (a file it cannot read), with the copy removed: base
+    again then runs from base's own place."""
+
+    def special(directory: str, names: list[str]) -> list[str]:
+        left = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                mode = os.lstat(os.path.join(directory, name)).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                    left.append(name)
+        return left
+
+    try:
+        shutil.copytree(base, again, symlinks=True, dirs_exist_ok=True, ignore=special)
+    except (OSError, shutil.Error) as exc:
+        for child in list(again.iterdir()) if again.is_dir() else []:
+            trees.remove_tree(child)
+        first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
+        why = first[2] if isinstance(first, tuple) else str(first)
+        return (f"base again ran from base's own place: base's build could not be copied "
+                f"({str(why)[:200]})")
+    return None
 
 
 def _targets(config: Config, root: Path) -> dict[str, Target]:

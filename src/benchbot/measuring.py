@@ -78,8 +78,10 @@ class Measured:
     counting_s: float = 0.0
     discovery_s: float = 0.0
     timed_s: dict[str, float] = field(default_factory=dict)  # each workload's timed runs
-    # Workloads whose base again ran from base's own place, not its copy: why.
+    # Workloads whose base again ran from base's own place, not its copy: why; and why
+    # every workload's did, where base's build could not be copied (engine.copy_built).
     again_fallback: dict[str, str] = field(default_factory=dict)
+    again_note: str | None = None
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""

@@ -6,6 +6,7 @@ time the runs (no real timing): what is checked is where each run was started fr
 from __future__ import annotations
 
 import os
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -100,3 +101,28 @@ def test_the_place_is_beside_head_s_named_as_long_and_removed(tmp_path: Path) ->
         (tmp_path / head).mkdir(exist_ok=True)
         with engine.again_place(tmp_path / "base", tmp_path / head) as again:
             assert len(again.name) == len(head) and again.name not in ("base", head)
+
+
+def test_a_build_s_fifos_are_left_out_and_a_copy_that_fails_is_removed_and_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = tmp_path / "base"
+    (base / "sub").mkdir(parents=True)
+    (base / "sub" / "prog").write_text("x")
+    os.mkfifo(base / "fifo")  # a copy would block on it, or stop
+    (tmp_path / "head").mkdir()
+    with engine.again_place(base, tmp_path / "head") as again:
+        assert engine.copy_built(base, again) is None
+        assert (again / "sub" / "prog").read_text() == "x" and not (again / "fifo").exists()
+    real = shutil.copyfile
+
+    def unreadable(src: str, dst: str, **kwargs: bool) -> str:
+        if os.fspath(src).endswith("prog"):  # as a file of mode 000 is to a user without root
+            raise PermissionError(13, "Permission denied", src)
+        return real(src, dst, **kwargs)
+
+    monkeypatch.setattr(shutil, "copyfile", unreadable)
+    with engine.again_place(base, tmp_path / "head") as again:
+        why = engine.copy_built(base, again)
+        assert why is not None and why.startswith("base again ran from base's own place: "
+                                                  "base's build could not be copied (")
+        assert "Permission denied" in why and list(again.iterdir()) == []
