@@ -130,6 +130,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.stash[_LEFT_OUT] = len(slow)
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """What ``-n auto`` (pyproject's addopts) means here: the fast tier in one process per
+    core, up to four; the slow tier in this one process, since its measured tests and act's
+    runners want the machine to themselves (0: pytest-xdist distributes nothing)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 0 if _runs_slow(config) or (cores or 1) < 2 else min(cores or 1, 4)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its counts to the controller, which prints them."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        guard = session.config.stash.get(_GUARD, None)
+        output["benchbot"] = {
+            "left_out": session.config.stash.get(_LEFT_OUT, 0),
+            "allowed": sorted(guard.allowed) if guard is not None else [],
+            "allowed_runs": guard.allowed_runs if guard is not None else 0}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """The controller's side of ``pytest_sessionfinish``: each worker's counts (every worker
+    collects every test, so the slow ones left out are counted once)."""
+    got = getattr(node, "workeroutput", {}).get("benchbot")
+    config, guard = node.config, node.config.stash.get(_GUARD, None)
+    if not got or guard is None:
+        return
+    config.stash[_LEFT_OUT] = max(config.stash.get(_LEFT_OUT, 0), got["left_out"])
+    guard.allowed.update(got["allowed"])
+    guard.allowed_runs += got["allowed_runs"]
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     left_out = config.stash.get(_LEFT_OUT, 0)
     if left_out:
