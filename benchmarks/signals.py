@@ -16,7 +16,10 @@ repository whose head differs from base only in ``work.h``:
   same instructions sit at other addresses (checked with valgrind: counts identical
   within 0.1%); time may move, the counts do not;
 - memory only: head's buffer is larger by a tenth of base's peak RSS (+10% peak memory,
-  checked), the same work (counts within 0.1%).
+  checked), the same work (counts within 0.1%);
+- a program of 9 MB (a buffer of SMALL_MEMORY_KIB), identical, and its head touching
+  1 MiB more (+11%): below the floor of peak memory before the fork server
+  (``benchbot.forkserver``), judged since.
 
 Per repetition, one live ``engine.compare`` (sequential, the default design, counts as
 the engine chooses, ``--budget`` seconds) and the same recording judged again on time
@@ -164,6 +167,9 @@ ITERATIONS = 700_000  # values sorted: 100-130 ms a run on this 2-core VM
 # by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
 # about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
 MEMORY_KIB = 20480
+# With the fork server (benchbot.forkserver) the floor is under 1 MiB: a buffer of 2.25 MiB
+# makes a program of about 9 MB (the sort's array and qsort's copy of it are 2.8 MB each).
+SMALL_MEMORY_KIB = 2304
 LAYOUT_PAD = 16  # bytes: moves the hot functions by 32 (function alignment 16)
 MEMORY_STEP = 0.10  # memory only: head's peak RSS over base's
 COUNTS_SAME = 0.001  # layout and memory only: the counts may differ by at most this
@@ -182,6 +188,8 @@ class Signal:
     load: bool = False  # a busy loop on the other core while it is compared
     pad: int = 0  # layout only: head's PAD_BYTES
     memory: bool = False  # memory only: head's buffer holds MEMORY_STEP more peak RSS
+    memory_kib: int = MEMORY_KIB  # base's buffer
+    memory_step_kib: int | None = None  # memory only: this much more, not MEMORY_STEP
 
     @property
     def key(self) -> str:
@@ -202,10 +210,15 @@ SCENARIOS: tuple[Signal, ...] = (
     Signal(scenarios.Scenario("load", "identical, under load"), load=True),
     Signal(scenarios.Scenario("layout", "layout only"), pad=LAYOUT_PAD),
     Signal(scenarios.Scenario("memory", "memory only (+10% peak RSS)"), memory=True),
+    # A program of 9 MB (below the floor before the fork server), identical and 1 MiB more.
+    Signal(scenarios.Scenario("aasmall", "identical, 9 MB"), memory_kib=SMALL_MEMORY_KIB),
+    Signal(scenarios.Scenario("memsmall", "memory only, 9 MB (+1 MiB)"), memory=True,
+           memory_kib=SMALL_MEMORY_KIB, memory_step_kib=1024),
 )
 BY_KEY = {s.key: s for s in SCENARIOS}
 # No time difference planted (a call is false); memory only is one for time, not for memory.
-NULLS = ("aa", "drift", "modes", "biasedmodes", "load", "layout", "memory")
+NULLS = ("aa", "drift", "modes", "biasedmodes", "load", "layout", "memory", "aasmall",
+         "memsmall")
 JOINT, TIME = "time and counts (live)", "time only (same runs)"
 CALLS = ("slower", "faster")
 
@@ -275,14 +288,15 @@ def make(s: Signal, root: Path, *, valgrind: bool) -> Made:
     speed = top / "speed" if s.base.drift else None
     repo = top / "repo"
     repo.mkdir(parents=True)
-    base_h = work_h(1000, s.base.modes, 500, MEMORY_KIB, 0)
+    base_h = work_h(1000, s.base.modes, 500, s.memory_kib, 0)
     base_files = {"prog.c": PROG_C, "work.h": base_h, "benchbot.yml": config_yml(speed)}
     base_prog = _build(top / "build-base", base_files)
     if speed is not None:
         speed.write_text(f"{scenarios.DRIFT_LOW}\n")
     probe = scenarios.Built(s.base, repo, base_prog, base_prog, speed, ITERATIONS)
     base_rss = peak_rss(probe, "base")
-    memory_kib = MEMORY_KIB + round(MEMORY_STEP * base_rss) if s.memory else MEMORY_KIB
+    step = s.memory_step_kib if s.memory_step_kib is not None else round(MEMORY_STEP * base_rss)
+    memory_kib = s.memory_kib + step if s.memory else s.memory_kib
     head_h = work_h(s.base.permille, s.base.modes, s.base.slow_permille, memory_kib, s.pad)
     head_prog = _build(top / "build-head", {**base_files, "work.h": head_h})
     scenarios._git(repo, "init", "-q")
@@ -433,9 +447,24 @@ def one(made: Made, *, rep: int, budget: float, seed: int, require_counts: bool)
         "maxrss_kib": {arm: statistics.median(a.maxrss_kib) for arm, a in bench.arms.items()
                        if a.maxrss_kib},
         "maxrss_floor_kib": doc.environment.maxrss_floor_kib,
+        # The A/A (base again, from its own place since issue 30) and what the verdict
+        # reported as its noise: whether that covers head's reading is issue 30's target.
+        "aa": _aa_fields(bench, v),
         "time_only": {**alone, "error_points": abs(alone["ratio"] - made.truth) * 100
                       if alone["ratio"] is not None else None},
     }
+
+
+def _aa_fields(bench: Any, v: Verdict) -> dict[str, Any]:
+    """The A/A's reading (base again over base, medians of wall time) and the noise and
+    tolerance the verdict reported."""
+    aa = bench.phases.get("aa")
+    ratio = None
+    if aa is not None and aa.arms["base"].wall_ns and aa.arms["base_again"].wall_ns:
+        ratio = (statistics.median(aa.arms["base_again"].wall_ns)
+                 / statistics.median(aa.arms["base"].wall_ns))
+    return {"ratio": ratio, "aa_noise": v.aa_noise, "noise": v.noise, "ci_half": v.ci_half,
+            "tolerance": v.tolerance}
 
 
 def _spread(bench: Any) -> float | None:
@@ -593,6 +622,44 @@ def demo_lines(demos: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
+def aa_lines(records: Sequence[Mapping[str, Any]], builds: Mapping[str, Any]) -> list[str]:
+    """Issue 30's targets, where the records hold the A/A's figures: per scenario, the
+    median |head's reading| (points), how often the noise the A/A reported (and the
+    verdict's whole noise) covered it, the reading's error against the modelled and the
+    measured truth, and the signed errors' median (the common shift)."""
+    with_aa = [r for r in records if r.get("aa")]
+    if not with_aa:
+        return []
+    rows = []
+    for key in dict.fromkeys(r["scenario"] for r in with_aa):
+        got = [r for r in with_aa if r["scenario"] == key]
+        read = [(r["estimate"] if r["estimate"] is not None else r["ratio"]) for r in got]
+        truth = builds.get(key, {}).get("truth", 1.0)
+        measured = builds.get(key, {}).get("measured", {}).get("ratio")
+        signed = [(x - truth) * 100 for x in read]
+        covered = sum(abs(x - 1) <= r["aa"]["aa_noise"] for x, r in zip(read, got, strict=True))
+        within = sum(abs(x - 1) <= (r["aa"]["noise"] or 0) for x, r in zip(read, got, strict=True))
+        calls = sum(r["outcome"] in CALLS for r in got)
+        loads = [r["load"][0] for r in got]
+        rows.append([BY_KEY[key].label, str(len(got)), f"{calls}/{len(got)}",
+                     f"{statistics.median(abs(x - 1) * 100 for x in read):.2f}",
+                     f"{covered}/{len(got)}", f"{within}/{len(got)}",
+                     f"{statistics.median(abs(e) for e in signed):.2f}" if truth != 1 else "",
+                     f"{statistics.median(signed):+.2f}" if truth != 1 else "",
+                     f"{statistics.median(abs(x - measured) * 100 for x in read):.2f}"
+                     if measured else "",
+                     f"{min(loads):.1f}-{max(loads):.1f}"])
+    from benchmarks.report import markdown_table
+
+    head = ["scenario", "reps", "called", "median abs(reading) (points)",
+            "A/A's noise covers it", "the verdict's noise covers it",
+            "error vs modelled truth (median, points)", "shift vs modelled truth (median)",
+            "error vs measured truth", "load (1 min, after)"]
+    return ["Issue 30 (base again from its own place): head's reading is the estimate where "
+            "there is one, else the ratio; the A/A's noise is the verdict's `aa_noise`.", "",
+            markdown_table(head, rows), ""]
+
+
 def markdown(doc: Mapping[str, Any]) -> list[str]:
     """The study's tables for benchmarks/README.md and the closing note."""
     from benchmarks.report import markdown_table
@@ -612,6 +679,7 @@ def markdown(doc: Mapping[str, Any]) -> list[str]:
               "looks; its wall time is not its own (the recording's measuring stopped by the "
               "joint rule), so the column gives how many did not settle within the recording.",
               ""]
+    lines += aa_lines(records, doc.get("builds", {}))
     lines += ["Peak memory and counts:", "",
               markdown_table(["scenario", "true peak RSS change", "memory: more", "memory: any call",
                               "median memory ratio", "recorded peak RSS head/base", "counts reading", "median counts ratio",

@@ -3,14 +3,16 @@
 This module imports the standard library only: it runs inside the sandbox, in the worker
 (``benchbot.worker``), with nothing but the interpreter.
 
-**perf** (docs/verdict.md, "A second signal"): the worker opens, once, a counter on itself
-(pid 0, any CPU) for user-space instructions retired (and cycles, where the CPU counts
-them) with ``disabled``, ``inherit`` and ``enable_on_exec``: a run the worker spawns
-inherits the counter, it is enabled at the run's ``exec``, and the counts of the run and
-of its children fold into the worker's counter as they exit. The worker reads the counter
-before and after each run, outside the timed region: the difference is the run's. The
-worker itself never execs, so its own work is never counted. When the kernel multiplexed
-the counter (time running below time enabled), the count is scaled, and marked so.
+**perf** (docs/verdict.md, "A second signal"): the process that forks the runs (the fork
+server, ``benchbot.forkserver``, else the worker) opens, once, a counter on itself (pid 0,
+any CPU) for user-space instructions retired (and cycles, where the CPU counts them) with
+``disabled``, ``inherit`` and ``enable_on_exec``: a run it spawns inherits the counter, it
+is enabled at the run's ``exec``, and the counts of the run and of its children fold into
+that counter as they exit. The worker holds the counter's descriptor (the fork server
+hands it over) and reads it before and after each run, outside the timed region: the
+difference is the run's. The process it counts on never execs, so its own work is never
+counted. When the kernel multiplexed the counter (time running below time enabled), the
+count is scaled, and marked so.
 
 Where there are no hardware counters (a VM without a virtual PMU answers ENOENT) a
 software event can stand in (``PerfCounter(events=SOFTWARE_TEST)``): the page faults of
@@ -128,8 +130,27 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _open(kind: int, config: int, *, inherit: bool = True) -> int:
-    """A disabled, inherited counter on this process, enabled at the next exec (with
+# Opens a counter from its perf_event_attr: on this process (``open_here``), or on the
+# fork server that starts the runs (``forkserver.ForkServer.open_counter``); OSError with
+# the kernel's errno where it cannot.
+Opener = Callable[[bytes], int]
+
+
+def open_here(attr: bytes) -> int:
+    """A counter on this process (pid 0, any CPU), as a non-inheritable descriptor."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    fd = int(libc.syscall(ctypes.c_long(_syscall_number()), buf, ctypes.c_int(0),
+                          ctypes.c_int(-1), ctypes.c_int(-1), ctypes.c_ulong(0)))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    os.set_inheritable(fd, False)
+    return fd
+
+
+def _attr(kind: int, config: int, *, inherit: bool) -> bytes:
+    """A disabled counter's perf_event_attr: inherited and enabled at the next exec (with
     ``inherit`` False: a counter that is never enabled, never inherited)."""
     attr = bytearray(_ATTR_SIZE)
     flags = _DISABLED | _EXCLUDE_KERNEL | _EXCLUDE_HV
@@ -137,14 +158,17 @@ def _open(kind: int, config: int, *, inherit: bool = True) -> int:
         flags |= _INHERIT | _ENABLE_ON_EXEC
     struct.pack_into("=IIQQQQQ", attr, 0, kind, _ATTR_SIZE, config, 0, 0,
                      PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING, flags)
-    libc = ctypes.CDLL(None, use_errno=True)
-    buf = (ctypes.c_char * _ATTR_SIZE).from_buffer(attr)
-    fd = int(libc.syscall(ctypes.c_long(_syscall_number()), buf, ctypes.c_int(0),
-                          ctypes.c_int(-1), ctypes.c_int(-1), ctypes.c_ulong(0)))
-    if fd < 0:
-        raise CountingError(why_not(ctypes.get_errno()))
-    os.set_inheritable(fd, False)
-    return fd
+    return bytes(attr)
+
+
+def _open(kind: int, config: int, *, inherit: bool = True, opener: Opener = open_here) -> int:
+    """A counter (``_attr``) opened by ``opener``: CountingError saying why it cannot be."""
+    try:
+        return opener(_attr(kind, config, inherit=inherit))
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise CountingError(why_not(exc.errno)) from None
 
 
 def _reading(fd: int) -> Reading:
@@ -158,19 +182,19 @@ def _reading(fd: int) -> Reading:
 class PerfCounter:
     """The worker's counters (module docstring): open once, read around each run."""
 
-    def __init__(self, events: Events = HARDWARE) -> None:
+    def __init__(self, events: Events = HARDWARE, *, opener: Opener = open_here) -> None:
         instructions, cycles = events
-        self._fds: list[int] = [_open(*instructions)]
+        self._fds: list[int] = [_open(*instructions, opener=opener)]
         # A counter that is not inherited keeps the kernel from taking a run's copy of the
         # context for the worker's own: where every counter of a context is inherited, the
         # child's context is a clone, and at a switch between the two (posix_spawn's vfork)
         # the kernel swaps them, so that the worker's counter moves to the run, ends with
         # it, and reads the same from then on (seen on Linux 6.18: counts after the second
         # run were 0).
-        self._blocker = _open(*instructions, inherit=False)
+        self._blocker = _open(*instructions, inherit=False, opener=opener)
         if cycles is not None:
             try:
-                self._fds.append(_open(*cycles))
+                self._fds.append(_open(*cycles, opener=opener))
             except CountingError:  # some virtual PMUs count instructions only
                 pass
 

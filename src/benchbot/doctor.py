@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from benchbot import counting, fsview, machine, sandbox
+from benchbot.spawn import ProcessSpawner
 
 Level = Literal["ok", "warn", "info"]
 
@@ -66,6 +68,7 @@ def inspect() -> list[Finding]:
                              "which interleaved pairs average out"))
     found.extend(sandbox_findings())
     found.extend(counting_findings())
+    found.extend(memory_findings())
     for tool in ("git", "cc"):
         have = shutil.which(tool) is not None
         found.append(Finding("ok" if have else "warn", f"{tool} {'found' if have else 'not found'}",
@@ -115,6 +118,29 @@ def counting_findings() -> list[Finding]:
                                    "on time alone (instruction counts settle changes sooner)",
                            "apt-get install valgrind (dnf/zypper/pacman: valgrind)"))
     return out
+
+
+def memory_findings() -> list[Finding]:
+    """How a run's peak memory is measured here, and the floor no run reads below: the
+    fork server's few hundred KiB (built with cc by benchbot, in the sandbox too, where
+    its workers are shown it read-only), or else benchbot's own Python process, whose
+    peak every run's includes."""
+    with tempfile.TemporaryDirectory(prefix="benchbot-doctor-") as scratch:
+        spawner = ProcessSpawner(Path(scratch))
+        try:
+            spawner.start()
+            floor, method, served = (spawner.maxrss_floor_kib, spawner.floor_method,
+                                     spawner.has_fork_server)
+        finally:
+            spawner.close()
+    if not served:
+        return [Finding("warn", f"peak memory: each run's peak RSS (ru_maxrss); {method}, "
+                                f"about {floor / 1024:.1f} MiB, so a program's peak within "
+                                "3% of that is not judged",
+                        "install a C compiler (cc): benchbot builds its fork server with it")]
+    return [Finding("ok", f"peak memory: each run's peak RSS (ru_maxrss); {method}, so no "
+                          f"run's peak reads below its {floor / 1024:.2f} MiB (the floor of "
+                          "the memory verdict)")]
 
 
 def _perf_fix(problem: str) -> str | None:

@@ -11,6 +11,8 @@ import dataclasses
 import importlib
 import os
 import secrets
+import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -328,14 +330,17 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
     from benchbot import results
 
     co = {"base": base, "head": head}
-    confine = _Confinement(where.box, where.git_dir, where.scratch, co, config)
     with contextlib.ExitStack() as stack:
+        again = stack.enter_context(again_place(base.path, head.path))
+        not_copied = copy_built(base.path, again)
+        confine = _Confinement(where.box, where.git_dir, where.scratch, co, config, again)
         spawner = spawner_factory(where.scratch) if spawner_factory else confine.spawner(where.env)
         stack.callback(_close, spawner)
         got = _measure_checkouts(config, where.box, where.env, co, spawner, stack, seed=seed,
                                  family=None, abort=True, reporter=reporter or Reporter(),
                                  deadline=deadline, clock=clock, estimate=estimate,
-                                 precision=precision)
+                                 precision=precision, again=None if not_copied else again)
+        got.measured.again_note = not_copied
     got = _with_spawner_figures(got, spawner)
     parts = _judged_parts(config, got, where.box, seed, None)
     return results.build(config=got.measured.config or config, base=Revision(ref=base.sha, sha=base.sha),
@@ -345,11 +350,14 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
 
 def _with_count_warnings(env: Environment, config: Config,
                          measured: measuring.Measured) -> Environment:
-    """The environment's warnings, and one for each workload whose ``counts`` asked for a
-    method that could not be used here (it was compared on time alone)."""
+    """The environment's warnings, one for each workload whose ``counts`` asked for a
+    method that could not be used here (it was compared on time alone), and one for each
+    whose base again ran from base's own place (its copy's run failed)."""
     more = [f"{w.name}: {measured.counts[w.name].why}; compared on time alone"
             for w in config.workloads if w.name in measured.counts
             and counting.asked_and_impossible(w.counts, measured.counts[w.name].method)]
+    more += [f"{name}: {why}" for name, why in measured.again_fallback.items()]
+    more += [measured.again_note] if measured.again_note else []
     return dataclasses.replace(env, warnings=(*env.warnings, *more)) if more else env
 
 
@@ -371,8 +379,9 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
         procs.become_subreaper()
         procs.make_undumpable()
     revisions = {"base": plan.base.sha, "head": plan.head.sha}
-    with _scratch() as scratch, gitops.worktrees(plan.repo, revisions) as co:
-        confine = _Confinement(box, plan.git_dir, scratch, co, config)
+    with (_scratch() as scratch, gitops.worktrees(plan.repo, revisions) as co,
+          again_place(co["base"].path, co["head"].path) as again):
+        confine = _Confinement(box, plan.git_dir, scratch, co, config, again)
         # Every run's process group is killed after it, and a process that left its group
         # (setsid) is ended by the spawner before the next run (spawn.end_leftovers); a
         # sweep when measuring ends catches anything else.
@@ -383,10 +392,13 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
             stack.callback(_close, spawner)
             _build(config, co, box, env, scratch, confine, reporter)
+            not_copied = copy_built(co["base"].path, again)
             ahead.finish()
             got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
                                      family=_family(plan.part), abort=plan.part.shard is None,
-                                     reporter=reporter, deadline=deadline, clock=clock)
+                                     reporter=reporter, deadline=deadline, clock=clock,
+                                     again=None if not_copied else again)
+            got.measured.again_note = not_copied
     return _with_spawner_figures(got, spawner)
 
 
@@ -395,9 +407,11 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
                        stack: contextlib.ExitStack, *, seed: int, family: Family | None,
                        abort: bool, reporter: Reporter, deadline: float,
                        clock: Callable[[], float], estimate: bool = True,
-                       precision: float | None = None) -> _Measured:
+                       precision: float | None = None,
+                       again: Path | None = None) -> _Measured:
     """Every run of a comparison whose two checkouts are built: the part both ``compare``
-    and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner."""
+    and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner;
+    ``again``, the copy of base's built tree that base again runs from."""
     from benchbot import measuring  # imported already, by _Ahead (compare)
 
     if isinstance(spawner, sandbox.WorkerSpawner):
@@ -415,6 +429,7 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
                              shown=box.view.shows if box.view is not None else None),
         estimate=estimate,
         precision=precision,
+        again=_targets(config, again) if again is not None else None,
     )
     return _Measured(measuring.measure(ctx, deadline=deadline), env_before, 0.0)
 
@@ -423,11 +438,59 @@ def _with_spawner_figures(got: _Measured, spawner: Spawner) -> _Measured:
     """The measuring with what its spawner saw once closed: sandboxed runs' CPU time not
     reaped as ours, and the floor of peak RSS."""
     unreaped = spawner.unreaped_cpu_s if isinstance(spawner, sandbox.WorkerSpawner) else 0.0
-    # No run's peak RSS reads below its spawner's own: the workers', else benchbot's.
-    floor = (spawner.maxrss_floor_kib if isinstance(spawner, sandbox.WorkerSpawner)
+    # No run's peak RSS reads below what its spawner's runs start from: the fork server's
+    # where it starts them, else the spawner's own peak (the workers', or benchbot's).
+    floor = (spawner.maxrss_floor_kib if isinstance(spawner, (sandbox.WorkerSpawner,
+                                                              ProcessSpawner))
              else machine.own_peak_rss_kib())
     got.measured.maxrss_floor_kib = floor or None
     return _Measured(got.measured, got.env_before, unreaped)
+
+
+@contextlib.contextmanager
+def again_place(base: Path, head: Path) -> Iterator[Path]:
+    """An empty directory for the copy of base's built tree that base again runs from,
+    beside head's worktree with a name as long as head's (so its path is as long as
+    head's: docs/verdict.md, "Placement"); removed on every way out. Made before the
+    builds, as the sandbox's worker for it is started then."""
+    size = len(head.name)
+    name = next(n for n in (("again" + "_" * size)[:size], "~" * size,
+                            *(f"{i:0{size}d}"[-size:] for i in range(1, 100)))
+                if n not in (base.name, head.name) and not (head.parent / n).exists())
+    path = head.parent / name
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        trees.remove_tree(path)  # whatever modes the build left in what was copied
+
+
+def copy_built(base: Path, again: Path) -> str | None:
+    """Copy base's built tree into ``again``: its own files, inodes and pages of the page
+    cache, symbolic links kept as links, times kept (a build tool sees nothing to redo);
+    FIFOs, sockets and devices are left out (a build's leftovers: nothing a run reads).
+    None when copied; else why not (a file it cannot read), with the copy removed: base
+    again then runs from base's own place."""
+
+    def special(directory: str, names: list[str]) -> list[str]:
+        left = []
+        for name in names:
+            with contextlib.suppress(OSError):
+                mode = os.lstat(os.path.join(directory, name)).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                    left.append(name)
+        return left
+
+    try:
+        shutil.copytree(base, again, symlinks=True, dirs_exist_ok=True, ignore=special)
+    except (OSError, shutil.Error) as exc:
+        for child in list(again.iterdir()) if again.is_dir() else []:
+            trees.remove_tree(child)
+        first = exc.args[0][0] if isinstance(exc, shutil.Error) and exc.args[0] else exc
+        why = first[2] if isinstance(first, tuple) else str(first)
+        return (f"base again ran from base's own place: base's build could not be copied "
+                f"({str(why)[:200]})")
+    return None
 
 
 def _targets(config: Config, root: Path) -> dict[str, Target]:
@@ -463,9 +526,11 @@ class _Confinement:
     """The sandbox as applied to one comparison: what the build and the worker may write."""
 
     def __init__(self, box: sandbox.Sandbox, git_dir: Path, scratch: Path,
-                 co: Mapping[str, gitops.Checkout], config: Config) -> None:
+                 co: Mapping[str, gitops.Checkout], config: Config,
+                 again: Path | None = None) -> None:
         self.box, self.scratch, self.config = box, scratch, config
         self.worktrees = [co["base"].path, co["head"].path]
+        self.places = [*self.worktrees, *([again] if again is not None else [])]
         self.git_dir: Path | None = None
         self.git_config: Path | None = None
         if box.active:
@@ -489,9 +554,9 @@ class _Confinement:
     def spawner(self, env: Mapping[str, str]) -> Spawner:
         if not self.box.active:
             return ProcessSpawner(self.scratch)
-        # One worker per worktree, each writing only its own: a run cannot rewrite the
-        # program the other arm measures.
-        return sandbox.WorkerSpawner(self.box, self.scratch, env, places=self.worktrees,
+        # One worker per worktree (and for base again's copy), each writing only its own:
+        # a run cannot rewrite the program another arm measures.
+        return sandbox.WorkerSpawner(self.box, self.scratch, env, places=self.places,
                                      writable=[Path(p) for p in self.config.sandbox.writable],
                                      git_dir=self.git_dir, git_config=self.git_config)
 

@@ -37,6 +37,7 @@ from benchbot.runner import (
     Tracked,
     Triplets,
     counted_runs,
+    fallback_reason,
     planned_runs,
     request,
     run_phase,
@@ -77,6 +78,10 @@ class Measured:
     counting_s: float = 0.0
     discovery_s: float = 0.0
     timed_s: dict[str, float] = field(default_factory=dict)  # each workload's timed runs
+    # Workloads whose base again ran from base's own place, not its copy: why; and why
+    # every workload's did, where base's build could not be copied (engine.copy_built).
+    again_fallback: dict[str, str] = field(default_factory=dict)
+    again_note: str | None = None
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -130,6 +135,19 @@ class Context:
     # until the trend's estimate of the step is within this fraction each way (its 95%
     # interval, trend.half_width). None: calls only, to sequential.ESTIMATE_HALF.
     precision: float | None = None
+    # Where base again runs from: base's build in a place of its own, as head's stands
+    # (docs/verdict.md, "Placement"); a workload not in it (or None) runs it from base's.
+    again: dict[str, Target] | None = None
+
+    def again_of(self, name: str) -> Target:
+        """Where ``name``'s base again runs from."""
+        return (self.again or {}).get(name) or self.base[name]
+
+    def fall_back(self, name: str, why: str, measured: Measured) -> None:
+        """Base again from base's own place for ``name``, and why (a warning the report shows)."""
+        if self.again is not None and name in self.again:
+            del self.again[name]
+            measured.again_fallback[name] = why
 
     def judged(self, measured: Measured) -> Judgement:
         return judge(measured.workloads(self.config), self.policy)
@@ -173,7 +191,7 @@ def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: 
                                                           "before the counted runs")
         return
     made = counted_runs(ctx.spawner, w, ctx.base[w.name], ctx.head[w.name], ctx.env,
-                        method=method, plan=VALGRIND_PLAN)
+                        method=method, plan=VALGRIND_PLAN, again=ctx.again_of(w.name))
     measured.counting_s += made.seconds
     if made.failure is not None:
         measured.counts[w.name] = Counts(method=None, why=f"not counted: {made.failure}")
@@ -207,7 +225,7 @@ def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured)
         if method is not None:
             plan = PERF_METRIC_PLAN if method == "perf" else VALGRIND_METRIC_PLAN
             made = counted_runs(ctx.spawner, w, ctx.base[name], ctx.head[name], ctx.env,
-                                method=method, plan=plan)
+                                method=method, plan=plan, again=ctx.again_of(name))
             if made.failure is not None:
                 counts = Counts(method=None, why=f"not counted: {made.failure}")
             else:
@@ -237,6 +255,7 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
     for name in names:
         if by_name[name].suite is not None:  # counted as a suite: not at all
             continue
+        _warm_again(ctx, by_name[name], measured, warm, config.aa.enabled)
         if name in perf or by_name[name].counts == "off":
             if name not in perf:
                 count_apart(ctx, by_name[name], None, measured)
@@ -275,7 +294,8 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
 
     judgement = _among(ctx.judged(measured), names, abort=ctx.policy.abort)
     if config.aa.enabled:
-        judgement = phase("aa", names, ctx.base, ("base", "base"), ctx.seed, runs=config.aa.runs)
+        again = {n: ctx.again_of(n) for n in names}
+        judgement = phase("aa", names, again, ("base", "again"), ctx.seed, runs=config.aa.runs)
     if not judgement.aborted:
         judgement = phase("ab", judgement.comparable, ctx.head, ("base", "head"), ctx.seed + 1)
         if judgement.standouts:
@@ -286,6 +306,23 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
         measured.measuring[name] = Measuring(design="pairs", pairs=pairs, stopped="fixed",
                                              why=sequential.WHY["fixed"],
                                              **_seconds(measured, name))
+
+
+def _warm_again(ctx: Context, w: WorkloadConfig, measured: Measured,
+                warm: set[tuple[str, str]], aa: bool) -> None:
+    """Base again's own place warmed up before the A/A phase (a fresh copy's first run is
+    never kept); where a run from it fails and base's does not, base again runs from
+    base's place (``Context.fall_back``)."""
+    if not aa or ctx.again_of(w.name) == ctx.base[w.name]:
+        warm.add(("again", w.name))  # base's place: base's warm-ups warm it
+        return
+    for _ in range(max(1, w.warmup)):
+        raw = ctx.spawner.spawn(_warmup(ctx, w, ctx.again_of(w.name)))
+        if raw.failed:
+            if not ctx.spawner.spawn(_warmup(ctx, w, ctx.base[w.name])).failed:
+                ctx.fall_back(w.name, fallback_reason(raw), measured)
+            break
+    warm.add(("again", w.name))
 
 
 def _among(judgement: Judgement, names: Sequence[str], *, abort: bool) -> Judgement:
@@ -312,7 +349,8 @@ class Sequential:
         self.perf = perf_counted(ctx, [self.by_name[n] for n in names])
         self.triplets = Triplets([self.by_name[n] for n in names], ctx.base, ctx.head,
                                  spawner=ctx.spawner, env=ctx.env, seed=ctx.seed + 3,
-                                 perf=self.perf, harnesses=ctx.harnesses)
+                                 perf=self.perf, harnesses=ctx.harnesses,
+                                 again={n: ctx.again_of(n) for n in names})
         self.schedule = {n: sequential.looks(self.by_name[n].max_runs) for n in names}
         self.done_looks = dict.fromkeys(names, 0)
         self.stopped: dict[str, sequential.StopReason] = {}
@@ -551,9 +589,12 @@ class Sequential:
             if self.ctx.clock() >= self.deadline:
                 break  # the budget is spent (builds, slow warm-ups): nothing more is run
             start = self.ctx.clock()
+            runs_before = self.triplets.runs
             self.triplets.warm_up([name])
-            runs = 2 * max(1, self.by_name[name].warmup)
-            self.warmup_s[name] = (self.ctx.clock() - start) / runs
+            self.warmup_s[name] = ((self.ctx.clock() - start)
+                                   / max(1, self.triplets.runs - runs_before))
+            if name in self.triplets.again_fallback:
+                self.ctx.fall_back(name, self.triplets.again_fallback[name], self.measured)
 
     # --- progress -------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ REASON_CODES = (
     "no_metric",  # metric: reported, and the pattern did not match
     "too_fast",  # median below the floor, or a reported time of 0
     "same_counts",  # time moved while the instruction counts did not: layout, environment, modes
+    "layout",  # as same_counts, and base again from another place moved time by as much
     "counts_disagree",  # time moved one way, the instruction counts the other
     "rss_floor",  # memory: peak RSS at the floor the spawner's own peak sets
     "counts_ahead",  # a suite's benchmark: its work per iteration moved, time has not followed yet

@@ -577,11 +577,16 @@ class Triplets:
     def __init__(self, workloads: Sequence[WorkloadConfig], base: Mapping[str, Target],
                  head: Mapping[str, Target], *, spawner: Spawner, env: Mapping[str, str],
                  seed: int, perf: Set[str] = frozenset(),
-                 harnesses: Mapping[str, Harness] | None = None) -> None:
+                 harnesses: Mapping[str, Harness] | None = None,
+                 again: Mapping[str, Target] | None = None) -> None:
         self._by_name = {w.name: w for w in workloads}
         self.perf = set(perf)  # the workloads whose measured runs perf counts
         self.warmup_failed: set[str] = set()  # workloads a warm-up run of which failed
         self._base, self._head = base, head
+        # Where base again runs from (its own place: docs/verdict.md, "Placement"); base's
+        # own where none is given, or where a run from there failed and base's did not.
+        self.again = dict(again if again is not None else base)
+        self.again_fallback: dict[str, str] = {}  # workload -> why base again ran from base's place
         self._spawner, self._env = spawner, env
         self._harnesses = harnesses
         self._rng = random.Random(seed)
@@ -598,11 +603,19 @@ class Triplets:
             w = self._by_name[name]
             if w.suite is not None:
                 continue
+            placed = self.again.get(name, self._base[name]) != self._base[name]
             for _ in range(max(1, w.warmup)):
                 for tgt in (self._base[name], self._head[name]):
                     if _spawn(self._spawner, tgt, w, self._env).failed:
                         self.warmup_failed.add(name)
                     self.runs += 1
+                if placed:
+                    raw = _spawn(self._spawner, self.again[name], w, self._env)
+                    self.runs += 1
+                    if raw.failed and name not in self.warmup_failed:
+                        self.again[name] = self._base[name]
+                        self.again_fallback[name] = fallback_reason(raw)
+                        placed = False
 
     def rounds(self, names: Sequence[str], index: int, count: int,
                progress: Callable[[str], None] | None = None) -> None:
@@ -626,7 +639,8 @@ class Triplets:
                 if w.suite is not None:
                     suites[w.suite] = served
                 batch.append((served, order))
-        groups = [[_unit_request(self._base[served[0]] if key in "12" else self._head[served[0]],
+        where = {"1": self._base, "2": self.again, "H": self._head}
+        groups = [[_unit_request(where[key].get(served[0]) or self._base[served[0]],
                                  [self._by_name[n] for n in served], self._env, self._harnesses,
                                  self.perf)
                    for key in order]
@@ -658,6 +672,19 @@ class Triplets:
                         break
 
 
+def fallback_reason(raw: RawRun) -> str:
+    """Why base again runs from base's own place: its run from the copy failed where
+    base's did not (a build that names its own path, such as a virtual environment's
+    scripts or a library's run path)."""
+    if raw.not_started is not None:
+        what = f"did not start: {raw.not_started}"
+    elif raw.timed_out:
+        what = "timed out"
+    else:
+        what = f"exited with status {raw.returncode}"
+    return f"a run of base's build from its copy {what}; base again ran from base's own place"
+
+
 # --- counted runs: instructions apart from the timed ones ----------------------------------
 
 # The arms of a counted run by their letter in a plan: base, base again (the same build,
@@ -686,11 +713,14 @@ class Counted:
 
 
 def counted_runs(spawner: Spawner, w: WorkloadConfig, base: Target, head: Target,
-                 env: Mapping[str, str], *, method: CountMethod, plan: str) -> Counted:
-    """The counted runs of ``plan`` (letters of COUNTED_ARMS), each in its arm's worker, in
-    one exchange; they stop at the first that failed or was not counted. Their times are
-    not measurements: only their counts are kept."""
-    sides = [(COUNTED_ARMS[key], base if key in "BA" else head) for key in plan]
+                 env: Mapping[str, str], *, method: CountMethod, plan: str,
+                 again: Target | None = None) -> Counted:
+    """The counted runs of ``plan`` (letters of COUNTED_ARMS), each in its arm's worker
+    (base again's from ``again``, else base's place), in one exchange; they stop at the
+    first that failed or was not counted. Their times are not measurements: only their
+    counts are kept."""
+    where = {"B": base, "A": again or base, "H": head}
+    sides = [(COUNTED_ARMS[key], where[key]) for key in plan]
     group = [request(tgt, w, env, method) for _, tgt in sides]
     answers = _spawn_groups(spawner, [group], [w.name])[0]
     counted = Counted(seconds=sum(raw.wall_ns for raw in answers) / 1e9)

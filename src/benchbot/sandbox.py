@@ -20,9 +20,9 @@ measures keep the second away from the first:
    the build unless ``sandbox.build_network`` allows it, get their own network namespace
    (loopback only). Every run is *not* wrapped: ``bwrap`` costs about 5 ms a start, so
    one worker (``benchbot.worker``) is started in a sandbox of its own for each
-   worktree, where only that worktree is writable, and spawns and times that arm's runs
-   there, so that the floor of timing does not move and no run can rewrite the other
-   arm's program.
+   worktree (and for the copy of base's build that base again runs from), where only
+   that place is writable, and spawns and times that arm's runs there, so that the floor
+   of timing does not move and no run can rewrite another arm's program.
 
 What a process in the sandbox can reach is checked by enumeration, not by the paths
 someone thought of (``tests/security/test_enumeration.py``, with its allow-list in
@@ -44,7 +44,8 @@ short by construction:
 - **No keyrings** (``benchbot.seccomp``): the keyring calls fail inside, and
   ``/proc/keys`` is masked.
 - **Nothing else of the machine is there** (``fsview``), and what is writable is the
-  worktree, the worker's scratch directory and the config's ``sandbox.writable``; what
+  worktree, the worker's scratch directory and the config's ``sandbox.writable``; the
+  fork server's program, built by benchbot outside all of them, is shown read-only; what
   the config adds (``read_only``, ``writable``) is checked against the machine
   (``fsview.refusal``: no home, no runner's place, nothing only its owner may read).
 """
@@ -67,7 +68,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import benchbot
-from benchbot import fsview, seccomp
+from benchbot import forkserver, fsview, seccomp
 from benchbot.errors import BenchbotError
 from benchbot.spawn import RawRun, SpawnRequest, kill_group
 
@@ -234,7 +235,8 @@ _Mount = tuple[str, int, tuple[str, ...]]
 
 
 def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
-                git_dir: Path | None = None, git_config: Path | None = None) -> list[str]:
+                git_dir: Path | None = None, git_config: Path | None = None,
+                read_only: Sequence[Path] = ()) -> list[str]:
     """bwrap's mount arguments for ``view`` and the writable places, parents before what
     is mounted inside them (bubblewrap applies them in order; a later one covers)."""
     mounts: list[_Mount] = [("/dev", 0, ("--dev", "/dev")), ("/proc", 0, ("--proc", "/proc"))]
@@ -260,6 +262,7 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
             modules = str(git_dir / "modules")
             mounts.append((modules, 2, ("--tmpfs", modules)))
     mounts += [(str(p), 3, ("--bind", str(p), str(p))) for p in writable]
+    mounts += [(str(p), 4, ("--ro-bind", str(p), str(p))) for p in read_only]
     mounts.sort(key=lambda m: (len(Path(m[0]).parts), m[1]))
     return [arg for _, _, args in mounts for arg in args]
 
@@ -285,10 +288,12 @@ class Sandbox:
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, writable: Sequence[Path],
              network: bool, seccomp_fd: int, git_dir: Path | None = None,
-             git_config: Path | None = None, as_pid_1: bool = False) -> list[str]:
+             git_config: Path | None = None, as_pid_1: bool = False,
+             read_only: Sequence[Path] = ()) -> list[str]:
         """The bwrap command line that runs ``argv`` in ``cwd`` inside the sandbox: the
         view read-only, ``writable`` writable, the repository's git directory read-only
-        with ``git_config`` as its config, and the host's network only if ``network``.
+        with ``git_config`` as its config, ``read_only`` (files or directories outside
+        the view) read-only over everything, and the host's network only if ``network``.
         ``seccomp_fd`` is a ``filter_fd()`` that the command must inherit; ``as_pid_1``
         makes ``argv`` its PID namespace's init (the measuring worker)."""
         if self.bwrap is None or self.view is None:
@@ -296,7 +301,7 @@ class Sandbox:
         return [self.bwrap, *_namespace_args(network=network, as_pid_1=as_pid_1,
                                              seccomp_fd=seccomp_fd),
                 *_mount_args(self.view, writable=writable, network=network, git_dir=git_dir,
-                             git_config=git_config),
+                             git_config=git_config, read_only=read_only),
                 "--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
 
     def adjust_env(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -379,11 +384,12 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
 
 class WorkerSpawner:
     """A ``Spawner`` whose runs are made by ``benchbot.worker`` inside the sandbox: one
-    worker for each place (each arm's worktree), in a sandbox of its own where that
-    place, the worker's scratch directory and ``writable`` are the only writable
-    directories and the other place is not bound at all. A run goes to the worker of the
-    place that holds its working directory; with two places the workers hand the turn to
-    each other directly (the worker module says how, and why). ``perf_events`` names the
+    worker for each place (each arm's worktree, and the copy of base's built tree that
+    base again runs from), in a sandbox of its own where that place, the worker's
+    scratch directory and ``writable`` are the only writable directories and the other
+    places are not bound at all. A run goes to the worker of the place that holds its
+    working directory; the workers hand the turn to each other directly (the worker
+    module says how, and why). ``perf_events`` names the
     events the workers count with (``counting.EVENT_NAMES``; tests: "software-test").
 
     Making one starts the workers and returns at once: their start-up (bwrap and a Python,
@@ -395,11 +401,15 @@ class WorkerSpawner:
                  places: Sequence[Path], writable: Sequence[Path] = (),
                  git_dir: Path | None = None, git_config: Path | None = None,
                  perf_events: str = "hardware") -> None:
-        if len(places) not in (1, 2):
-            raise ValueError(f"one or two places to measure in, not {len(places)}")
+        if len(places) not in (1, 2, 3):
+            raise ValueError(f"one to three places to measure in, not {len(places)}")
         self._places = [Path(p) for p in places]
         self._owners: dict[str, int] = {}  # a run's directory -> its worker
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
+        # The fork server's program, built here, outside every place a run may write, and
+        # shown to the workers read-only: a run can neither replace it nor plant one.
+        program = _fork_server_program(scratch / "forkserver")
+        server = ([f"--fork-server={program}"] if program is not None else ["--no-fork-server"])
         turns = _turn_pipes(len(places))
         self._workers: list[_Worker] = []
         try:
@@ -407,24 +417,27 @@ class WorkerSpawner:
                 work = scratch / f"worker-{index}"
                 work.mkdir(exist_ok=True)
                 events = [] if perf_events == "hardware" else [f"--perf-events={perf_events}"]
-                program = filter_fd()
+                filter_prog = filter_fd()
                 try:
                     argv = sandbox.wrap(
                         [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events,
-                         str(work), *(str(fd) for fd in fds)],
+                         *server, str(work),
+                         *(f"{peer}:{take}:{give}" for peer, take, give in fds)],
                         cwd=work, writable=[place, work, *writable], network=False,
-                        git_dir=git_dir, git_config=git_config, seccomp_fd=program,
+                        git_dir=git_dir, git_config=git_config, seccomp_fd=filter_prog,
                         as_pid_1=True,
+                        read_only=[program.parent] if program is not None else [],
                     )
-                    self._workers.append(_Worker(argv, sandbox.adjust_env(env),
-                                                 scratch / f"worker-{index}.log",
-                                                 (*fds, program)))
+                    self._workers.append(_Worker(
+                        argv, sandbox.adjust_env(env), scratch / f"worker-{index}.log",
+                        (*(fd for _, take, give in fds for fd in (take, give)), filter_prog)))
                 finally:
-                    os.close(program)  # bwrap read it
+                    os.close(filter_prog)  # bwrap read it
         finally:
-            for fds in turns:  # the workers hold them now; a worker's end is its peer's EOF
-                for fd in fds:
-                    os.close(fd)
+            for fds in turns:  # the workers hold them now; a worker's end is its peers' EOF
+                for _, take, give in fds:
+                    os.close(take)
+                    os.close(give)
         self._ready = False
         self._reaped_cpu_s = 0.0  # what reaping the workers added to this process's children's time
 
@@ -502,13 +515,23 @@ class WorkerSpawner:
         self._reaped_cpu_s += children.ru_utime + children.ru_stime - before
 
 
-def _turn_pipes(count: int) -> list[tuple[int, ...]]:
-    """Each worker's (take, give) ends of the pipes over which two workers hand each
-    other the turn; nothing for a worker alone."""
-    if count == 1:
-        return [()]
-    to_second, to_first = os.pipe(), os.pipe()
-    return [(to_first[0], to_second[1]), (to_second[0], to_first[1])]
+def _fork_server_program(into: Path) -> Path | None:
+    """The fork server built into ``into`` (None where it cannot be: the workers then start
+    the runs themselves, and ``benchbot doctor`` says why)."""
+    into.mkdir(exist_ok=True)
+    try:
+        return forkserver.build(into, reuse=False)  # into: this comparison's own
+    except forkserver.ForkServerError:
+        return None
+
+
+def _turn_pipes(count: int) -> list[list[tuple[int, int, int]]]:
+    """Each worker's (peer, take, give) for every other worker: the ends of a pipe from
+    that peer and of one to it, over which the two hand each other the turn; nothing for
+    a worker alone."""
+    pipes = {(i, j): os.pipe() for i in range(count) for j in range(count) if i != j}
+    return [[(j, pipes[(j, i)][0], pipes[(i, j)][1]) for j in range(count) if j != i]
+            for i in range(count)]
 
 
 class _Worker:
@@ -587,8 +610,9 @@ class _Worker:
 
 def _request_line(groups: Sequence[Sequence[SpawnRequest]], owners: Sequence[Sequence[int]],
                   keys: Sequence[str], index: int) -> str:
-    """The batch as worker ``index`` is sent it: its own requests, null for the others'."""
-    shown = [[r.to_json() if o == index else None for r, o in zip(g, og, strict=True)]
+    """The batch as worker ``index`` is sent it: its own requests, and for another's run
+    the number of the worker that makes it."""
+    shown = [[r.to_json() if o == index else o for r, o in zip(g, og, strict=True)]
              for g, og in zip(groups, owners, strict=True)]
     return json.dumps({"groups": shown, "keys": list(keys)}) + "\n"
 

@@ -103,9 +103,17 @@ def stop_reason(ab: Verdict | None, aa: Verdict | None, *, pairs: int, max_pairs
         return "settled"
     if ab.reason_code in ("floor", "same_counts", "counts_disagree") or _modes_only(ab, parity):
         return "cannot_help"
+    if ab.reason_code == "layout" and _left_tolerance(ab):  # a call held back, as same_counts
+        return "cannot_help"
     if pairs >= max_pairs:
         return "max_runs"
     return None
+
+
+def _left_tolerance(ab: Verdict) -> bool:
+    """The ratio lies beyond its tolerance (time called a change, which something held back)."""
+    return (ab.ratio is not None and ab.tolerance is not None
+            and abs(math.log(ab.ratio)) > math.log1p(ab.tolerance))
 
 
 def _modes_only(ab: Verdict, parity: float) -> bool:

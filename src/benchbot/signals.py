@@ -31,6 +31,11 @@ NOISE_TIMES = 3.0
 # Time may move this far (either way) with the same instructions before a call is held
 # back: code layout and timing modes move time by a few percent, rarely by ten.
 LAYOUT_LIMIT = 0.10
+# Layout-fragile: the same instructions, and base again (base's build from a place of its
+# own: docs/verdict.md, "Placement") read at least this share of head's move: time moves by
+# as much when only the placement changes, and the reason says so.
+LAYOUT_AA_SHARE = 0.5
+LAYOUT_WORDS = "layout: the same instructions; time moves by as much when only placement changes"
 # Rule (b): time's move and the counts' must agree in size within this factor (log scale).
 # A program whose work varies from process to process (a slow mode made of extra work)
 # can give a few counted runs a move of +25% while time's median moves +4%: such counts
@@ -130,7 +135,23 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
                        reason=f"the same instructions ({_pct(counts.ratio)}), and time's "
                        f"interval ({_interval(whole or time)}) holds no change beyond the "
                        f"{parity * 100:g}% parity")
+    if (counts.reading == "same" and time.ratio is not None
+            and abs(math.log(time.ratio)) > math.log1p(parity) and layout_fragile(time)):
+        return replace(time, reason_code="layout", reason=_layout_reason(time))
     return time
+
+
+def layout_fragile(time: Verdict) -> bool:
+    """Base again, from a place of its own, read at least LAYOUT_AA_SHARE of head's move:
+    what head's time did, a change of placement alone does nearly as much."""
+    if time.ratio is None or time.ratio == 1.0:
+        return False
+    return time.aa_noise >= LAYOUT_AA_SHARE * (max(time.ratio, 1 / time.ratio) - 1)
+
+
+def _layout_reason(time: Verdict) -> str:
+    return (f"{LAYOUT_WORDS} (the runs read {_pct(time.ratio)}, base against itself from "
+            f"another place {time.aa_noise * 100:.1f}% either way)")
 
 
 def _a_call(time: Verdict, counts: Counts) -> Verdict:
@@ -141,6 +162,9 @@ def _a_call(time: Verdict, counts: Counts) -> Verdict:
     assert time.ratio is not None and counts.ratio is not None
     moved = math.log(time.ratio)
     if counts.reading == "same":
+        if abs(moved) <= math.log1p(LAYOUT_LIMIT) and layout_fragile(time):
+            return replace(time, outcome="inconclusive", reason_code="layout", settled_by=None,
+                           suggested_runs=None, reason=_layout_reason(time))
         if abs(moved) <= math.log1p(LAYOUT_LIMIT):
             return replace(time, outcome="inconclusive", reason_code="same_counts",
                            settled_by=None, suggested_runs=None,

@@ -3,14 +3,17 @@
 This module imports the standard library only, because it also runs inside the sandbox
 (``benchbot.worker``) with nothing but the interpreter.
 
-Every run is started with ``posix_spawn`` from an argv (never a shell), in a new session,
-and timed with a monotonic nanosecond clock from just before the spawn to just after the
-reap. CPU time and peak memory come from the child's rusage (``os.wait4``). After the reap
-the run's whole process group is killed, so that a background child a workload left
-behind can neither outlive it nor write into the next run's output; and so is every
-process that was re-parented to this one (``end_leftovers``: the spawner is a child
-subreaper, so a ``setsid`` child or a double-forked daemon comes back to it), before the
-next run starts and outside the timed region. Each run writes to
+Every run is started from an argv (never a shell), in a new session, and timed with a
+monotonic nanosecond clock from just before the spawn to just after the reap. CPU time and
+peak memory come from the child's rusage (``wait4``). After the reap the run's whole
+process group is killed, so that a background child a workload left behind can neither
+outlive it nor write into the next run's output; and so is every process that was
+re-parented to the spawner (``end_leftovers``: it is a child subreaper, so a ``setsid``
+child or a double-forked daemon comes back to it), before the next run starts and outside
+the timed region. The runs are forked by the fork server (``benchbot.forkserver``), a
+small C process, so that a run's peak memory is not its spawner's; where it cannot be
+built or started, this process starts them with ``posix_spawn`` and the floor of peak
+memory is its own peak (``ProcessSpawner.floor_method``). Each run writes to
 anonymous files of its own; stdout is only kept when a pattern must be read from it,
 otherwise it goes to ``/dev/null`` (writing output nobody reads is part of the measured
 time, and a workload that prints tens of megabytes would be measured writing them).
@@ -23,9 +26,11 @@ measurement). ``benchbot.counting`` says how.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
+import resource
 import select
 import shutil
 import signal
@@ -38,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchbot import counting, harness, trees
+from benchbot import counting, forkserver, harness, trees
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
@@ -166,41 +171,98 @@ def find_captures(patterns: Sequence[str], stdout: str, stderr: str) -> tuple[st
 
 
 class ProcessSpawner:
-    """Starts and times real processes (see the module's docstring).
+    """Starts and times real processes (see the module's docstring): through its fork
+    server, unless ``fork_server`` is False or it cannot be built or started here (a
+    path: the fork server's program, built already; else it is built into ``scratch``).
 
-    Note: ``subprocess.Popen`` was tried first; it added about 0.45 ms to every run on a
-    2-core VM (median 1.18 ms against 0.74 ms for /bin/true), all of it inside the timed
-    region, so the floor every workload is judged against was higher than it need be.
-    ``posix_spawn`` has no working-directory action, so the parent changes directory
-    around the call (benchbot measures one process at a time).
-
-    What a run left behind is every child of this process that it did not have at its
-    first run (``end_leftovers``): a program that measures with it starts no other
-    process meanwhile.
+    Note, without the fork server: ``subprocess.Popen`` was tried first; it added about
+    0.45 ms to every run on a 2-core VM (median 1.18 ms against 0.74 ms for /bin/true), all
+    of it inside the timed region, so the floor every workload is judged against was
+    higher than it need be. ``posix_spawn`` has no working-directory action, so the parent
+    changes directory around the call (benchbot measures one process at a time). What a
+    run left behind is every child of this process that it did not have at its first run
+    (``end_leftovers``): a program that measures with it starts no other process
+    meanwhile (or starts its fork server first: ``start``).
     """
 
-    def __init__(self, scratch: Path, *, perf_events: counting.Events = counting.HARDWARE) -> None:
+    def __init__(self, scratch: Path, *, perf_events: counting.Events = counting.HARDWARE,
+                 fork_server: bool | Path = True) -> None:
         self._scratch = Path(scratch)
         self._devnull = -1
         self._keep: frozenset[int] | None = None  # children that are not the runs'
         self._perf_events = perf_events  # counting.SOFTWARE_TEST in tests
         self._perf: counting.PerfCounter | None = None  # opened at the first counted run
         self._perf_error: str | None = None  # why it could not be opened
+        self._server: forkserver.ForkServer | None = None  # started by start()
+        # Why the runs are not started by a fork server (None: not tried yet).
+        self._no_server: str | None = None if fork_server else "not asked for"
+        # The fork server's program, built already (None: built into ``scratch``).
+        self._program = fork_server if isinstance(fork_server, Path) else None
+        self._floor_kib = 0  # the largest floor the fork server reported
+        self._others: frozenset[int] = frozenset()  # children before the fork server started
+
+    def start(self) -> None:
+        """Start the fork server now (the first run does otherwise). Where it cannot be
+        built or started, the runs are started by this process (``floor_method`` says why)."""
+        if self._server is None and self._no_server is None:
+            try:
+                # The children that are not the runs' (see _lost).
+                self._others = frozenset(process_tree().get(os.getpid(), ()))
+                self._server = forkserver.start(self._scratch, program=self._program)
+                self._floor_kib = self._server.floor_kib()
+            except forkserver.ForkServerError as exc:
+                self._no_server = str(exc)
+
+    @property
+    def has_fork_server(self) -> bool:
+        """Whether a fork server starts the runs (after ``start`` or a run)."""
+        return self._server is not None or bool(self._floor_kib)
+
+    @property
+    def floor_method(self) -> str:
+        """What starts the runs, as it bears on their peak memory, in words."""
+        if self.has_fork_server:
+            return "a fork server (a small C process) starts the runs"
+        why = f" ({self._no_server})" if self._no_server else ""
+        return f"this Python process starts the runs{why}: every run's peak includes its own"
+
+    @property
+    def maxrss_floor_kib(self) -> int:
+        """No run's peak RSS reads below this: what the fork server's runs start from (the
+        largest it reported), else this process's own peak (see ``machine.own_peak_rss_kib``)."""
+        if self._server is not None:
+            self._floor_kib = max(self._floor_kib, self._server.floor_kib())
+        if self._floor_kib:
+            return self._floor_kib
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+    @property
+    def unreaped_cpu_s(self) -> float:
+        """CPU time of the runs (and of the fork server) that this process's own children's
+        time does not hold yet: the fork server reaps the runs, and is reaped at ``close``."""
+        return self._server.cpu_s() if self._server is not None else 0.0
 
     def close(self) -> None:
-        """Release the file descriptors kept between runs."""
+        """Release the file descriptors kept between runs, and end the fork server."""
         if self._devnull >= 0:
             os.close(self._devnull)
             self._devnull = -1
         if self._perf is not None:
             self._perf.close()
             self._perf = None
+        if self._server is not None:
+            with contextlib.suppress(forkserver.ForkServerError):
+                self._floor_kib = max(self._floor_kib, self._server.floor_kib())
+            self._server.close()
+            self._server = None
 
     def _counter(self) -> counting.PerfCounter | None:
-        """The perf counter, opened once (None, with ``_perf_error``, where it cannot be)."""
+        """The perf counter, opened once (None, with ``_perf_error``, where it cannot be):
+        on the fork server where it starts the runs, else on this process."""
         if self._perf is None and self._perf_error is None:
+            opener = self._server.open_counter if self._server is not None else counting.open_here
             try:
-                self._perf = counting.PerfCounter(self._perf_events)
+                self._perf = counting.PerfCounter(self._perf_events, opener=opener)
             except counting.CountingError as exc:
                 self._perf_error = f"perf: {exc}"
             except OSError as exc:  # pragma: no cover - no libc to call it through
@@ -218,6 +280,7 @@ class ProcessSpawner:
 
     def spawn(self, request: SpawnRequest) -> RawRun:
         """Run the request's process once; kill its process group at the timeout and after."""
+        self.start()
         env = dict(request.env)
         program = _which(request.argv[0], env)
         if program is None:
@@ -232,8 +295,8 @@ class ProcessSpawner:
             program = valgrind
         if self._devnull < 0:
             self._devnull = os.open(os.devnull, os.O_RDWR)
-        if self._keep is None:  # before the first run: what is not the runs'
-            self._keep = frozenset(process_tree().get(os.getpid(), ()))
+        if self._keep is None and self._server is None:  # before the first run: what is
+            self._keep = frozenset(process_tree().get(os.getpid(), ()))  # not the runs'
             close_on_exec()
         report_dir = None
         if request.harness is not None and any(OUTPUT_MARK in arg for arg in argv):
@@ -278,6 +341,40 @@ class ProcessSpawner:
 
     def _run(self, request: SpawnRequest, program: str, argv: list[str], env: dict[str, str],
              out_fd: int, err_fd: int) -> RawRun:
+        if self._server is not None:
+            try:
+                ran = self._server.run(program=program, argv=argv, env=env, cwd=request.cwd,
+                                       timeout_s=request.timeout_s, pin=request.pin,
+                                       stdio=(self._devnull, out_fd, err_fd))
+            except forkserver.ForkServerError as exc:
+                return self._lost(request, exc)
+            if ran.failure is not None:
+                return _not_started(request, ran.failure)
+            return _finished(request, out_fd if out_fd != self._devnull else None, err_fd,
+                             wall_ns=ran.wall_ns, cpu_ns=ran.cpu_ns, maxrss_kib=ran.maxrss_kib,
+                             status=ran.status, timed_out=ran.timed_out)
+        return self._spawned_here(request, program, argv, env, out_fd, err_fd)
+
+    def _lost(self, request: SpawnRequest, exc: forkserver.ForkServerError) -> RawRun:
+        """The fork server stopped answering during a run: the run's own doing (it is the
+        run's parent and the same user, so a run can kill or stop it; only the worker, its
+        namespace's init, is out of a run's reach). The run is not measured: it fails with
+        the reason, whatever it left is ended, and a fresh fork server (from the same
+        program, which no run can write) starts the next run. ForkServerError where it
+        cannot be started again."""
+        if self._server is not None:
+            self._server.close()  # killed already where it did not answer in time
+            self._server = None
+        end_leftovers(self._others)
+        self._server = forkserver.start(self._scratch, program=self._program)
+        self._floor_kib = max(self._floor_kib, self._server.floor_kib())
+        return dataclasses.replace(
+            _not_started(request, ""), returncode=-signal.SIGKILL,
+            not_started=f"stopped the fork server that timed it, its parent ({exc}): not measured")
+
+    def _spawned_here(self, request: SpawnRequest, program: str, argv: list[str],
+                      env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:
+        """A run started by this process with ``posix_spawn`` (where no fork server is)."""
         actions = [
             (os.POSIX_SPAWN_DUP2, self._devnull, 0),
             (os.POSIX_SPAWN_DUP2, out_fd, 1),
@@ -301,17 +398,23 @@ class ProcessSpawner:
             end_leftovers(self._keep or frozenset())  # and outside it
             os.chdir(here)
             _restore_pin(previous_pin)
-        stdout = _read(out_fd, SCAN_LIMIT) if out_fd != self._devnull else ""
-        stderr = _read(err_fd, SCAN_LIMIT if request.patterns else None)
-        return RawRun(
-            wall_ns=end - start,
-            cpu_ns=round((usage.ru_utime + usage.ru_stime) * 1e9),
-            maxrss_kib=int(usage.ru_maxrss),
-            returncode=os.waitstatus_to_exitcode(status),
-            timed_out=timed_out,
-            captures=find_captures(request.patterns, stdout, stderr),
-            stderr_tail=stderr[-STDERR_TAIL_BYTES:],
-        )
+        return _finished(request, out_fd if out_fd != self._devnull else None, err_fd,
+                         wall_ns=end - start, cpu_ns=round((usage.ru_utime + usage.ru_stime) * 1e9),
+                         maxrss_kib=int(usage.ru_maxrss), status=status, timed_out=timed_out)
+
+
+def _finished(request: SpawnRequest, out_fd: int | None, err_fd: int, *, wall_ns: int,
+              cpu_ns: int, maxrss_kib: int, status: int, timed_out: bool) -> RawRun:
+    """A reaped run with what its patterns found in its output (``out_fd`` None: its
+    stdout was not kept)."""
+    stdout = _read(out_fd, SCAN_LIMIT) if out_fd is not None else ""
+    stderr = _read(err_fd, SCAN_LIMIT if request.patterns else None)
+    return RawRun(
+        wall_ns=wall_ns, cpu_ns=cpu_ns, maxrss_kib=maxrss_kib,
+        returncode=os.waitstatus_to_exitcode(status), timed_out=timed_out,
+        captures=find_captures(request.patterns, stdout, stderr),
+        stderr_tail=stderr[-STDERR_TAIL_BYTES:],
+    )
 
 
 def _counted_by_valgrind(run: RawRun, scratch: Path) -> RawRun:

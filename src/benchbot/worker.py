@@ -1,15 +1,21 @@
 """The measuring process that runs inside the sandbox: it spawns and times the runs of one
-arm.
+arm (through its fork server, ``benchbot.forkserver``, which it starts before it says it
+is ready, so that a run's peak memory is not the worker's). benchbot builds the fork
+server's program outside every place a run may write and shows it to the worker
+read-only (``sandbox.WorkerSpawner``): it is started before any run exists, from a file
+no run can replace.
 
-benchbot starts one worker per worktree (base, head), each in a sandbox of its own
-(``sandbox.WorkerSpawner``) where only its own worktree is writable and the other one is
-out of reach, so that a run cannot rewrite the program the other arm measures. Both get
+benchbot starts one worker per place (base's worktree, head's, and the copy of base's
+built tree that base again runs from: docs/verdict.md, "Placement"), each in a sandbox of
+its own (``sandbox.WorkerSpawner``) where only its own place is writable and the others
+are out of reach, so that a run cannot rewrite the program another arm measures. All get
 the same batch of pairs or triplets as one JSON line (``{"groups": [[SpawnRequest or
-null, ...], ...], "keys": [workload, ...]}``; null stands for a run the other worker
-makes) and go through it in step as ``spawn.in_groups`` does (a failed run ends its group
-and skips its workload's later groups): after each of its own runs a worker hands the
-turn to the other over a pipe benchbot made for the two (one byte: whether the run
-failed), and waits for it back before its next run. Each answers with one JSON line
+INDEX, ...], ...], "keys": [workload, ...]}``; INDEX, the number of another worker,
+stands for a run that worker makes; null, for the only other one's) and go through it in
+step as ``spawn.in_groups`` does (a failed run ends its group and skips its workload's
+later groups): after each of its own runs a worker tells every other over a pipe
+benchbot made for the two of them (one byte: whether the run failed), and before a run
+another makes it waits for that one's byte. Each answers with one JSON line
 (``{"groups": [[RawRun or null, ...], ...]}``) once the whole batch is made, so that
 benchbot wakes only after the last run.
 
@@ -34,12 +40,14 @@ namespace's init it gets no signal from its runs but those it handles, and it ig
 ``SIGINT`` (benchbot ends it by closing its input, or kills it from outside). Whatever a
 run left behind comes back to it (the namespace's init adopts every orphan there; it asks
 to be a child subreaper as well, which costs nothing) and is ended before the next run
-(``spawn.end_leftovers``). It needs the standard library only and holds nothing secret:
-its environment is the allow-listed one.
+(``spawn.end_leftovers``); so is its fork server, which is the runs' parent, undumpable
+too, and holds the socket to the worker and nothing else of its. It needs the standard
+library only and holds nothing secret: its environment is the allow-listed one.
 
 Instruction counts (``benchbot.counting``): a run asked to be counted by perf is read
-from a counter the worker opens once on itself, inherited by its runs and enabled at
-their exec (its descriptor close-on-exec, like the others); one counted by valgrind is
+from a counter opened once on the process that forks the runs (the fork server, which
+hands the descriptor over, else the worker), inherited by its runs and enabled at their
+exec (its descriptor close-on-exec, like the others); one counted by valgrind is
 started under cachegrind, whose out files go to the worker's scratch directory and are
 summed and removed after the run.
 """
@@ -48,9 +56,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -59,11 +67,11 @@ from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest, close_on_exec, 
 
 
 class PeerGone(Exception):
-    """The other arm's worker stopped in the middle of a batch."""
+    """Another arm's worker stopped in the middle of a batch."""
 
 
 class Turn:
-    """The two pipes over which a worker and the other arm's worker hand the turn to each
+    """The two pipes over which a worker and one other worker hand the turn to each
     other: one byte after each run, ``-`` when it failed, else ``+``."""
 
     def __init__(self, take_fd: int, give_fd: int) -> None:
@@ -74,58 +82,74 @@ class Turn:
         try:
             os.write(self._give, b"-" if failed else b"+")
         except BrokenPipeError as exc:
-            raise PeerGone("the other arm's worker stopped") from exc
+            raise PeerGone("another arm's worker stopped") from exc
 
     def take(self) -> bool:
         """Wait until the other worker's run is over; whether it failed."""
         data = os.read(self._take, 1)
         if not data:
-            raise PeerGone("the other arm's worker stopped")
+            raise PeerGone("another arm's worker stopped")
         return data == b"-"
 
 
 def _elsewhere(failed: bool) -> RawRun:
-    """What stands for the other worker's run: only whether it failed matters here."""
+    """What stands for another worker's run: only whether it failed matters here."""
     return RawRun(wall_ns=0, cpu_ns=0, maxrss_kib=0, returncode=1 if failed else 0)
 
 
-def run_batch(spawner: ProcessSpawner, turn: Turn | None,
-              message: dict[str, Any]) -> list[list[dict[str, Any] | None]]:
-    """Make this worker's runs of one batch, in step with the other worker's; the answer's
-    groups, with null where the other worker made the run."""
-    groups = [[None if r is None else SpawnRequest.from_json(r) for r in g]
-              for g in message["groups"]]
-    keys = [str(k) for k in message["keys"]]
-    shared = any(r is None for g in groups for r in g)
-    if shared and turn is None:
-        raise ValueError("runs for another worker, and no other worker")
+def _entry(entry: object) -> SpawnRequest | int | None:
+    """A request line's entry: a run of this worker's, or the number of the worker that
+    makes it (None: the only other one)."""
+    if entry is None or (isinstance(entry, int) and not isinstance(entry, bool)):
+        return entry
+    if not isinstance(entry, dict):
+        raise TypeError(f"{str(entry)[:80]} is neither a run nor a worker's number")
+    return SpawnRequest.from_json(entry)
 
-    def step(request: SpawnRequest | None) -> RawRun:
-        if request is None:
-            assert turn is not None
-            return _elsewhere(turn.take())
+
+def run_batch(spawner: ProcessSpawner, turns: Mapping[int, Turn] | Turn | None,
+              message: dict[str, Any]) -> list[list[dict[str, Any] | None]]:
+    """Make this worker's runs of one batch, in step with the other workers' (``turns``:
+    the pipes to each, by its number; a lone ``Turn``, the only other one's); the
+    answer's groups, with null where another worker made the run."""
+    peers = {0: turns} if isinstance(turns, Turn) else dict(turns or {})
+    groups = [[_entry(r) for r in g] for g in message["groups"]]
+    keys = [str(k) for k in message["keys"]]
+    others = {r for g in groups for r in g if not isinstance(r, SpawnRequest)}
+    for maker in others:
+        if (maker is None and len(peers) != 1) or (maker is not None and maker not in peers):
+            raise ValueError(f"a run for worker {maker}, which is not one of this one's peers")
+
+    def step(request: SpawnRequest | int | None) -> RawRun:
+        if not isinstance(request, SpawnRequest):
+            return _elsewhere(peers[next(iter(peers)) if request is None else request].take())
         run = spawner.spawn(request)
-        if shared:
-            assert turn is not None
-            turn.give(run.failed)
+        if others:
+            for turn in peers.values():
+                turn.give(run.failed)
         return run
 
     made = in_groups(step, groups, keys)
-    return [[None if request is None else run.to_json() for request, run in zip(g, runs, strict=False)]
+    return [[run.to_json() if isinstance(request, SpawnRequest) else None
+             for request, run in zip(g, runs, strict=False)]
             for g, runs in zip(groups, made, strict=True)]
 
 
-def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None, *,
-          perf_events: counting.Events = counting.HARDWARE) -> int:
-    """Answer run requests from ``lines`` on ``out`` until end of input."""
-    spawner = ProcessSpawner(scratch, perf_events=perf_events)
+def serve(scratch: Path, lines: TextIO, out: TextIO,
+          turns: Mapping[int, Turn] | Turn | None = None, *,
+          perf_events: counting.Events = counting.HARDWARE,
+          fork_server: bool | Path = True) -> int:
+    """Answer run requests from ``lines`` on ``out`` until end of input (``fork_server``:
+    the fork server's program, as ``ProcessSpawner`` takes it)."""
+    spawner = ProcessSpawner(scratch, perf_events=perf_events, fork_server=fork_server)
+    spawner.start()  # the fork server, started while benchbot builds
     _answer(out, {"ready": True})
     try:
         for line in lines:
             if not line.strip():
                 continue
             try:
-                answers = run_batch(spawner, turn, json.loads(line))
+                answers = run_batch(spawner, turns, json.loads(line))
             except (ValueError, KeyError, TypeError) as exc:
                 _answer(out, {"error": f"bad request: {exc}"})
                 continue
@@ -133,11 +157,12 @@ def serve(scratch: Path, lines: TextIO, out: TextIO, turn: Turn | None = None, *
                 _answer(out, {"error": str(exc), "peer_gone": True})
                 continue
             t = os.times()  # the worker's CPU time and its runs', for benchbot's accounts
-            # Its own peak RSS: a run's peak reads at least this (Linux keeps the old
-            # address space's high-water mark at exec), the floor of the memory verdict.
+            # The floor of the memory verdict: no run's peak reads below it (the fork
+            # server's, else the worker's own peak: Linux keeps the old address space's
+            # high-water mark at exec).
             _answer(out, {"groups": answers, "cpu_s": t.user + t.system + t.children_user
-                          + t.children_system,
-                          "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss})
+                          + t.children_system + spawner.unreaped_cpu_s,
+                          "maxrss_kib": spawner.maxrss_floor_kib})
     finally:
         spawner.close()
     return 0
@@ -167,20 +192,32 @@ def guard() -> None:
 
 
 def main() -> int:
-    """Entry point: ``python -m benchbot.worker [--perf-events=NAME] SCRATCH [TAKE_FD
-    GIVE_FD]`` (NAME: a key of ``counting.EVENT_NAMES``; tests pass software-test)."""
+    """Entry point: ``python -m benchbot.worker [--perf-events=NAME] [--fork-server=PATH
+    | --no-fork-server] SCRATCH [PEER:TAKE_FD:GIVE_FD ...]`` (NAME: a key of
+    ``counting.EVENT_NAMES``; tests pass software-test; PATH: the fork server's program,
+    built by benchbot where no run can write it, else the runs are started by the worker
+    itself; PEER: another worker's number, as the request lines name it)."""
     args = sys.argv[1:]
     events = counting.HARDWARE
     if args and args[0].startswith("--perf-events="):
         events = counting.EVENT_NAMES.get(args.pop(0).partition("=")[2], ())  # type: ignore[arg-type]
-    if (len(args) not in (1, 3) or not all(a.isdigit() for a in args[1:])
+    fork_server: bool | Path = True
+    if args and args[0].startswith("--fork-server="):
+        fork_server = Path(args.pop(0).partition("=")[2])
+    elif args and args[0] == "--no-fork-server":
+        args.pop(0)
+        fork_server = False
+    peers = [a.split(":") for a in args[1:]]
+    if (not args or not all(len(p) == 3 and all(f.isdigit() for f in p) for p in peers)
             or len(events) != 2):
-        sys.stderr.write("usage: python -m benchbot.worker [--perf-events=NAME] SCRATCH_DIR "
-                         "[TAKE_FD GIVE_FD]\n")
+        sys.stderr.write("usage: python -m benchbot.worker [--perf-events=NAME] "
+                         "[--fork-server=PATH | --no-fork-server] SCRATCH_DIR "
+                         "[PEER:TAKE_FD:GIVE_FD ...]\n")
         return 2
     guard()
-    turn = Turn(int(args[1]), int(args[2])) if len(args) == 3 else None
-    return serve(Path(args[0]), sys.stdin, sys.stdout, turn, perf_events=events)
+    turns = {int(p): Turn(int(take), int(give)) for p, take, give in peers}
+    return serve(Path(args[0]), sys.stdin, sys.stdout, turns, perf_events=events,
+                 fork_server=fork_server)
 
 
 if __name__ == "__main__":

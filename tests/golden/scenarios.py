@@ -373,7 +373,8 @@ def counted() -> Results:
     (sampled) and by perf (exact), a workload not counted and why, a change in memory only,
     a call settled by time and instructions with its estimate measured on past the call,
     time moved with the same instructions (same_counts), and a workload judged on its
-    instruction counts alone (metric: instructions).
+    instruction counts alone (metric: instructions); last, time moved with the same
+    instructions while base again, from a place of its own, moved it by as much (layout).
 
     Time is judged by the real rule; the new fields (counts, the memory verdict,
     settled_by, the estimate) are typed in as the judge fills them, so that the report is
@@ -392,6 +393,7 @@ def counted() -> Results:
         "{name: alloc, run: [kernels/build/alloc, '64']}",
         "{name: parse, run: [bin/parse, corpus.json]}",
         "{name: count_ops, run: [kernels/build/sum, '20']}",
+        "{name: aligned, run: [kernels/build/sort_aligned, '500000']}",
     )
     doc = document(config, {}, triplets={
         "sort": triplet(110e6, 1.03, 0.05, 76, "settled"),
@@ -400,6 +402,7 @@ def counted() -> Results:
         "alloc": triplet(40e6, 1.0, 0.004, 34, "settled"),
         "parse": triplet(1.6e9, 1.0, 0.004, 22, "settled"),
         "count_ops": triplet(22e6, 1.0, 0.004, 10, "settled"),
+        "aligned": triplet(42e6, 1.025, 0.006, 34, "cannot_help"),
     })
     by_name = {b.name: b for b in doc.benchmarks}
     valgrind = "valgrind: " + NO_PMU
@@ -485,7 +488,19 @@ def counted() -> Results:
         counts=Counts(method="valgrind", why=valgrind, base=(41_208_455,) * 3, base_again=(41_208_455,) * 2,
                       head=(42_073_832,) * 3, ratio=1.021, aa_ratio=1.0, noise=0.0, user_share=0.99,
                       reading="up", reading_why="up +2.1%: beyond parity and the noise"))
-    benchmarks = (sort, layout, bfs, alloc, parse, ops)
+    aligned = rss(by_name["aligned"], 8_192, 8_192)
+    aligned = replace(
+        aligned,
+        verdict=replace(aligned.verdict, outcome="inconclusive", reason_code="layout",
+                        settled_by=None, aa_noise=0.019,
+                        reason="layout: the same instructions; time moves by as much when only "
+                        "placement changes (the runs read +2.5%, base against itself from another "
+                        "place 1.9% either way)"),
+        counts=Counts(method="valgrind", why=valgrind, base=(215_501_059,), base_again=(215_501_059,),
+                      head=(215_501_059, 215_501_059), ratio=1.0, aa_ratio=1.0, noise=0.0,
+                      user_share=0.99, reading="same", reading_why="the same count in every run"),
+        memory=memory(aligned, "level", 1.0, (0.995, 1.005)))
+    benchmarks = (sort, layout, bfs, alloc, parse, ops, aligned)
     summary = results.summarize(benchmarks, doc.status.fail_on, aborted=False)
     return replace(doc, benchmarks=benchmarks, summary=summary)
 

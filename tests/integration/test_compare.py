@@ -78,8 +78,9 @@ def test_first_execution_is_discarded_even_without_warmup(make_repo: MakeRepo, t
                      {"prog.sh": LOGGER.format(arm="head")})
     doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD", overrides=Overrides(confirm=False))))
     one = [arm for arm, name in _log(log) if name == "one"]
-    # A/A: one discarded first run of base, 10 pairs of base; A/B: one discarded first run of head
-    assert len(one) == 1 + 20 + 1 + 20
+    # A/A: one discarded first run of base's copy (base again's place) and one of base,
+    # 10 pairs of base; A/B: one discarded first run of head
+    assert len(one) == 1 + 1 + 20 + 1 + 20
     bench = {b["name"]: b for b in doc["benchmarks"]}
     assert len(bench["one"]["phases"]["aa"]["arms"]["base_again"]["samples_ns"]) == 10
 

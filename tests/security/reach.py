@@ -20,9 +20,12 @@ a workload's run, and every run of an arm is made the same way.
 The rules are written without benchbot's code: what is allowed is said by what it is,
 not by asking benchbot what it meant to show.
 
-- **Processes.** A run sees its worker (PID 1) and its own processes; a build sees
-  bubblewrap's reaper (PID 1) and its own (its session). The worker's descriptors, memory and
-  environment cannot be opened, nor its descriptors taken with ``pidfd_getfd``. The
+- **Processes.** A run sees its worker (PID 1), the process that started it (the parent
+  of its session's leader: the small process that starts and times the runs) and its
+  own processes; a build
+  sees bubblewrap's reaper (PID 1) and its own (its session). The worker's and the run's
+  parent's descriptors, memory and environment cannot be opened, nor their descriptors
+  taken with ``pidfd_getfd``. The
   reaper holds ``/dev/null``, the build's own log and bubblewrap's eventfd, nothing else.
   The enumerator's own inherited descriptors are 0, 1 and 2 only: ``/dev/null``, an
   anonymous file, or (a build) its log; its parents (a shell script) hold the same and
@@ -32,6 +35,7 @@ not by asking benchbot what it meant to show.
   plus what ``.reach.json`` in the worktree declares (the config's ``sandbox.writable``).
   Read-only: the system directories, ``PATH``'s entries (and ``PREFIX`` of a
   ``PREFIX/bin``), Python installations (a ``bin/python3``), benchbot's package, the
+  program of the process that started the run (a directory holding that one file), the
   repository's git directory, masks (``/dev/null`` bound over a file, an empty tmpfs) and
   what ``.reach.json`` declares; never a home itself, ``/``-level directories outside the
   system's, nor a directory holding a runner's ``.credentials``/``.runner``.
@@ -114,7 +118,7 @@ def enumerate_reach(kind: str, inherited: dict[str, str]) -> dict:
         "kind": kind, "pid": os.getpid(), "cwd": os.getcwd(), "home": os.environ.get("HOME", ""),
         "path": os.environ.get("PATH", ""), "python": [sys.prefix, sys.base_prefix],
         "inherited": inherited, "session": os.getsid(0), "processes": _processes(),
-        "pid1": _pid1(), "mounts": _mounts(), "declared": declared, "git_dir": _git_dir(),
+        "pid1": _taken(1), "parent": _parent(), "mounts": _mounts(), "declared": declared, "git_dir": _git_dir(),
         **_walk(), "proc_writable": _proc_writable(), "keyrings": _keyrings(),
         "sockets": _sockets(),
     }
@@ -241,9 +245,29 @@ def _syscall(number: int, *args: int) -> tuple[int, int]:
     return int(result), ctypes.get_errno()
 
 
-def _pid1() -> dict:
-    """Whether PID 1's descriptors can be taken with pidfd_getfd (fds 0 to 9)."""
-    fd, err = _syscall(PIDFD_OPEN, 1, 0)
+def _parent() -> dict:
+    """The process that started the run (the parent of its session's leader: a run is
+    started in a session of its own): its pid, the program it runs (its first argument),
+    what the directory of that program holds, and whether its descriptors can be taken."""
+    try:
+        pid = _stat_of(str(os.getsid(0)))[0]
+    except OSError:
+        pid = os.getppid()
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            program = fh.read().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        program = ""
+    try:
+        listing = sorted(os.listdir(os.path.dirname(program))) if program.startswith("/") else []
+    except OSError:
+        listing = []
+    return {"pid": pid, "program": program, "listing": listing, **_taken(pid)}
+
+
+def _taken(pid: int) -> dict:
+    """Whether a process's descriptors can be taken with pidfd_getfd (fds 0 to 9)."""
+    fd, err = _syscall(PIDFD_OPEN, pid, 0)
     if fd < 0:
         return {"pidfd_open": errno.errorcode.get(err, str(err)), "taken": []}
     taken = []
@@ -473,6 +497,8 @@ def _process_violations(report: dict, places: dict) -> list[str]:
             continue
         if pid == 1:
             found += _pid1_violations(proc, report)
+        elif report["kind"] == "run" and pid == report["parent"]["pid"]:
+            found += _out_of_reach(proc, report["parent"], "the process that started the run")
         elif pid in ours:
             for fds in proc["tasks"].values():
                 for fd, target in fds.items():
@@ -491,16 +517,7 @@ def _pid1_violations(proc: dict, report: dict) -> list[str]:
     may hold /dev/null, the build's own log and its eventfd."""
     found = []
     if report["kind"] == "run":
-        readable = {fd: t for task in [proc["fds"], *proc["tasks"].values()]
-                    for fd, t in task.items() if not t.startswith("!")}
-        if readable:
-            found.append(f"PID 1 ({proc['comm']}) holds descriptors a run can open: {readable}")
-        opened = [k for k, v in proc["opens"].items() if v == "opened"]
-        if opened:
-            found.append(f"PID 1 ({proc['comm']}): a run can open its {', '.join(opened)}")
-        if report["pid1"].get("taken"):
-            found.append(f"PID 1's descriptors {report['pid1']['taken']} taken with pidfd_getfd")
-        return found
+        return _out_of_reach(proc, report["pid1"], "PID 1")
     log = report["inherited"].get("1", "")
     for task in [proc["fds"], *proc["tasks"].values()]:
         for fd, target in task.items():
@@ -508,6 +525,22 @@ def _pid1_violations(proc: dict, report: dict) -> list[str]:
                 continue
             if not (target == "/dev/null" or target == log or target == "anon_inode:[eventfd]"):
                 found.append(f"PID 1 ({proc['comm']}) holds {fd} -> {target}")
+    return found
+
+
+def _out_of_reach(proc: dict, taken: dict, who: str) -> list[str]:
+    """A process a run must not reach into (its worker, its parent): no descriptor, memory
+    or environment it can open, no descriptor taken with pidfd_getfd."""
+    found = []
+    readable = {fd: t for task in [proc["fds"], *proc["tasks"].values()]
+                for fd, t in task.items() if not t.startswith("!")}
+    if readable:
+        found.append(f"{who} ({proc['comm']}) holds descriptors a run can open: {readable}")
+    opened = [k for k, v in proc["opens"].items() if v == "opened"]
+    if opened:
+        found.append(f"{who} ({proc['comm']}): a run can open its {', '.join(opened)}")
+    if taken.get("taken"):
+        found.append(f"{who}'s descriptors {taken['taken']} taken with pidfd_getfd")
     return found
 
 
@@ -527,6 +560,11 @@ def _read_only_allowed(mount: dict, report: dict) -> bool:
     if os.path.isfile(os.path.join(point, "worker.py")) and \
             os.path.isfile(os.path.join(point, "sandbox.py")):
         return True  # benchbot's package
+    parent = report.get("parent", {})
+    if report["kind"] == "run" and parent.get("program") and \
+            os.path.dirname(parent["program"]) == point and \
+            parent["listing"] == [os.path.basename(parent["program"])]:
+        return True  # the program of the process that starts the runs, alone
     git = report["git_dir"]["path"]
     if git and point == git:
         return True  # the repository's objects and refs, for git in a build

@@ -83,3 +83,19 @@ def test_doctor_says_whether_instructions_can_be_counted_and_how() -> None:
             assert "valgrind works here" in said, said
         else:
             assert "valgrind is not installed" in said
+
+
+def test_doctor_says_how_peak_memory_is_measured(monkeypatch, tmp_path) -> None:
+    from benchbot import forkserver
+
+    found = doctor.memory_findings()
+    if forkserver.compiler() is not None:
+        assert found[0].level == "ok" and "fork server" in found[0].what
+        assert "MiB (the floor of the memory verdict)" in found[0].what
+        assert found[0].what.startswith("peak memory: each run's peak RSS (ru_maxrss)")
+        assert len(found) == 1
+    monkeypatch.setattr(forkserver, "_BUILT", {})
+    monkeypatch.setenv("PATH", str(tmp_path))  # no cc there
+    [without] = doctor.memory_findings()
+    assert without.level == "warn" and "no C compiler" in without.what
+    assert without.fix and "install a C compiler" in without.fix

@@ -111,6 +111,49 @@ def test_a_time_call_with_the_same_instructions_is_held_back_within_the_layout_l
                                   parity=0.02) == "cannot_help"
 
 
+def test_a_call_that_placement_alone_nearly_makes_is_said_to_be_layout() -> None:
+    """Base again (from its own place) +1.8%, head +3.5%: head over both base runs +2.6%,
+    a call on time; the same instructions, and the A/A moved at least half as much."""
+    n = 76
+    w = triplets(runs(1, n, 0.002), runs(2, n, 0.002, 1.018), runs(3, n, 0.002, 1.035),
+                 looks=6)
+    alone = judged(w)
+    assert alone.aa is not None and alone.aa.outcome not in ("slower", "faster")
+    assert alone.ab is not None and alone.ab.outcome == "slower"
+    got = judged(replace(w, counts=valgrind(1_000_000, 1_000_000))).ab
+    assert got is not None and got.outcome == "inconclusive" and got.reason_code == "layout"
+    assert (got.reason or "").startswith(signals.LAYOUT_WORDS)
+    assert "from another place 1.8% either way" in (got.reason or "")
+    assert sequential.stop_reason(got, alone.aa, pairs=n, max_pairs=1000,
+                                  parity=0.02) == "cannot_help"
+
+
+def test_a_move_the_a_a_did_not_nearly_make_stays_same_counts() -> None:
+    time = Verdict(outcome="slower", n=76, ratio=1.05, aa_noise=0.02, tolerance=0.02,
+                   noise=0.02)
+    counts = replace(valgrind(1_000_000, 1_000_000), ratio=1.0, reading="same", noise=0.0,
+                     user_share=1.0)
+    got = signals.joint(time, counts, parity=0.02)
+    assert got.reason_code == "same_counts" and not signals.layout_fragile(time)
+
+
+def test_time_held_within_the_a_a_s_noise_with_the_same_instructions_says_layout() -> None:
+    """Not a call: the A/A's noise (3%) set the tolerance over a move of +2.5%."""
+    time = Verdict(outcome="inconclusive", reason_code="aa_noise", reason="…", n=40,
+                   ratio=1.025, ci=(1.015, 1.035), aa_noise=0.03, noise=0.03, tolerance=0.03,
+                   floor_med=0.001)
+    counts = replace(valgrind(1_000_000, 1_000_000), ratio=1.0, reading="same", noise=0.0,
+                     user_share=1.0)
+    got = signals.joint(time, counts, parity=0.02)
+    assert got.outcome == "inconclusive" and got.reason_code == "layout"
+    # measuring goes on: the ratio has not left its tolerance, more pairs may settle it
+    assert sequential.stop_reason(got, None, pairs=40, max_pairs=1000, parity=0.02) is None
+    # within parity, or with other counts, the reason is time's own
+    assert signals.joint(replace(time, ratio=1.015), counts, parity=0.02).reason_code == "aa_noise"
+    up = replace(counts, ratio=1.03, reading="up")
+    assert signals.joint(time, up, parity=0.02).reason_code == "aa_noise"
+
+
 def test_a_time_call_beyond_the_layout_limit_stands_with_the_same_instructions() -> None:
     n = 76
     w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.25), looks=6,

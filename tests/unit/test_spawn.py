@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import procs, sandbox
+from benchbot import forkserver, procs, sandbox
 from benchbot.spawn import ProcessSpawner, SpawnRequest
 
 pytestmark = pytest.mark.real_runs("the spawner itself: processes, descriptors, the worker's protocol; not times")
@@ -90,13 +90,21 @@ def test_a_worker_that_died_is_an_error_that_says_so(tmp_path: Path) -> None:
 @needs_bwrap
 def test_a_run_can_neither_kill_nor_stop_its_worker(tmp_path: Path) -> None:
     """The worker is PID 1 of its namespace: no signal from its runs reaches it but those
-    it handles, and it ignores SIGINT. (A run used to stop the worker that timed it.)"""
+    it handles, and it ignores SIGINT. (A run used to stop the worker that timed it.) The
+    run's parent is the fork server, which a run can kill: that run fails, saying so, and
+    a fresh fork server makes the next run."""
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
                                    places=[tmp_path])
     try:
-        signals = "; ".join(f"kill -{s} $PPID 1" for s in ("STOP", "INT", "TERM", "KILL"))
+        signals = "; ".join(f"kill -{s} 1" for s in ("STOP", "INT", "TERM", "KILL"))
         assert worker.spawn(req(tmp_path, "sh", "-c", f"{signals}; exit 0")).returncode == 0
         assert worker.spawn(req(tmp_path, "true")).returncode == 0
+        if forkserver.compiler() is not None:  # a fork server is the runs' parent
+            parent = worker.spawn(req(tmp_path, "sh", "-c", "kill -KILL $PPID; sleep 5; exit 0"))
+            assert parent.failed
+            assert "stopped the fork server that timed it" in (parent.not_started or "")
+            assert worker.spawn(req(tmp_path, "true")).returncode == 0
+            assert worker.maxrss_floor_kib < 2048  # the runs are still the fork server's
     finally:
         worker.close()
 
@@ -150,6 +158,35 @@ def test_a_run_cannot_touch_the_other_place(tmp_path: Path) -> None:
         assert (b / "prog").read_text() == "mine\n"
         with pytest.raises(sandbox.SandboxError, match="in none of the places"):
             spawner.spawn(req(tmp_path, "true"))
+    finally:
+        spawner.close()
+
+
+@needs_bwrap
+def test_three_places_take_their_turns_and_none_reaches_another(tmp_path: Path) -> None:
+    """Base, head and base again's copy: each place's worker makes its runs of a batch of
+    triplets in the triplets' order; a run reaches neither other place, nor a descriptor."""
+    places = [tmp_path / name for name in ("base", "head", "agai")]
+    for place in places:
+        place.mkdir()
+        (place / "prog").write_text("original\n")
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+                                    places=places)
+    try:
+        orders = [(0, 2, 1), (1, 0, 2), (2, 1, 0)]
+        groups = [[req(places[i], "sh", "-c", "date +%s%N >> when; ls /proc/self/fd >&2")
+                   for i in order] for order in orders]
+        runs = spawner.spawn_groups(groups, ["w", "w", "w"])
+        assert all(run.returncode == 0 and run.stderr_tail.split() == ["0", "1", "2", "3"]
+                   for g in runs for run in g)
+        when = {i: [int(t) for t in (p / "when").read_text().split()] for i, p in enumerate(places)}
+        made = sorted((t, i) for i, ts in when.items() for t in ts)
+        assert [i for _, i in made] == [i for order in orders for i in order]
+        for i, place in enumerate(places):
+            others = [p for p in places if p != place]
+            attack = req(place, "sh", "-c", "; ".join(f"echo planted > '{o}/prog'" for o in others))
+            assert spawner.spawn(attack).returncode != 0, i
+        assert all((p / "prog").read_text() == "original\n" for p in places)
     finally:
         spawner.close()
 
@@ -239,14 +276,20 @@ def test_one_of_two_workers_dying_is_an_error_not_a_hang(tmp_path: Path) -> None
 
 @needs_bwrap
 def test_the_worker_reports_the_peak_rss_no_run_reads_below(tmp_path: Path) -> None:
-    """Linux keeps the replaced address space's high-water mark at exec, so a run's peak
-    RSS reads at least its spawner's: the worker says its own, the memory verdict's floor."""
+    """A run's peak RSS reads at least what its spawner's runs start from: the worker says
+    so, the memory verdict's floor; its fork server's, under 2 MiB, where the sandbox has a
+    C compiler, else the worker's own (Linux keeps the replaced address space's high-water
+    mark at exec), far above /bin/true's own peak."""
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
                                    places=[tmp_path])
     try:
         run = worker.spawn(req(tmp_path, "true"))
         floor = worker.maxrss_floor_kib
-        assert 1024 < floor <= run.maxrss_kib  # /bin/true's own peak is far below a Python's
+        assert 0 < floor <= run.maxrss_kib
+        if forkserver.compiler() is not None:
+            assert floor < 2048 and run.maxrss_kib < 4096
+        else:
+            assert floor > 4096
     finally:
         worker.close()
 

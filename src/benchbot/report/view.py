@@ -588,6 +588,9 @@ def _environment(doc: Results) -> tuple[tuple[str, str], ...]:
             ("Python", env.python), ("governor", env.governor or "not exposed")]
     if env.machine is not None:
         rows.append(("machine", env.machine.label))
+    if env.maxrss_floor_kib:
+        rows.append(("peak memory floor", f"{env.maxrss_floor_kib / 1024:.2f} MiB: no run's "
+                     "peak RSS reads below what the process that started it held"))
     return tuple(rows)
 
 
