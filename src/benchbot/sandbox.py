@@ -520,7 +520,7 @@ def _fork_server_program(into: Path) -> Path | None:
     the runs themselves, and ``benchbot doctor`` says why)."""
     into.mkdir(exist_ok=True)
     try:
-        return forkserver.build(into, reuse=False)  # into: this comparison's own
+        return forkserver.copy_into(into)  # a file of this comparison's own
     except forkserver.ForkServerError:
         return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 import time
 from pathlib import Path
@@ -152,6 +153,42 @@ def test_the_program_is_built_once_per_process(tmp_path: Path) -> None:
     (tmp_path / "later").mkdir()
     assert forkserver.build(tmp_path / "later") == first
     assert not any((tmp_path / "later").iterdir())
+
+
+@needs_cc
+def test_each_sandbox_gets_its_own_copy_of_one_build(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One compile a process; each comparison's sandbox binds a file of its own, which
+    nothing it does can make the next comparison's."""
+    real = forkserver.compiler()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls"
+    (bin_dir / "cc").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (bin_dir / "cc").chmod(0o755)
+    monkeypatch.setattr(forkserver, "_BUILT", {})
+    monkeypatch.setattr(forkserver, "_PRIVATE", None)
+    path = f"{bin_dir}:{os.defpath}"
+    copies = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        copies.append(forkserver.copy_into(tmp_path / name, path=path))
+    a, b = copies
+    assert a.parent == tmp_path / "a" and b.parent == tmp_path / "b"
+    assert len(log.read_text().splitlines()) == 1  # built once
+    private = forkserver._PRIVATE
+    assert private is not None and tmp_path not in private.parents
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    b.write_bytes(b"#!/bin/sh\nexit 0\n")  # a copy changed does not change the build
+    (tmp_path / "c").mkdir()
+    c = forkserver.copy_into(tmp_path / "c", path=path)
+    assert c.read_bytes() == a.read_bytes() != b.read_bytes()
+    assert os.access(c, os.X_OK)
+    server = forkserver.start(tmp_path, program=c)
+    try:
+        assert 0 < server.floor_kib() < 2048
+    finally:
+        server.close()
 
 
 def test_without_a_compiler_the_runs_start_here_and_the_floor_says_so(
