@@ -29,7 +29,8 @@ not by asking benchbot what it meant to show.
   reaper holds ``/dev/null``, the build's own log and bubblewrap's eventfd, nothing else.
   The enumerator's own inherited descriptors are 0, 1 and 2 only: ``/dev/null``, an
   anonymous file, or (a build) its log; its parents (a shell script) hold the same and
-  files in the worktree.
+  files in the worktree. A counted run (valgrind's guest) also holds valgrind's own:
+  descriptors from 1024 up, and valgrind's log files in the worker's scratch.
 - **Mounts.** Writable: the worktree, the worker's scratch directory (where the run's
   stderr lives), and the in-memory ``/tmp``, home and ``/dev`` of the sandbox (tmpfs),
   plus what ``.reach.json`` in the worktree declares (the config's ``sandbox.writable``).
@@ -121,6 +122,9 @@ def enumerate_reach(kind: str, inherited: dict[str, str]) -> dict:
         "pid1": _taken(1), "parent": _parent(), "mounts": _mounts(), "declared": declared, "git_dir": _git_dir(),
         **_walk(), "proc_writable": _proc_writable(), "keyrings": _keyrings(),
         "sockets": _sockets(),
+        # A counted run (counts: valgrind) is valgrind's guest: valgrind's preload is in
+        # its environment, and valgrind's own descriptors are in its processes.
+        "valgrind": "vgpreload" in os.environ.get("LD_PRELOAD", ""),
     }
 
 
@@ -474,10 +478,31 @@ def _own_target(target: str, report: dict, places: dict) -> bool:
     return report["kind"] == "build" and target == report["inherited"].get("1")
 
 
+# valgrind keeps its own descriptors from this number up (the top of the descriptor limit,
+# which it lowers for its guest); below it only its log files reach a guest.
+VALGRIND_FDS_FROM = 1024
+VALGRIND_LOG = "vg.benchbot."  # benchbot.counting.VALGRIND_LOG, the %p appended
+
+
+def _valgrinds(fd: str, target: str, report: dict, places: dict) -> bool:
+    """A descriptor of valgrind's own in a counted run's process: one in valgrind's range,
+    or one of its log files in the worker's scratch, which valgrind (with --trace-children
+    and --log-file=...%p) leaves open across each exec. Nothing of benchbot's: the run
+    writes its own counts, as docs/security.md says (the second signal's row)."""
+    if not report.get("valgrind") or fd == "*":
+        return False
+    if fd.isdigit() and int(fd) >= VALGRIND_FDS_FROM:
+        return True
+    return (os.path.basename(target).startswith(VALGRIND_LOG)
+            and any(_inside(target, p) for p in places["writable"]))
+
+
 def _process_violations(report: dict, places: dict) -> list[str]:
     found = []
     inherited = report["inherited"]
     for fd, target in sorted(inherited.items()):
+        if _valgrinds(fd, target, report, places):
+            continue
         if fd not in ("0", "1", "2"):
             found.append(f"inherited descriptor {fd} -> {target}")
         elif not _own_target(target, report, places):
@@ -503,7 +528,8 @@ def _process_violations(report: dict, places: dict) -> list[str]:
             for fds in proc["tasks"].values():
                 for fd, target in fds.items():
                     if fd == "*" or not (_own_target(target, report, places)
-                                         or target in inherited.values()):
+                                         or target in inherited.values()
+                                         or _valgrinds(fd, target, report, places)):
                         found.append(f"the run's own process {pid} ({proc['comm']}) holds "
                                      f"{fd} -> {target}")
         else:
