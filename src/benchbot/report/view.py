@@ -517,7 +517,8 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
-        uncounted=tuple((letter, why) for why, letter in whys.items()),
+        uncounted=tuple((letter, why.removeprefix("not counted: "))  # the heading says so
+                        for why, letter in whys.items()),
         suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
         skipped=tuple(k.name for k in doc.skipped or ()), artifact=artifact, spent=doc.spent,
     )
