@@ -33,6 +33,10 @@ from tests.fakegithub import FakeGitHub, load_payload
 
 OWNER, REPO = "Codertocat", "Hello-World"
 BOT = "github-actions[bot]"
+# How long `benchbot github` in a process of its own may take: a hang still ends the test,
+# and a loaded 2-core machine has room (the secrets test's spy reads every process's /proc
+# files in each of its 22 runs; under load 6 some runs took 40 s, and the whole 300 s).
+PROCESS_TIMEOUT_S = 900
 CONFIG = """\
 version: 1
 aa: off
@@ -249,7 +253,8 @@ class Env:
         if not process:
             return self._collect(*_in_process(env), env)
         proc = subprocess.run([sys.executable, "-m", "benchbot", "github"], env=env,
-                              capture_output=True, text=True, timeout=300, check=False)
+                              capture_output=True, text=True, timeout=PROCESS_TIMEOUT_S,
+                              check=False)
         return self._collect(proc.returncode, proc.stderr, env)
 
     def run_split(self, name: str, payload: dict[str, Any], *, measure_token: str | None = None,
