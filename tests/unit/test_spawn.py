@@ -69,8 +69,14 @@ def kill_worker(spawner: sandbox.WorkerSpawner, index: int = 0) -> None:
     with --new-session the worker outlives it for a moment through --die-with-parent,
     and may still answer.)"""
     bwrap = spawner._workers[index]._proc.pid  # the process to find
+    killed = 0
     for pid in procs.descendants(bwrap):
-        os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            pass  # the fork server, gone with the worker (its namespace's init) just killed
+    assert killed, "no process of the worker's was found to kill"
 
 
 @needs_bwrap
