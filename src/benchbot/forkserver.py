@@ -44,6 +44,7 @@ import signal
 import socket
 import struct
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +66,7 @@ _ANSWER_LIMIT = 4096
 # Where a build of the source is, per source hash: one build per process.
 _BUILT: dict[str, Path] = {}
 _PRIVATE: Path | None = None  # copy_into's directory
+_PRIVATE_LOCK = threading.Lock()
 _STAGES = {"c": "cannot enter its directory", "p": "cannot be pinned to its CPUs",
            "f": "cannot fork", "e": ""}
 
@@ -132,10 +134,11 @@ def copy_into(into: Path, *, path: str | None = None) -> Path:
     copy into its workers read-only; one compile a process, not one a comparison (0.3-0.5 s
     of CPU static)."""
     global _PRIVATE
-    if _PRIVATE is None:
-        _PRIVATE = Path(tempfile.mkdtemp(prefix="benchbot-forkserver-"))
-        atexit.register(shutil.rmtree, _PRIVATE, True)
-    built = build(_PRIVATE, path=path)
+    with _PRIVATE_LOCK:  # one compile, whichever thread asks first
+        if _PRIVATE is None:
+            _PRIVATE = Path(tempfile.mkdtemp(prefix="benchbot-forkserver-"))
+            atexit.register(shutil.rmtree, _PRIVATE, True)
+        built = build(_PRIVATE, path=path)
     out = Path(into) / built.name
     shutil.copyfile(built, out)
     out.chmod(0o755)
