@@ -105,10 +105,29 @@ def allowed(env: Mapping[str, str], read_only: Sequence[str] = ()) -> View:
     if cache and _is_toolchain(cache, guarded):
         pairs += _pair(cache)
     home = home_of(env)
-    return dataclasses.replace(
+    view = dataclasses.replace(
         system, read_only=_outermost(pairs),
         empty=("/tmp", *([home] if _can_be_empty(home) else [])),
     )
+    seen = view.visibility()
+    links = [(target, path) for target, path in interpreter_links()
+             if not seen.shows(os.path.dirname(path))]
+    return dataclasses.replace(view, symlinks=(*view.symlinks, *links))
+
+
+def interpreter_links() -> list[tuple[str, str]]:
+    """(target, path) of each symlink from ``sys.executable`` to the interpreter itself.
+    The worker is started as ``sys.executable`` (a venv's ``bin/python``, whose link leads
+    on to the interpreter it was made with); where a link on that way lies outside every
+    directory the sandbox shows (a venv made with a ``python3`` from a directory of links,
+    as ``tools/bare_path.py`` makes), the sandbox makes that link alone, not its directory."""
+    links: list[tuple[str, str]] = []
+    path = sys.executable
+    while os.path.islink(path) and len(links) < 40:  # 40: the kernel's own limit
+        target = os.readlink(path)
+        links.append((target, path))
+        path = os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return links
 
 
 def _outermost(pairs: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
