@@ -14,9 +14,10 @@ same way reads its own peak before it would exec).
 How: the C source ships with the package. ``build`` compiles it with the machine's C
 compiler (``cc``, else gcc or clang; with a minimal environment: no CC or CFLAGS from a
 config), static where the C library allows it, else dynamic; 0.3-0.5 s of CPU, once
-per process (``copy_into`` gives each sandbox a copy of its own). The spawner (``spawn.ProcessSpawner``) starts it once and sends it one request
-per run over a socket (argv, environment, directory, CPU pin, timeout, and the run's
-stdin, stdout and stderr as descriptors); it starts the run with vfork and times it as
+per process (``copy_into`` gives each sandbox a copy of its own). The spawner
+(``spawn.ProcessSpawner``) starts it once and sends it one request per run over a
+socket (argv, environment, directory, CPU pin, timeout, and the run's stdin, stdout and
+stderr as descriptors); it starts the run with vfork and times it as
 the Python spawner did (a monotonic clock read just before the vfork and just after the
 reap, the reap woken by the run's pidfd), kills the run's process group after it, ends
 whatever the run left running elsewhere (it is a child subreaper), and answers one line.
@@ -95,16 +96,15 @@ def compiler(path: str | None = None) -> str | None:
     return next((found for name in COMPILERS if (found := shutil.which(name, path=search))), None)
 
 
-def build(into: Path, *, path: str | None = None, reuse: bool = True) -> Path:
+def build(into: Path, *, path: str | None = None) -> Path:
     """The fork server's program, compiled into ``into`` unless this process built it
-    already and ``reuse`` (ForkServerError with the compiler's last words where it
-    cannot be)."""
+    already (ForkServerError with the compiler's last words where it cannot be)."""
     import subprocess  # only here: the worker imports this module at its start
 
     source = SOURCE.read_bytes()
     key = hashlib.sha256(source + " ".join(CFLAGS).encode()).hexdigest()[:16]
     done = _BUILT.get(key)
-    if reuse and done is not None and done.is_file():
+    if done is not None and done.is_file():
         return done
     cc = compiler(path)
     if cc is None:
