@@ -100,7 +100,8 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
     if time.outcome == "level":
         return replace(time, settled_by="time")
     band = max(signals.SAME_FLOOR, signals.NOISE_TIMES * (counts.noise or 0.0))
-    if band > SAME_BAND_SHARE * math.log1p(parity):
+    if not counts.samples and band > SAME_BAND_SHARE * math.log1p(parity):
+        # (sampled counts read the same only where their whole band lies within parity)
         return replace(time, reason=f"{time.reason}; the counts per {unit} vary by "
                        f"{(counts.noise or 0) * 100:.2f}%, too much to call the work the same "
                        f"within the {parity * 100:g}% parity")
@@ -110,7 +111,9 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
     small = counts.reading == "small"
     same = (f"the work per {unit} moved {_pct(counts.ratio)}: real, but below the "
             f"{parity * 100:g}% parity" if small else
-            f"the same work per {unit} ({_pct(counts.ratio)})")
+            f"the same work per {unit} within parity ({_pct(counts.ratio)} "
+            f"± {math.expm1(band) * 100:.1f}%, {counts.samples} processes a build)"
+            if counts.samples else f"the same work per {unit} ({_pct(counts.ratio)})")
     if time.ci is not None and (time.ci[0] > 1 or time.ci[1] < 1):
         # time moved at the look's own error (what a call of time's would spend): stop
         return replace(time, outcome="inconclusive", reason_code="same_counts",

@@ -417,6 +417,10 @@ class Counts:
     # How far one per-unit count varies, from the A/A of all the suite's benchmarks
     # (suitecount._pool_noise); ``noise`` is at least this.
     pooled_noise: float | None = omitted_when_none(default=None)
+    # Where one benchmark's counts vary from process to process by themselves (a hash seed):
+    # the processes counted per arm, whose counts are then compared as two samples, by
+    # their means (suitecount._to_sample, signals.read_counts).
+    samples: int | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -76,6 +76,8 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
     if not bases or not head or min(bases + head) <= 0:
         return replace(counts, user_share=user, reading=None,
                        reading_why="no counted runs to read")
+    if counts.samples and len(bases) >= 2 and len(head) >= 2:
+        return _sampled(counts, bases, head, user=user, parity=parity)
     ratio = statistics.median(ratios) if ratios else statistics.median(head) / statistics.median(bases)
     aa_ratio = (statistics.median(aa_ratios) if aa_ratios
                 else statistics.median(again) / statistics.median(base) if again and base else None)
@@ -94,6 +96,35 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
         why = (f"{why}; not used: the runs spend most of their time outside user-space CPU "
                f"work ({user * 100:.0f}% in it)")
     return replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=noise, cycles_ratio=cycles,
+                   user_share=user, reading=reading, reading_why=why)
+
+
+def _sampled(counts: Counts, bases: Sequence[float], head: Sequence[float], *,
+             user: float | None, parity: float) -> Counts:
+    """The counts of a benchmark whose work varies from process to process, each arm a
+    sample of processes: the difference of their mean logs, within NOISE_TIMES standard
+    errors. ``same`` where all of that lies within parity (an equivalence test: a change
+    of parity reads ``same`` with the one-sided chance of NOISE_TIMES errors), ``up`` or
+    ``down`` where all of it lies beyond, ``unsteady`` where it straddles parity."""
+    lb, lh = [math.log(v) for v in bases], [math.log(v) for v in head]
+    moved = statistics.fmean(lh) - statistics.fmean(lb)
+    error = max(math.sqrt(statistics.variance(lb) / len(lb) + statistics.variance(lh) / len(lh)),
+                (counts.pooled_noise or 0.0) * math.sqrt(1 / len(lb) + 1 / len(lh)))
+    spread = math.sqrt((statistics.variance(lb) + statistics.variance(lh)) / 2)
+    ratio, band, limit = math.exp(moved), NOISE_TIMES * error, math.log1p(parity)
+    told = (f"{len(lb)} processes of base's build and {len(lh)} of head's, whose counts vary "
+            f"by {spread * 100:.2f}% from one to the next, read {_pct(ratio)} "
+            f"± {math.expm1(band) * 100:.2f}%")
+    reading: CountsReading
+    if abs(moved) + band <= limit:
+        reading, why = "same", f"the same work within the {parity * 100:g}% parity: {told}"
+    elif abs(moved) - band >= limit:
+        reading, why = ("up" if moved > 0 else "down"), f"the instructions moved: {told}"
+    else:
+        reading, why = "unsteady", f"{told}, neither inside the {parity * 100:g}% parity nor past it"
+    aa_ratio = (statistics.median(counts.base_again) / statistics.median(counts.base)
+                if counts.base and counts.base_again else None)
+    return replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=error, cycles_ratio=None,
                    user_share=user, reading=reading, reading_why=why)
 
 

@@ -34,6 +34,12 @@ PLAN: tuple[tuple[str, int], ...] = (("base", 0), ("base", 1), ("head", 0), ("he
                                      ("base_again", 0), ("base_again", 1))
 # The arms counted a second time where the counts read a move (``_to_confirm``).
 CONFIRM = ("base_again", "head")
+# The processes counted per build where a benchmark's counts vary from one process to the
+# next by themselves (``_to_sample``): enough that, for Go's map lookups (about 1% a
+# process), the standard error of the difference of two builds' means stays near 0.3 points
+# and an identical head's band (3 errors about its reading) lies within a 2% parity in
+# 99 of 100 comparisons (88 at 1.5% a process). Each further process is one larger run.
+SAMPLES = 24
 PROBE_TIMEOUT_S = 30.0
 # The fewest counted benchmarks whose A/A the suite's pooled noise is taken from.
 POOL_MIN = 5
@@ -114,15 +120,21 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
             into[w.name] = planned
         else:
             plans[w.name] = planned
-    raws = _made(setting, plans, deadline, total=len(own))
+    raws = _made(setting, plans, deadline)
     for name, plan in plans.items():
         into[name] = _counts(plan, raws.get(name, {}), chosen)
     _pool_noise(into, list(plans))
-    again = _to_confirm(into, plans, {w.name: w.parity for w in own})
+    parity = {w.name: w.parity for w in own}
+    again = _to_confirm(into, plans, parity)
     if again:
-        more = _made(setting, again, deadline, total=len(again))
+        more = _made(setting, again, deadline)
         for name, plan in again.items():
             into[name] = _confirmed(into[name], plan, more.get(name, {}), chosen)
+    sample = _to_sample(into, plans, parity)
+    if sample:
+        more = _made(setting, sample, deadline)
+        for name, plan in sample.items():
+            into[name] = _sampled(into[name], plan, more.get(name, {}), chosen)
     made = sum(len(into[n].runs or ()) for n in plans)
     return chosen.how, made, setting.clock() - started
 
@@ -158,29 +170,31 @@ def _units(size: int, n: int) -> int:
     return fixedwork.SMALL + size * n
 
 
-def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None, *,
-          total: int) -> dict[str, dict[tuple[str, int], RawRun]]:
-    """Every planned counted run made, by benchmark and (arm, size). Base's runs and head's
+def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None
+          ) -> dict[str, dict[int, RawRun]]:
+    """Every planned counted run made, by benchmark and its place in the plan's requests
+    (``_keyed``: by arm and size, where each is made once). Base's runs and head's
     are made by their own workers at once where the spawner has one per worktree (a
     counted run's time is no measurement, so they may share the machine); elsewhere one
     after the other. A benchmark not started before ``deadline`` gets none."""
     sides = {"base": ("base", "base_again"), "head": ("head",)}
-    streams = {side: [(name, [(a, s, r) for a, s, r in plan.requests if a in arms])
+    streams = {side: [(name, [(i, r) for i, (a, _, r) in enumerate(plan.requests) if a in arms])
                       for name, plan in plans.items()] for side, arms in sides.items()}
-    out: dict[str, dict[tuple[str, int], RawRun]] = {name: {} for name in plans}
+    out: dict[str, dict[int, RawRun]] = {name: {} for name in plans}
+    planned = sum(len(plan.requests) for plan in plans.values())
     done = [0]
     lock = threading.Lock()
 
-    def run(stream: Sequence[tuple[str, list[tuple[str, int, SpawnRequest]]]]) -> None:
+    def run(stream: Sequence[tuple[str, list[tuple[int, SpawnRequest]]]]) -> None:
         for name, runs in stream:
             if deadline is not None and setting.clock() >= deadline:
                 return
-            raws = spawn_group(setting.spawner, [r for _, _, r in runs], name)
+            raws = spawn_group(setting.spawner, [r for _, r in runs], name)
             with lock:
-                out[name].update({(a, s): raw for (a, s, _), raw in zip(runs, raws, strict=False)})
+                out[name].update({i: raw for (i, _), raw in zip(runs, raws, strict=False)})
                 done[0] += len(raws)
                 if setting.progress is not None:
-                    setting.progress(name, done[0], total * len(PLAN))
+                    setting.progress(name, done[0], planned)
 
     if _in_parallel(setting.spawner):
         threads = [threading.Thread(target=run, args=(stream,), name=f"benchbot-count-{side}")
@@ -190,8 +204,14 @@ def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None, 
         for thread in threads:
             thread.join()
     else:
-        run([(name, list(plan.requests)) for name, plan in plans.items()])
+        run([(name, [(i, r) for i, (_, _, r) in enumerate(plan.requests)])
+             for name, plan in plans.items()])
     return out
+
+
+def _keyed(plan: _Plan, raws: Mapping[int, RawRun]) -> dict[tuple[str, int], RawRun]:
+    """A plan's runs made, by (arm, size): for plans that make each of those once."""
+    return {(arm, size): raws[i] for i, (arm, size, _) in enumerate(plan.requests) if i in raws}
 
 
 def _in_parallel(spawner: Spawner) -> bool:
@@ -202,10 +222,10 @@ def _in_parallel(spawner: Spawner) -> bool:
     return isinstance(spawner, sandbox.WorkerSpawner)
 
 
-def _counts(plan: _Plan, raws: Mapping[tuple[str, int], RawRun],
-            recipe: fixedwork.Recipe) -> Counts:
+def _counts(plan: _Plan, made: Mapping[int, RawRun], recipe: fixedwork.Recipe) -> Counts:
     """One benchmark's Counts from its counted runs (or why it has none)."""
     n = plan.n
+    raws = _keyed(plan, made)
     seconds = round(sum(r.wall_ns for r in raws.values()) / 1e9, 3)
     runs: list[CountedRun] = []
     for arm, size, _request in plan.requests:
@@ -250,11 +270,12 @@ def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
     return out
 
 
-def _confirmed(c: Counts, plan: _Plan, raws: Mapping[tuple[str, int], RawRun],
+def _confirmed(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
                recipe: fixedwork.Recipe) -> Counts:
     """``c`` with the second count of base again and of head; without them (failed, or the
     budget ran out), uncounted: a move read once is not one to judge by."""
     runs = list(c.runs or ())
+    raws = _keyed(plan, made)
     per: dict[str, float] = {}
     for arm in CONFIRM:
         got = []
@@ -279,6 +300,55 @@ def _confirmed(c: Counts, plan: _Plan, raws: Mapping[tuple[str, int], RawRun],
     seconds = round(sum(r.wall_ns for r in raws.values()) / 1e9, 3)
     return replace(c, base_again=(*c.base_again, per["base_again"]), head=(*c.head, per["head"]),
                    runs=tuple(runs), counted_s=round((c.counted_s or 0.0) + seconds, 3))
+
+
+def _to_sample(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
+               parity: Mapping[str, float]) -> dict[str, _Plan]:
+    """The benchmarks whose counts vary from one process to the next by themselves (they
+    read ``unsteady``), each with the larger runs that bring each build to SAMPLES
+    processes: their counts are then two samples, compared by their means
+    (``signals.read_counts``; docs/verdict.md, "Counts that vary by themselves")."""
+    out = {}
+    for name, plan in plans.items():
+        c = counts[name]
+        if c.method is None or signals.read_counts(c, {}, parity=parity[name]).reading != "unsteady":
+            continue
+        large = {arm: next(r for a, size, r in plan.requests if a == arm and size == 1)
+                 for arm in ("base", "head")}
+        more = {"base": SAMPLES - len(c.base) - len(c.base_again), "head": SAMPLES - len(c.head)}
+        out[name] = replace(plan, requests=tuple((arm, 1, large[arm]) for arm in ("base", "head")
+                                                 for _ in range(max(0, more[arm]))))
+    return out
+
+
+def _sampled(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
+             recipe: fixedwork.Recipe) -> Counts:
+    """``c`` with each further process's count per unit: its larger run less the mean of
+    its build's smaller runs already made (the small run's count is the harness's start and
+    the benchmark's setup, which vary far less than the loop). Runs that were not made (the
+    budget) leave the benchmark as it was; it is judged on time alone, and says so."""
+    runs = list(c.runs or ())
+    small = {side: statistics.fmean(r.instructions for r in runs if r.units == fixedwork.SMALL
+                                    and (r.arm == "head") == (side == "head"))
+             for side in ("base", "head")}
+    per: dict[str, list[float]] = {"base": [], "head": []}
+    for i, (arm, size, _) in enumerate(plan.requests):
+        raw = made.get(i)
+        units = _units(size, plan.n)
+        instructions = None if raw is None else \
+            fixedwork.check(raw, recipe=recipe, bench=plan.bench, n=units)[0]
+        if instructions is None or raw is None:  # unsteady still: judged on time alone
+            return replace(c, runs=tuple(runs))
+        runs.append(CountedRun(arm=arm, units=units, instructions=instructions,  # type: ignore[arg-type]
+                               seconds=round(raw.wall_ns / 1e9, 3)))
+        unit = (instructions - small[arm]) / plan.n
+        if unit <= 0:
+            return replace(c, runs=tuple(runs))
+        per[arm].append(unit)
+    seconds = round(sum(r.wall_ns for r in made.values()) / 1e9, 3)
+    return replace(c, base=(*c.base, *per["base"]), head=(*c.head, *per["head"]),
+                   runs=tuple(runs), counted_s=round((c.counted_s or 0.0) + seconds, 3),
+                   samples=SAMPLES)
 
 
 def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchbot import counting, engine, fixedwork, harness
+from benchbot import counting, engine, fixedwork, harness, suitecount
 from benchbot.model import Family, Results
 from benchbot.results import to_json
 from benchbot.runner import RawRun, SpawnRequest
@@ -172,19 +172,60 @@ def test_counted_runs_settle_a_noisy_suite(make_repo: MakeRepo, validate: Any) -
 
 def test_counts_that_vary_from_process_to_process_are_counted_again_and_not_called(
         make_repo: MakeRepo) -> None:
-    # Go's map lookups, as recorded (benchmarks/README.md, section 10): the same code, each
-    # process's hash seed its own; the first pair read +2.3% with base again within 0.08%
+    # Go's map lookups, as recorded (benchmarks/README.md, section 12): the same code, each
+    # process's hash seed its own; the first pair read +2.3% with base again within 0.08%.
+    # Here every further process varies by 8%: sixteen a build cannot tell that from parity
     lookup = Spec(ns=12_000, instructions=50_000,
-                  process=((1.0, 0.9992, 0.985), (1.023, 1.003)))
+                  process=((1.0, 0.9992, 0.985, *_seeds(1, 0.08)), (1.023, 1.003, *_seeds(2, 0.08))))
     clock = FakeClock()
     fake = FakeGo({**SPECS, "BenchmarkLookup": lookup}, clock)
     got = _by_name(_compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock))
     c = got["BenchmarkLookup"].counts
-    assert c.head == pytest.approx((50_000 * 1.023, 50_000 * 1.003), rel=1e-3)
+    assert c.head[:2] == pytest.approx((50_000 * 1.023, 50_000 * 1.003), rel=1e-3)
     assert c.base_again == pytest.approx((50_000 * 0.9992, 50_000 * 0.985), rel=1e-3)
-    assert c.reading == "unsteady"  # head's two counts 2% apart: past half the parity
-    assert got["BenchmarkLookup"].verdict.outcome not in ("slower", "faster")
+    assert c.samples == suitecount.SAMPLES  # counted as two samples of processes ...
+    assert len(c.base) + len(c.base_again) == len(c.head) == suitecount.SAMPLES
+    assert c.reading == "unsteady", c.reading_why  # ... which straddle the 2% parity
+    assert "neither inside the 2% parity nor past it" in (c.reading_why or "")
+    assert got["BenchmarkLookup"].verdict.outcome not in ("slower", "faster", "level")
     assert got["BenchmarkHash"].verdict.outcome == "slower"  # a real move reads again the same
+
+
+@pytest.mark.parametrize(("work", "outcome"), [(1.0, "level"), (1.06, "slower")])
+def test_counts_that_vary_by_a_seed_are_judged_as_samples_of_processes(
+        make_repo: MakeRepo, validate: Any, work: float, outcome: str) -> None:
+    # A map lookup whose every process draws its own hash seed (1.2% a process): one
+    # difference cannot tell a seed from a change, sixteen processes a build can
+    lookup = Spec(ns=12_000, instructions=50_000, head_work=work, head_time=work,
+                  process=(_seeds(3, 0.012), _seeds(4, 0.012)))
+    clock = FakeClock()
+    fake = FakeGo({**SPECS, "BenchmarkLookup": lookup}, clock)
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock)
+    got = _by_name(doc)
+    c = got["BenchmarkLookup"].counts
+    assert c.samples == suitecount.SAMPLES and len(c.head) == suitecount.SAMPLES
+    validate(data := to_json(doc))
+    [lookup] = [b for b in data["benchmarks"] if b["name"] == "go/BenchmarkLookup"]
+    assert lookup["counts"]["samples"] == suitecount.SAMPLES
+    assert c.ratio == pytest.approx(work, abs=0.012)
+    assert c.reading == ("same" if work == 1.0 else "up"), c.reading_why
+    assert "processes of base's build" in (c.reading_why or "")
+    v = got["BenchmarkLookup"].verdict
+    assert v.outcome == outcome, v.reason
+    if outcome == "level":
+        assert v.settled_by == "instructions and time"
+        assert f"{suitecount.SAMPLES} processes a build" in (v.reason or "")
+    # the further processes are the larger run alone, base's made by base's build
+    lookups = [r for r in fake.counted if "-test.bench=^BenchmarkLookup$" in r.argv]
+    confirmed = [r.arm for r in c.runs[6:10]] == ["base_again", "base_again", "head", "head"]
+    first, processes = (10, 5) if confirmed else (6, 3)  # made before the sample
+    assert len(lookups) == len(c.runs) == first + 2 * suitecount.SAMPLES - processes
+    assert all(r.units > fixedwork.SMALL for r in c.runs[first:])
+
+
+def _seeds(seed: int, spread: float) -> tuple[float, ...]:
+    """The work of 20 processes, each by its own hash seed (log-normal, ``spread`` a process)."""
+    return tuple(float(f) for f in np.random.default_rng(seed).lognormal(0.0, spread, 20))
 
 
 def test_a_counted_run_asks_for_one_benchmark_and_a_fixed_work(make_repo: MakeRepo) -> None:

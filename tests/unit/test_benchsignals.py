@@ -353,3 +353,54 @@ def test_figures_that_vary_are_judged_with_the_time_rule() -> None:
     got = benchsignals.memory(phases, parity=0.03, alpha=0.05, look_alpha=0.01, seed=1,
                               triplets=True)
     assert got is not None and got.outcome == "slower" and "B/op +6" in (got.reason or "")
+
+
+# --- counts that vary from process to process: two samples ------------------------------
+
+
+def sampled(work: float, spread: float, rng: np.random.Generator, *, n: int = suitecount.SAMPLES,
+            ) -> Counts:
+    """A benchmark's counts per unit from ``n`` processes a build, each by its own seed
+    (log-normal, ``spread`` a process): base's first, base again's two, then base's rest."""
+    base = 50_000.0 * rng.lognormal(0.0, spread, n)
+    head = 50_000.0 * work * rng.lognormal(0.0, spread, n)
+    raw = Counts(method="valgrind", why="test", unit="iteration", units=200, samples=n,  # type: ignore[arg-type]
+                 base=(base[0], *base[3:]), base_again=tuple(base[1:3]), head=tuple(head),
+                 pooled_noise=2e-4)
+    return signals.read_counts(raw, {}, parity=PARITY)
+
+
+@pytest.mark.parametrize("spread", [0.01, 0.015])
+def test_sampled_counts_at_parity_read_the_same_as_rarely_as_three_errors_allow(spread: float) -> None:
+    # the level's error on the counts' side: a change of exactly parity read "same"
+    rng = np.random.default_rng(11)
+    readings = [sampled(1 + PARITY, spread, rng).reading for _ in range(3000)]
+    assert readings.count("same") / len(readings) <= 0.004  # one-sided, 3 errors: 0.0013 + t's tails
+    assert "down" not in readings
+
+
+def test_sampled_counts_of_an_identical_head_read_the_same_and_a_change_moves() -> None:
+    rng = np.random.default_rng(12)
+    same = [sampled(1.0, 0.01, rng) for _ in range(500)]
+    assert sum(c.reading == "same" for c in same) >= 0.97 * len(same)
+    assert not any(c.reading in ("up", "down") for c in same)
+    assert all(abs(math.log(c.ratio or 0)) < 0.02 for c in same)
+    assert [sampled(1.05, 0.01, rng).reading for _ in range(200)].count("up") >= 198
+    assert [sampled(1 / 1.05, 0.01, rng).reading for _ in range(200)].count("down") >= 198
+    wide = sampled(1.0, 0.08, rng)  # a seed moving 8%: no number of processes here tells
+    assert wide.reading == "unsteady" and "neither inside the 2% parity" in (wide.reading_why or "")
+
+
+def test_sampled_counts_the_same_let_a_wide_band_stand_where_it_lies_within_parity() -> None:
+    # a band of 1.2% is past half the parity, which deterministic counts may not reach, but
+    # the samples' band is their reading's whole reach: within parity, the work is the same
+    c = sampled(1.0, 0.012, np.random.default_rng(13))
+    assert c.reading == "same" and 3 * (c.noise or 0) > 0.5 * math.log1p(PARITY)
+    got = joint(time(1.02, (0.85, 1.25)), c, whole=time(1.02, (0.88, 1.2)))
+    assert got.outcome == "level" and got.settled_by == "instructions and time", got.reason
+    assert f"{suitecount.SAMPLES} processes a build" in (got.reason or "")
+    # and the mirror: the arms swapped read the same, the other way
+    swapped = signals.read_counts(replace(c, base=c.head[:1] + c.head[3:], base_again=c.head[1:3],
+                                          head=(*c.base, *c.base_again)), {}, parity=PARITY)
+    assert swapped.reading == "same"
+    assert math.log(swapped.ratio or 0) == pytest.approx(-math.log(c.ratio or 0), abs=1e-12)
