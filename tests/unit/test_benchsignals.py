@@ -364,7 +364,7 @@ def sampled(work: float, spread: float, rng: np.random.Generator, *, n: int = su
     (log-normal, ``spread`` a process): base's first, base again's two, then base's rest."""
     base = 50_000.0 * rng.lognormal(0.0, spread, n)
     head = 50_000.0 * work * rng.lognormal(0.0, spread, n)
-    raw = Counts(method="valgrind", why="test", unit="iteration", units=200, samples=n,  # type: ignore[arg-type]
+    raw = Counts(method="valgrind", why="test", unit="iteration", units=200, samples=n,
                  base=(base[0], *base[3:]), base_again=tuple(base[1:3]), head=tuple(head),
                  pooled_noise=2e-4)
     return signals.read_counts(raw, {}, parity=PARITY)
