@@ -14,8 +14,9 @@ INDEX, ...], ...], "keys": [workload, ...]}``; INDEX, the number of another work
 stands for a run that worker makes; null, for the only other one's) and go through it in
 step as ``spawn.in_groups`` does (a failed run ends its group and skips its workload's
 later groups): after each of its own runs a worker tells every other over a pipe
-benchbot made for the two of them (one byte: whether the run failed), and before a run
-another makes it waits for that one's byte. Each answers with one JSON line
+benchbot made for the two of them (one byte: whether the run failed; the one that makes
+the next run last, so that the others wake before that run, not during it), and before a
+run another makes it waits for that one's byte. Each answers with one JSON line
 (``{"groups": [[RawRun or null, ...], ...]}``) once the whole batch is made, so that
 benchbot wakes only after the last run.
 
@@ -54,6 +55,7 @@ summed and removed after the run.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -120,13 +122,27 @@ def run_batch(spawner: ProcessSpawner, turns: Mapping[int, Turn] | Turn | None,
         if (maker is None and len(peers) != 1) or (maker is not None and maker not in peers):
             raise ValueError(f"a run for worker {maker}, which is not one of this one's peers")
 
+    def maker_of(entry: SpawnRequest | int | None) -> int | None:
+        """The peer that makes ``entry``'s run (None: this worker)."""
+        if isinstance(entry, SpawnRequest):
+            return None
+        return next(iter(peers)) if entry is None else entry
+
+    # After each of its runs a worker tells every peer; the one that makes the next run is
+    # told last, so that the others (who only note the run and wait again) wake before that
+    # run starts, not inside its timed region.
+    flat = [entry for g in groups for entry in g]
+    following = {id(entry): maker_of(after) for entry, after in itertools.pairwise(flat)
+                 if isinstance(entry, SpawnRequest)}
+
     def step(request: SpawnRequest | int | None) -> RawRun:
         if not isinstance(request, SpawnRequest):
             return _elsewhere(peers[next(iter(peers)) if request is None else request].take())
         run = spawner.spawn(request)
         if others:
-            for turn in peers.values():
-                turn.give(run.failed)
+            last = following.get(id(request))
+            for number in sorted(peers, key=lambda p: p == last):
+                peers[number].give(run.failed)
         return run
 
     made = in_groups(step, groups, keys)

@@ -94,3 +94,29 @@ def test_a_run_for_a_worker_that_is_not_a_peer_is_a_bad_request() -> None:
     finally:
         os.close(take)
         os.close(give)
+
+
+def test_the_worker_that_makes_the_next_run_is_told_last() -> None:
+    # the others only note the run and wait again: woken first, they are done before the
+    # next run starts, not inside its timed region (benchmarks/README.md, section 14)
+    told: list[int] = []
+
+    class Told(worker.Turn):
+        def __init__(self, number: int) -> None:
+            self.number = number
+
+        def give(self, failed: bool) -> None:
+            told.append(self.number)
+
+        def take(self) -> bool:
+            return False
+
+    def run(name: str) -> dict[str, Any]:
+        return SpawnRequest(argv=(name,), cwd="/", env=(), timeout_s=5.0).to_json()
+
+    message = {"groups": [[run("b1"), 2, 1], [1, run("b2"), 2], [run("b3"), 1, 2], [2, 1, run("b4")]],
+               "keys": ["w", "w", "w", "w"]}
+    answer = worker.run_batch(Log().spawner(), {1: Told(1), 2: Told(2)}, message)
+    assert told == [1, 2, 1, 2, 2, 1, 1, 2]  # b4, the batch's last, tells them in their order
+    assert [[entry is not None for entry in g] for g in answer] == [
+        [True, False, False], [False, True, False], [True, False, False], [False, False, True]]
