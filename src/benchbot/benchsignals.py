@@ -112,7 +112,8 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
     same = (f"the work per {unit} moved {_pct(counts.ratio)}: real, but below the "
             f"{parity * 100:g}% parity" if small else
             f"the same work per {unit} within parity ({_pct(counts.ratio)} "
-            f"± {math.expm1(band) * 100:.1f}%, {counts.samples} processes a build)"
+            f"± {math.expm1(signals.SAMPLED_TIMES * (counts.noise or 0.0)) * 100:.1f}%, "
+            f"{counts.samples} processes a build)"
             if counts.samples else f"the same work per {unit} ({_pct(counts.ratio)})")
     if time.ci is not None and (time.ci[0] > 1 or time.ci[1] < 1):
         # time moved at the look's own error (what a call of time's would spend): stop

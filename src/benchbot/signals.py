@@ -28,6 +28,12 @@ from benchbot.model import Counts, CountsReading, Outcome, PhaseRuns, Rule, Verd
 SAME_FLOOR = 0.001
 # Counts that move less than this many times their own noise are not a move.
 NOISE_TIMES = 3.0
+# Counts sampled from many processes (``_sampled``) read the same, or a move, only where
+# their reading this many standard errors out is within parity, or past it: 3.3 keeps a
+# change of exactly parity from reading the same in more than 0.13% of comparisons with
+# both stages of sampling (suitecount.SAMPLES, SAMPLES_MORE), under the 0.2% that alpha / m
+# spends on one benchmark of 25 (docs/verdict.md, "Counts that vary by themselves").
+SAMPLED_TIMES = 3.3
 # Time may move this far (either way) with the same instructions before a call is held
 # back: code layout and timing modes move time by a few percent, rarely by ten.
 LAYOUT_LIMIT = 0.10
@@ -102,16 +108,16 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
 def _sampled(counts: Counts, bases: Sequence[float], head: Sequence[float], *,
              user: float | None, parity: float) -> Counts:
     """The counts of a benchmark whose work varies from process to process, each arm a
-    sample of processes: the difference of their mean logs, within NOISE_TIMES standard
+    sample of processes: the difference of their mean logs, within SAMPLED_TIMES standard
     errors. ``same`` where all of that lies within parity (an equivalence test: a change
-    of parity reads ``same`` with the one-sided chance of NOISE_TIMES errors), ``up`` or
+    of parity reads ``same`` with the one-sided chance of SAMPLED_TIMES errors), ``up`` or
     ``down`` where all of it lies beyond, ``unsteady`` where it straddles parity."""
     lb, lh = [math.log(v) for v in bases], [math.log(v) for v in head]
     moved = statistics.fmean(lh) - statistics.fmean(lb)
     error = max(math.sqrt(statistics.variance(lb) / len(lb) + statistics.variance(lh) / len(lh)),
                 (counts.pooled_noise or 0.0) * math.sqrt(1 / len(lb) + 1 / len(lh)))
     spread = math.sqrt((statistics.variance(lb) + statistics.variance(lh)) / 2)
-    ratio, band, limit = math.exp(moved), NOISE_TIMES * error, math.log1p(parity)
+    ratio, band, limit = math.exp(moved), SAMPLED_TIMES * error, math.log1p(parity)
     told = (f"{len(lb)} processes of base's build and {len(lh)} of head's, whose counts vary "
             f"by {spread * 100:.2f}% from one to the next, read {_pct(ratio)} "
             f"± {math.expm1(band) * 100:.2f}%")

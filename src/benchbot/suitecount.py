@@ -40,6 +40,10 @@ CONFIRM = ("base_again", "head")
 # and an identical head's band (3 errors about its reading) lies within a 2% parity in
 # 99 of 100 comparisons (88 at 1.5% a process). Each further process is one larger run.
 SAMPLES = 24
+# Where the first sample straddles parity but twice as many processes would bring its band
+# within it (its error over sqrt 2, its reading as it is), a second stage of this many:
+# Go's map lookups at 1.5% a process then read the same in about 98 of 100.
+SAMPLES_MORE = 48
 PROBE_TIMEOUT_S = 30.0
 # The fewest counted benchmarks whose A/A the suite's pooled noise is taken from.
 POOL_MIN = 5
@@ -130,11 +134,11 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         more = _made(setting, again, deadline)
         for name, plan in again.items():
             into[name] = _confirmed(into[name], plan, more.get(name, {}), chosen)
-    sample = _to_sample(into, plans, parity)
-    if sample:
-        more = _made(setting, sample, deadline)
+    for size in (SAMPLES, SAMPLES_MORE):
+        sample = _to_sample(into, plans, parity, size)
+        more = _made(setting, sample, deadline) if sample else {}
         for name, plan in sample.items():
-            into[name] = _sampled(into[name], plan, more.get(name, {}), chosen)
+            into[name] = _sampled(into[name], plan, more.get(name, {}), chosen, size)
     made = sum(len(into[n].runs or ()) for n in plans)
     return chosen.how, made, setting.clock() - started
 
@@ -303,26 +307,36 @@ def _confirmed(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
 
 
 def _to_sample(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
-               parity: Mapping[str, float]) -> dict[str, _Plan]:
+               parity: Mapping[str, float], size: int) -> dict[str, _Plan]:
     """The benchmarks whose counts vary from one process to the next by themselves (they
-    read ``unsteady``), each with the larger runs that bring each build to SAMPLES
+    read ``unsteady``), each with the larger runs that bring each build to ``size``
     processes: their counts are then two samples, compared by their means
-    (``signals.read_counts``; docs/verdict.md, "Counts that vary by themselves")."""
+    (``signals.read_counts``; docs/verdict.md, "Counts that vary by themselves"). A
+    benchmark sampled already is sampled further only where the larger sample could read
+    the same: its reading within parity by three of the errors it would have."""
     out = {}
     for name, plan in plans.items():
         c = counts[name]
-        if c.method is None or signals.read_counts(c, {}, parity=parity[name]).reading != "unsteady":
+        if c.method is None:
             continue
-        large = {arm: next(r for a, size, r in plan.requests if a == arm and size == 1)
+        read = signals.read_counts(c, {}, parity=parity[name])
+        if read.reading != "unsteady" or (c.samples or 0) >= size or (
+                size > SAMPLES and c.samples is None):  # the first stage was not made
+            continue
+        if c.samples is not None and read.ratio is not None and (
+                abs(math.log(read.ratio)) + signals.SAMPLED_TIMES * (read.noise or 0.0)
+                * math.sqrt(c.samples / size) > math.log1p(parity[name])):
+            continue
+        large = {arm: next(r for a, z, r in plan.requests if a == arm and z == 1)
                  for arm in ("base", "head")}
-        more = {"base": SAMPLES - len(c.base) - len(c.base_again), "head": SAMPLES - len(c.head)}
+        more = {"base": size - len(c.base) - len(c.base_again), "head": size - len(c.head)}
         out[name] = replace(plan, requests=tuple((arm, 1, large[arm]) for arm in ("base", "head")
                                                  for _ in range(max(0, more[arm]))))
     return out
 
 
 def _sampled(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
-             recipe: fixedwork.Recipe) -> Counts:
+             recipe: fixedwork.Recipe, samples: int) -> Counts:
     """``c`` with each further process's count per unit: its larger run less the mean of
     its build's smaller runs already made (the small run's count is the harness's start and
     the benchmark's setup, which vary far less than the loop). Runs that were not made (the
@@ -348,7 +362,7 @@ def _sampled(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
     seconds = round(sum(r.wall_ns for r in made.values()) / 1e9, 3)
     return replace(c, base=(*c.base, *per["base"]), head=(*c.head, *per["head"]),
                    runs=tuple(runs), counted_s=round((c.counted_s or 0.0) + seconds, 3),
-                   samples=SAMPLES)
+                   samples=samples)
 
 
 def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
