@@ -73,6 +73,18 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     return _by_time(time)
 
 
+def too_wide(counts: Counts, parity: float) -> bool:
+    """Deterministic counts that read no move, or a move below parity, whose band of noise
+    is too wide for them to settle anything (``_same``'s and ``_below_parity``'s tests):
+    judged on time alone unless sampled (suitecount._to_sample)."""
+    if counts.samples or counts.reading not in ("same", "small"):
+        return False
+    if counts.reading == "small":
+        return not _below_parity(counts, parity)
+    band = max(signals.SAME_FLOOR, signals.NOISE_TIMES * (counts.noise or 0.0))
+    return band > SAME_BAND_SHARE * math.log1p(parity)
+
+
 def _below_parity(counts: Counts, parity: float) -> bool:
     """A move of the work below parity (``small``) whose band of noise stays inside it: the
     work changed, by less than what matters, for sure."""

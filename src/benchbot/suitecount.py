@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from benchbot import counting, fixedwork, signals
+from benchbot import benchsignals, counting, fixedwork, signals
 from benchbot.config import Config, WorkloadConfig
 from benchbot.model import CountedRun, CountMethod, Counts, SuiteRecord
 from benchbot.runner import Harness, Spawner, Target, spawn_group
@@ -309,18 +309,20 @@ def _confirmed(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
 def _to_sample(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
                parity: Mapping[str, float], size: int) -> dict[str, _Plan]:
     """The benchmarks whose counts vary from one process to the next by themselves (they
-    read ``unsteady``), each with the larger runs that bring each build to ``size``
+    read ``unsteady``, or the same with a band too wide to settle anything:
+    ``benchsignals.too_wide``), each with the larger runs that bring each build to ``size``
     processes: their counts are then two samples, compared by their means
     (``signals.read_counts``; docs/verdict.md, "Counts that vary by themselves"). A
     benchmark sampled already is sampled further only where the larger sample could read
-    the same: its reading within parity by three of the errors it would have."""
+    the same: its reading within parity by SAMPLED_TIMES of the errors it would have."""
     out = {}
     for name, plan in plans.items():
         c = counts[name]
         if c.method is None:
             continue
         read = signals.read_counts(c, {}, parity=parity[name])
-        if read.reading != "unsteady" or (c.samples or 0) >= size or (
+        if not (read.reading == "unsteady" or benchsignals.too_wide(read, parity[name])) or (
+                (c.samples or 0) >= size) or (
                 size > SAMPLES and c.samples is None):  # the first stage was not made
             continue
         if c.samples is not None and read.ratio is not None and (

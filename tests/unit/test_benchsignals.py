@@ -404,3 +404,24 @@ def test_sampled_counts_the_same_let_a_wide_band_stand_where_it_lies_within_pari
                                           head=(*c.base, *c.base_again)), {}, parity=PARITY)
     assert swapped.reading == "same"
     assert math.log(swapped.ratio or 0) == pytest.approx(-math.log(c.ratio or 0), abs=1e-12)
+
+
+def test_counts_the_same_but_too_wide_to_settle_are_sampled_too() -> None:
+    # Go's map iteration once read +0.3% with one build's counts 0.35% apart: the same, but
+    # a band of 1.05% is past half the parity, and it was left to time alone
+    from benchbot.spawn import SpawnRequest
+
+    wide = counts(1.005, again=1.0035, pooled=0.0012)
+    assert wide.reading == "same" and benchsignals.too_wide(wide, PARITY)
+    narrow = counts(1.0, again=1.0)
+    assert narrow.reading == "same" and not benchsignals.too_wide(narrow, PARITY)
+    request = SpawnRequest(argv=("suite.test",), cwd="/", env=(), timeout_s=5.0)
+    plan = suitecount._Plan(method="valgrind", why="test", n=200, bench="B",
+                            requests=tuple((arm, size, request) for arm, size in suitecount.PLAN))
+    got = suitecount._to_sample({"wide": wide, "narrow": narrow}, {"wide": plan, "narrow": plan},
+                                {"wide": PARITY, "narrow": PARITY}, suitecount.SAMPLES)
+    assert list(got) == ["wide"]  # the narrow one settles as it is
+    assert [arm for arm, _, _ in got["wide"].requests].count("head") == suitecount.SAMPLES - 1
+    assert all(size == 1 for _, size, _ in got["wide"].requests)  # the larger runs alone
+    sampled = replace(wide, samples=suitecount.SAMPLES)  # a sample is judged as one
+    assert not benchsignals.too_wide(sampled, PARITY)
