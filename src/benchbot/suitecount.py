@@ -37,8 +37,8 @@ CONFIRM = ("base_again", "head")
 # The processes counted per build where a benchmark's counts vary from one process to the
 # next by themselves (``_to_sample``): enough that, for Go's map lookups (about 1% a
 # process), the standard error of the difference of two builds' means stays near 0.3 points
-# and an identical head's band (3 errors about its reading) lies within a 2% parity in
-# 99 of 100 comparisons (88 at 1.5% a process). Each further process is one larger run.
+# and an identical head's band (signals.SAMPLED_TIMES errors about its reading) mostly lies
+# within a 2% parity (docs/verdict.md has the rates). Each further process is one larger run.
 SAMPLES = 24
 # Where the first sample straddles parity but twice as many processes would bring its band
 # within it (its error over sqrt 2, its reading as it is), a second stage of this many:
