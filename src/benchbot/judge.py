@@ -18,8 +18,8 @@ divides by the whole's count, not by the share judged here.
 
 Two designs: ``pairs`` (the fixed design: an A/A phase, an A/B phase, a confirmation of
 standouts) and ``triplets`` (sequential: rounds of base, base again and head; the A/A
-ratio is base again over base, the A/B ratio head over the geometric mean of both base
-runs, both judged at the look the workload reached, with the error that look may spend;
+ratio is base again over base, the A/B ratio the median of head over each base run of its
+round (``stats.triplet_interval``), both judged at the look the workload reached, with the error that look may spend;
 the best-run side is the 10th percentile of single runs, and standouts are guarded by
 family-wise error control instead of a confirmation phase).
 """

@@ -102,10 +102,15 @@ def test_the_estimate_of_a_call_has_no_shift_of_its_own(shift: float) -> None:
     policy = Policy(alpha=0.05, family=Family(sequential=1, fixed=0))
     errors = []
     for _ in range(60):
-        judged = judge([_triplets(rng, 300, shift)], policy).workloads["w"]
+        w = _triplets(rng, 300, shift)
+        judged = judge([w], policy).workloads["w"]
         assert judged.ab is not None and judged.ab.estimate is not None
         lo, hi = judged.ab.estimate_ci or (0.0, 0.0)
         assert lo <= judged.ab.estimate <= hi
+        # over every round (the call rests on the first 100): head against each base run
+        (base, again), (_, head) = w.values("aa"), w.values("ab")
+        logs = np.log(np.concatenate([np.divide(head, base), np.divide(head, again)]))
+        assert judged.ab.estimate == pytest.approx(math.exp(float(np.median(logs))))
         errors.append(math.log(judged.ab.estimate / shift))
     # 60 estimates of 300 rounds with 3%-skewed runs: the old centre read -0.3 points here.
     assert abs(float(np.mean(errors))) < 0.001, np.mean(errors)
