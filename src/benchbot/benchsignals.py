@@ -204,7 +204,7 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
         arms = _arms(phases, attr, triplets)
         if arms is None:
             return None
-        base, again, ref, head = arms
+        base, again, ref, head, second = arms
         exact = _exact(base, again, head, parity)
         if exact is not None:
             verdicts.append((label, exact))
@@ -212,7 +212,8 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
         rule = Rule(parity=parity, alpha=alpha, floor_ns=0.0, seed=seed, look_alpha=look_alpha,
                     best_check=False)
         aa = stats.compare(base, again, rule=rule)
-        verdict = stats.compare(ref, head, rule=rule, aa_noise=stats.aa_noise_of(aa))
+        verdict = stats.compare(ref, head, rule=rule, aa_noise=stats.aa_noise_of(aa),
+                                again=second)
         if aa.outcome in CALLS:
             verdict = stats.force_aa_failed(verdict, aa)
         verdicts.append((label, verdict))
@@ -241,9 +242,10 @@ def _exact(base: Sequence[float], again: Sequence[float], head: Sequence[float],
 
 
 def _arms(phases: Mapping[str, PhaseRuns], attr: str, triplets: bool
-          ) -> tuple[list[float], list[float], list[float], list[float]] | None:
-    """Base, base again, the reference (base's, or the geometric mean of both base runs of a
-    triplet) and head, each value + 1; None where a phase or the figure is missing."""
+          ) -> tuple[list[float], list[float], list[float], list[float], list[float] | None] | None:
+    """Base, base again, the reference (base's runs in the phases head was compared in),
+    head, and the second reference of a triplet (base again; None in pairs), each value + 1;
+    None where a phase or the figure is missing."""
     if "aa" not in phases or "ab" not in phases or any(p.failure_code for p in phases.values()):
         return None
     def of(phase: str, arm: str) -> list[float] | None:
@@ -252,9 +254,10 @@ def _arms(phases: Mapping[str, PhaseRuns], attr: str, triplets: bool
     base, again = of("aa", "base"), of("aa", "base_again")
     if base is None or again is None:
         return None
+    second: list[float] | None = None
     if triplets:
         head = of("ab", "head")
-        ref = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
+        ref, second = base, again
     else:
         parts = [p for p in ("ab", "confirm") if p in phases]
         heads = [of(p, "head") for p in parts]
@@ -265,7 +268,7 @@ def _arms(phases: Mapping[str, PhaseRuns], attr: str, triplets: bool
         ref = [v for r in refs for v in r or ()]
     if head is None or not head or not base or not again:
         return None
-    return base, again, ref, head
+    return base, again, ref, head, second
 
 
 def _combined(verdicts: Sequence[tuple[str, Verdict]]) -> Verdict:

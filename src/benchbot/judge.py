@@ -18,8 +18,8 @@ divides by the whole's count, not by the share judged here.
 
 Two designs: ``pairs`` (the fixed design: an A/A phase, an A/B phase, a confirmation of
 standouts) and ``triplets`` (sequential: rounds of base, base again and head; the A/A
-ratio is base again over base, the A/B ratio head over the geometric mean of both base
-runs, both judged at the look the workload reached, with the error that look may spend;
+ratio is base again over base, the A/B ratio the median of head over each base run of its
+round (``stats.triplet_interval``), both judged at the look the workload reached, with the error that look may spend;
 the best-run side is the 10th percentile of single runs, and standouts are guarded by
 family-wise error control instead of a confirmation phase).
 """
@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from benchbot import benchsignals, sequential, signals, stats
 from benchbot.model import (
@@ -225,18 +227,22 @@ def _cut(runs: ArmRuns, n: int) -> ArmRuns:
 
 def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Verdict:
     """The call, with the estimate of the change over every pair measured (those after
-    the call too): the Hodges-Lehmann centre of the per-round log ratios and its interval
-    at the workload's whole alpha (docs/verdict.md, "An estimate the stopping rule does
-    not inflate")."""
+    the call too): the median of head's log ratios to both base runs of its round and the
+    interval their ranks give, at the workload's whole alpha (docs/verdict.md, "An
+    estimate the stopping rule does not inflate")."""
     base, again = w.values("aa")
     _, head = w.values("ab")
     n = min(len(base), len(again), len(head))
     if n < sequential.FIRST_LOOK:
         return ab
     sign = -1.0 if w.better == "higher" else 1.0  # a throughput v is judged as 1/v
-    logs = [sign * (math.log(h) - 0.5 * (math.log(a) + math.log(b)))
-            for a, b, h in zip(base[:n], again[:n], head[:n], strict=True)]
-    centre, lo, hi = stats.pseudo_median(logs, policy.alpha / max(family, 1))
+    lb, la, lh = (sign * np.log(np.asarray(v[:n], dtype=float)) for v in (base, again, head))
+    logs = np.sort(np.concatenate([lh - lb, lh - la]))
+    centre = float(np.median(logs))
+    lo, hi = stats.triplet_interval(logs, policy.alpha / max(family, 1),
+                                    spread=stats.rank_spread(lb, la, lh, centre))
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # a family too large for 10 rounds
+        return ab
     return replace(ab, estimate=math.exp(centre), estimate_ci=(math.exp(lo), math.exp(hi)),
                    estimate_n=n)
 
@@ -263,11 +269,9 @@ def _whole(w: Workload, policy: Policy, family: int, ab: Verdict) -> Verdict | N
         return None
     base, again = w.values("aa")
     _, head = w.values("ab")
-    mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
     rule = replace(rule_for(w, policy, seed=_seed(w, policy) + 1),
                    look_alpha=policy.alpha / max(family, 1), low_quantile=policy.low_quantile)
-    return stats.compare(mean, head, rule=rule, aa_noise=ab.aa_noise,
-                         low=((base, again), head))
+    return stats.compare(base, head, rule=rule, aa_noise=ab.aa_noise, again=again)
 
 
 def _memory(w: Workload, policy: Policy, family: int, comparisons: int) -> Verdict | None:
@@ -325,10 +329,8 @@ def _triplets(w: Workload, policy: Policy, family: int) -> tuple[Verdict | None,
     if "ab" in failed:  # only a head run failed: the A/A check still stands
         return aa, failed["ab"]
     _, head = w.values("ab")
-    mean = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
     ab_rule = replace(aa_rule, seed=_seed(w, policy) + 1)
-    ab = stats.compare(mean, head, rule=ab_rule, aa_noise=stats.aa_noise_of(aa),
-                       low=((base, again), head))
+    ab = stats.compare(base, head, rule=ab_rule, aa_noise=stats.aa_noise_of(aa), again=again)
     if aa.outcome in CALLS:
         ab = stats.force_aa_failed(ab, aa)
     return aa, ab

@@ -300,9 +300,11 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
                 best_check=False)
     base = phases["aa"].arms["base"].maxrss_kib
     again = phases["aa"].arms["base_again"].maxrss_kib
+    second: Sequence[float] | None = None  # triplets: head against both base runs
     if triplets:
         head = phases["ab"].arms["head"].maxrss_kib
-        ref: Sequence[float] = [math.sqrt(a * b) for a, b in zip(base, again, strict=False)]
+        ref: Sequence[float] = base
+        second = again
     else:
         ab = [phases[p] for p in ("ab", "confirm") if p in phases]
         ref = [v for p in ab for v in p.arms["base"].maxrss_kib]
@@ -314,7 +316,7 @@ def memory(phases: Mapping[str, PhaseRuns], *, parity: float, alpha: float,
         if hidden is not None:
             return hidden
     aa = stats.compare(base, again, rule=rule)
-    verdict = stats.compare(ref, head, rule=rule, aa_noise=stats.aa_noise_of(aa))
+    verdict = stats.compare(ref, head, rule=rule, aa_noise=stats.aa_noise_of(aa), again=second)
     if aa.outcome in CALLS:
         verdict = stats.force_aa_failed(verdict, aa)
     if verdict.outcome in ("slower", "faster", "level"):

@@ -67,14 +67,20 @@ Low = tuple[Sequence[npt.ArrayLike], npt.ArrayLike]
 
 
 def compare(x: npt.ArrayLike, y: npt.ArrayLike, *, rule: Rule, aa_noise: float = 0.0,
-            low: Low | None = None) -> Verdict:
+            low: Low | None = None, again: npt.ArrayLike | None = None) -> Verdict:
     """Judge candidate y against reference x, paired by index (docs/verdict.md).
 
+    ``again``: triplets, a second reference run of each round (base again). The central
+    estimate is then the median of y's log ratios to both references and its interval
+    the one their ranks give (``triplet_interval``); the figures of single runs (spread,
+    medians, floor) read the geometric mean of the two references, and the best runs
+    both reference arms, unless ``low`` names others.
+
     ``low``: the single runs whose low quantiles stand for the best runs (with
-    ``rule.low_quantile``), when they are not x and y themselves (triplets: x is the
-    geometric mean of two base runs, and the base's arms are both of them).
+    ``rule.low_quantile``), when they are not x and y themselves.
     """
-    return compare_many([x], [y], rules=[rule], aa_noise=[aa_noise], lows=[low])[0]
+    return compare_many([x], [y], rules=[rule], aa_noise=[aa_noise], lows=[low],
+                        agains=[again])[0]
 
 
 def compare_many(
@@ -84,6 +90,7 @@ def compare_many(
     rules: Rule | Sequence[Rule],
     aa_noise: float | Sequence[float] = 0.0,
     lows: Sequence[Low | None] | None = None,
+    agains: Sequence[npt.ArrayLike | None] | None = None,
 ) -> list[Verdict]:
     """Judge many comparisons at once: the same verdicts as ``compare`` on each, but fast.
 
@@ -99,14 +106,26 @@ def compare_many(
         if isinstance(aa_noise, (int, float))
         else [float(a) for a in aa_noise]
     )
-    low_list = list(lows) if lows is not None else [None] * count
-    if not len(ys) == len(rule_list) == len(aa_list) == len(low_list) == count:
-        raise ValueError("compare_many needs as many ys, rules, aa_noise and lows as xs")
+    low_list: list[Low | None] = list(lows) if lows is not None else [None] * count
+    again_list = list(agains) if agains is not None else [None] * count
+    if not len(ys) == len(rule_list) == len(aa_list) == len(low_list) == len(again_list) == count:
+        raise ValueError("compare_many needs as many ys, rules, aa_noise, lows and agains as xs")
 
     verdicts: list[Verdict | None] = [None] * count
     groups: dict[tuple[int, int, int], list[tuple[int, FloatArray, FloatArray]]] = {}
+    # triplets: y's sorted log ratios to both references, and their counts' spread
+    pooled: dict[int, tuple[FloatArray, float]] = {}
     for i, (x, y, rule) in enumerate(zip(xs, ys, rule_list, strict=True)):
         judged = _judged_samples(x, y, rule)
+        again = again_list[i]
+        if not isinstance(judged, Verdict) and again is not None:
+            tripled = _with_again(judged, again, rule)
+            if isinstance(tripled, Verdict):
+                judged = tripled
+            else:
+                judged, pooled[i] = tripled
+                if low_list[i] is None:
+                    low_list[i] = ((x, again), y)
         if isinstance(judged, Verdict):
             verdicts[i] = judged
             continue
@@ -124,7 +143,12 @@ def compare_many(
         )
         for (i, x, y), fig in zip(members, figures, strict=True):
             rule = rule_list[i]
-            if rule.look_alpha is not None:
+            if i in pooled:
+                d, spread = pooled[i]
+                alpha = rule.look_alpha if rule.look_alpha is not None else 2 * _lower_level(rule)
+                lo, hi = triplet_interval(d, alpha, spread=spread)
+                fig = replace(fig, log_ratio=float(np.median(d)), log_lo=lo, log_hi=hi)
+            elif rule.look_alpha is not None:
                 d = np.sort(np.log(y) - np.log(x))
                 lo, hi = order_interval(d, 0.5, rule.look_alpha)
                 fig = replace(fig, log_lo=lo, log_hi=hi)
@@ -132,6 +156,70 @@ def compare_many(
                 fig = _with_low(fig, rule, low_list[i] or ((x,), y))
             verdicts[i] = _decide(fig, rule, aa_list[i])
     return [v for v in verdicts if v is not None]
+
+
+def _with_again(judged: tuple[FloatArray, FloatArray], again: npt.ArrayLike, rule: Rule
+                ) -> tuple[tuple[FloatArray, FloatArray], tuple[FloatArray, float]] | Verdict:
+    """Triplets: the geometric mean of the two references (for the figures of single runs)
+    and y; y's sorted log ratios to each reference (2n values) and their counts' spread
+    (``rank_spread``); all cut to the shortest."""
+    x, y = judged
+    second = _judged_samples(again, y, rule)
+    if isinstance(second, Verdict):
+        return second
+    a = second[0]
+    n = min(x.size, a.size)
+    x, a, y = x[:n], a[:n], y[:n]
+    lx, la, ly = np.log(x), np.log(a), np.log(y)
+    pooled = np.sort(np.concatenate([ly - lx, ly - la]))
+    return (np.sqrt(x * a), y), (pooled, rank_spread(lx, la, ly, float(np.median(pooled))))
+
+
+def triplet_interval(pooled: FloatArray, alpha: float, *,
+                     spread: float = 2.0 / 3.0) -> tuple[float, float]:
+    """A distribution-free interval for the shift of head in rounds of three runs (base,
+    base again, head), from the 2n sorted log ratios of head to each base run of its round:
+    [V(j), V(m)], each side missing with probability at most alpha / 2.
+
+    Where head's runs less the shift and the two base runs of a round are exchangeable
+    (what drawing each round's order makes them), the number of a round's two ratios below
+    the true shift is 0, 1 or 2 with probability 1/3 each (head's rank among the three), so
+    the count over n rounds is the sum of n such draws, whatever the distribution of a run;
+    the order statistics follow from that count as the sign test's follow from the
+    binomial (``order_interval``). Ties only make it wider.
+
+    ``spread``: the variance of a round's count as observed at the centre (``rank_spread``;
+    2/3 where the rounds are exchangeable). Where head's runs spread otherwise than base's,
+    the count varies more than that, and the interval is never narrower than the normal
+    approximation at the observed variance gives. docs/verdict.md, "Sequential measuring",
+    has why head is not judged against the mean of the two base runs."""
+    n = pooled.size // 2
+    cdf = _rank_sum_cdf(n)
+    j = sum(1 for c in cdf[: 2 * n] if c <= alpha / 2)
+    if spread > 2.0 / 3.0 and 0.0 < alpha < 1.0:
+        z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
+        j = min(j, max(0, math.floor(n - z * math.sqrt(n * spread))))
+    m = 2 * n + 1 - j  # the count's distribution is symmetric around n
+    lo = float(pooled[j - 1]) if j >= 1 else -math.inf
+    hi = float(pooled[m - 1]) if j >= 1 else math.inf
+    return lo, hi
+
+
+def rank_spread(base: FloatArray, again: FloatArray, head: FloatArray, centre: float) -> float:
+    """The observed variance of a round's count of head's two log ratios below ``centre``
+    (ties at it counted half): 2/3 where the three runs of a round are exchangeable."""
+    below = ((head - base < centre).astype(float) + (head - again < centre)
+             + 0.5 * ((head - base == centre).astype(float) + (head - again == centre)))
+    return float(np.mean((below - 1.0) ** 2))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rank_sum_cdf(n: int) -> tuple[float, ...]:
+    """P(S <= k) for k = 0 .. 2n, S the sum of n draws uniform on {0, 1, 2}."""
+    p = np.ones(1)
+    for _ in range(n):
+        p = np.convolve(p, np.full(3, 1.0 / 3.0))
+    return tuple(float(c) for c in np.minimum(np.cumsum(p), 1.0))
 
 
 def warm_up() -> None:
