@@ -463,8 +463,10 @@ def _aa_fields(bench: Any, v: Verdict) -> dict[str, Any]:
     if aa is not None and aa.arms["base"].wall_ns and aa.arms["base_again"].wall_ns:
         ratio = (statistics.median(aa.arms["base_again"].wall_ns)
                  / statistics.median(aa.arms["base"].wall_ns))
+    own = getattr(bench, "aa", None)  # the A/A's own verdict: its reading and interval
     return {"ratio": ratio, "aa_noise": v.aa_noise, "noise": v.noise, "ci_half": v.ci_half,
-            "tolerance": v.tolerance}
+            "tolerance": v.tolerance,
+            "aa_ci": list(own.ci) if own is not None and own.ci is not None else None}
 
 
 def _spread(bench: Any) -> float | None:
@@ -638,12 +640,21 @@ def aa_lines(records: Sequence[Mapping[str, Any]], builds: Mapping[str, Any]) ->
         measured = builds.get(key, {}).get("measured", {}).get("ratio")
         signed = [(x - truth) * 100 for x in read]
         covered = sum(abs(x - 1) <= r["aa"]["aa_noise"] for x, r in zip(read, got, strict=True))
+        # the A/A's interval as reported (its reading's own uncertainty at the look's error):
+        # what an identical build may read at these pairs; a reading alone cannot bound
+        # another reading as precise as itself (about half the time, by symmetry)
+        spans = [r["aa"].get("aa_ci") for r in got]
+        spanned = sum(1 for x, ci in zip(read, spans, strict=True)
+                      if ci and abs(math.log(x)) <= max(abs(math.log(ci[0])), abs(math.log(ci[1]))))
+        has_span = sum(1 for ci in spans if ci)
         within = sum(abs(x - 1) <= (r["aa"]["noise"] or 0) for x, r in zip(read, got, strict=True))
         calls = sum(r["outcome"] in CALLS for r in got)
         loads = [r["load"][0] for r in got]
         rows.append([BY_KEY[key].label, str(len(got)), f"{calls}/{len(got)}",
                      f"{statistics.median(abs(x - 1) * 100 for x in read):.2f}",
-                     f"{covered}/{len(got)}", f"{within}/{len(got)}",
+                     f"{covered}/{len(got)}",
+                     f"{spanned}/{has_span}" if has_span else "",
+                     f"{within}/{len(got)}",
                      f"{statistics.median(abs(e) for e in signed):.2f}" if truth != 1 else "",
                      f"{statistics.median(signed):+.2f}" if truth != 1 else "",
                      f"{statistics.median(abs(x - measured) * 100 for x in read):.2f}"
@@ -652,11 +663,13 @@ def aa_lines(records: Sequence[Mapping[str, Any]], builds: Mapping[str, Any]) ->
     from benchmarks.report import markdown_table
 
     head = ["scenario", "reps", "called", "median abs(reading) (points)",
-            "A/A's noise covers it", "the verdict's noise covers it",
+            "A/A's noise covers it", "the A/A's interval covers it",
+            "the verdict's noise covers it",
             "error vs modelled truth (median, points)", "shift vs modelled truth (median)",
             "error vs measured truth", "load (1 min, after)"]
     return ["Issue 30 (base again from its own place): head's reading is the estimate where "
-            "there is one, else the ratio; the A/A's noise is the verdict's `aa_noise`.", "",
+            "there is one, else the ratio; the A/A's noise is the verdict's `aa_noise` (the A/A's "
+            "reading), the A/A's interval its own verdict's, at the error of its look.", "",
             markdown_table(head, rows), ""]
 
 
