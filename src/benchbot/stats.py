@@ -182,8 +182,9 @@ def triplet_interval(pooled: FloatArray, alpha: float, *,
     [V(j), V(m)], each side missing with probability at most alpha / 2.
 
     Where head's runs less the shift and the two base runs of a round are exchangeable
-    (what drawing each round's order makes them), the number of a round's two ratios below
-    the true shift is 0, 1 or 2 with probability 1/3 each (head's rank among the three), so
+    (the rotation of orders puts each arm in each position alike), the number of a round's
+    two ratios below the true shift is 0, 1 or 2 with probability 1/3 each (head's rank
+    among the three), so
     the count over n rounds is the sum of n such draws, whatever the distribution of a run;
     the order statistics follow from that count as the sign test's follow from the
     binomial (``order_interval``). Ties only make it wider.
