@@ -257,10 +257,13 @@ def test_a_real_history_names_its_step_and_its_drift(tmp_path: Path) -> None:
     [work] = report.workloads
     assert [(s.index, s.outcome) for s in work.steps] == [(3, "slower")]
     [drift] = work.drifts
-    # Named from its start; on a loaded machine its end may come a step or two early (the
-    # last +1.2% steps' own readings: (5, 8) and (5, 7) seen at load 3-4), and then its
-    # interval holds that range's truth. benchmarks/README.md section 11 has the exact
-    # range 10 of 10 times with a program whose runs repeat their time.
-    assert drift.since == 5 and drift.until in (7, 8, 9), (drift.since, drift.until)
+    # Within the drift (steps 6-9, +1.2% each), never outside it. Real runs' noise moves its
+    # named ends by a step or two: (5, 8) and (5, 7) were seen at load 3-4, and (6, 9) and
+    # (7, 9) at load 1 in 4 of 8 runs (the code before issue 30's third round as well);
+    # whichever steps it names, its interval holds their truth. benchmarks/README.md
+    # section 11 has the exact range 10 of 10 times with a program whose runs repeat their
+    # time.
+    assert 5 <= drift.since < drift.until <= 9 and drift.until - drift.since >= 2, (
+        drift.since, drift.until)
     assert drift.ci[0] < 1.012 ** (drift.until - drift.since) < drift.ci[1]
     _no_worktrees_left(repo)
