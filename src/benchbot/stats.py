@@ -170,9 +170,16 @@ def _with_again(judged: tuple[FloatArray, FloatArray], again: npt.ArrayLike, rul
     a = second[0]
     n = min(x.size, a.size)
     x, a, y = x[:n], a[:n], y[:n]
-    lx, la, ly = np.log(x), np.log(a), np.log(y)
-    pooled = np.sort(np.concatenate([ly - lx, ly - la]))
-    return (np.sqrt(x * a), y), (pooled, rank_spread(lx, la, ly, float(np.median(pooled))))
+    return (np.sqrt(x * a), y), triplet_logs(np.log(x), np.log(a), np.log(y))
+
+
+def triplet_logs(base: FloatArray, again: FloatArray, head: FloatArray
+                 ) -> tuple[FloatArray, float]:
+    """From the ln times of n rounds: head's 2n sorted log ratios to each base run of its
+    round, and their counts' spread at the median (``rank_spread``), for
+    ``triplet_interval``."""
+    pooled = np.sort(np.concatenate([head - base, head - again]))
+    return pooled, rank_spread(base, again, head, float(np.median(pooled)))
 
 
 def triplet_interval(pooled: FloatArray, alpha: float, *,
