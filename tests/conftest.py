@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import gc
 import json
 import os
 import shutil
@@ -270,6 +271,15 @@ def pytest_configure(config: pytest.Config) -> None:
     guard, undo = _Guard(), pytest.MonkeyPatch()
     guard.install(undo)
     config.stash[_GUARD], config.stash[_UNDO] = guard, undo
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection made (the modules, the items, their fixtures' definitions) is kept
+    out of the garbage collector's full passes, which otherwise scan it again and again:
+    their time fell from 1.1–1.3 s to 0.75 s a worker over tests/unit and tests/golden
+    (gc.callbacks, 2026-12-03)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

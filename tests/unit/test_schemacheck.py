@@ -69,3 +69,95 @@ def test_a_schema_keyword_it_does_not_know_is_refused() -> None:
         schemacheck.compile_schema({"type": "array", "uniqueItems": True})
     with pytest.raises(schemacheck.UnknownKeyword, match="not a local definition"):
         schemacheck.compile_schema({"$ref": "https://example.invalid/x.json"})
+
+
+# --- the results schema (results.validation_error asks schemacheck first) -----------------
+
+def _results_docs() -> dict[str, Any]:
+    from benchbot import results
+    from tests.golden.scenarios import SCENARIOS
+
+    return {name: results.to_json(make()) for name, make in SCENARIOS.items()}
+
+
+
+def _results_pair() -> tuple[schemacheck.Check, Any]:
+    from benchbot import results
+
+    schema = results.schema()
+    return (schemacheck.compile_schema(schema),
+            jsonschema.validators.validator_for(schema)(schema))
+
+
+RESULTS_CHECK, RESULTS_VALIDATOR = _results_pair()
+RESULTS_DOCS = _results_docs()
+
+
+def _trimmed(value: Any) -> Any:
+    """``value`` with every list of plain values (the runs) cut to its first three: the same
+    structure, checked by jsonschema in a tenth of the time."""
+    if isinstance(value, dict):
+        return {k: _trimmed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        plain = all(not isinstance(v, (dict, list)) for v in value)
+        return [_trimmed(v) for v in (value[:3] if plain else value)]
+    return value
+
+
+MIXED = _trimmed(RESULTS_DOCS["mixed"])
+MIXED_PATHS = _paths(MIXED)
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS_DOCS))
+def test_every_golden_results_document_is_valid_to_both(name: str) -> None:
+    doc = RESULTS_DOCS[name]
+    assert RESULTS_CHECK(doc) and RESULTS_VALIDATOR.is_valid(doc)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(MIXED_PATHS[1:]), st.sampled_from([*ODD, {"extra": 1}, -0.5, 2**40]),
+       st.booleans())
+def test_a_results_value_replaced_or_removed_anywhere_is_judged_alike(
+        path: tuple[Any, ...], value: Any, remove: bool) -> None:
+    doc = copy.deepcopy(MIXED)
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    if remove and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    assert RESULTS_CHECK(doc) == RESULTS_VALIDATOR.is_valid(doc), path
+
+
+def _at(doc: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+def test_a_key_added_to_any_object_is_judged_alike() -> None:
+    """Every object of the document, given a key no schema names: additionalProperties
+    refuses it in some objects, allows it in others, and both checkers must say which."""
+    objects = [p for p in MIXED_PATHS if isinstance(_at(MIXED, p), dict)]
+    verdicts = set()
+    for path in objects:
+        doc = copy.deepcopy(MIXED)
+        _at(doc, path)["zz_unknown"] = {"x": 1}
+        valid = RESULTS_VALIDATOR.is_valid(doc)
+        assert RESULTS_CHECK(doc) == valid, path
+        verdicts.add(valid)
+    assert verdicts == {True, False}  # both kinds of object are in the document
+
+
+def test_additional_properties_false_a_schema_or_true() -> None:
+    schema = {"properties": {"a": {"type": "integer"}}, "additionalProperties": False}
+    check = schemacheck.compile_schema(schema)
+    assert check({"a": 1}) and not check({"a": 1, "b": 2})
+    assert check([1])  # only objects are concerned
+    judge = jsonschema.validators.validator_for(schema)(schema)
+    assert [check(d) for d in ({"a": 1}, {"a": 1, "b": 2}, [1])] == \
+        [judge.is_valid(d) for d in ({"a": 1}, {"a": 1, "b": 2}, [1])]
+    typed = schemacheck.compile_schema({"type": "object", "additionalProperties": {"type": "string"}})
+    assert typed({"x": "y"}) and not typed({"x": 1}) and typed({})
+    assert schemacheck.compile_schema({"additionalProperties": True})({"any": object()})
