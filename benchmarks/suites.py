@@ -13,6 +13,8 @@ counts read, the seconds its counted and timed runs took, and the spread of its 
 runs (the 10th to 90th percentile of the per-round ratio head over base) are appended to
 ``results/<out>.json`` after every comparison (atomically), with the load average before
 and after; ``--summary`` prints the tables of benchmarks/README.md from that file.
+``--neighbours N`` starts N processes beside each comparison that keep a CPU busy in
+random bursts (a shared runner's neighbours), for single runs that spread as on one.
 
 The comparisons run repetition by repetition (every harness and scenario of repetition 1,
 then of 2, ...), so that a run stopped early leaves each cell with as many repetitions;
@@ -29,6 +31,7 @@ import gzip
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,16 +100,40 @@ def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, 
             "summary": doc.get("summary")}
 
 
+# A shared runner's neighbour: one CPU busy in bursts of random length (50-500 ms) with
+# idle gaps as long, in a process of its own; started beside a comparison with
+# ``--neighbours N`` (N of them), so that single runs spread as on a busy runner.
+NEIGHBOUR = """
+import os, random, time
+rng = random.Random(int.from_bytes(os.urandom(8), "little"))
+while True:
+    end = time.monotonic() + rng.uniform(0.05, 0.5)
+    while time.monotonic() < end:
+        pass
+    time.sleep(rng.uniform(0.05, 0.5))
+"""
+
+
+def neighbours(count: int) -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen([sys.executable, "-c", NEIGHBOUR], stdin=subprocess.DEVNULL)
+            for _ in range(count)]
+
+
 def one(harness: str, scenario: str, budget: float, seed: int,
-        raw: Path | None = None) -> dict[str, Any]:
+        raw: Path | None = None, *, neighbour_count: int = 0) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="benchbot-suites-"))
+    busy: list[subprocess.Popen[bytes]] = []
     try:
         repo = suitegen.make(root, harness, scenario)
+        busy = neighbours(neighbour_count)
         before, start = loadavg(), time.monotonic()
         results = engine.compare(engine.Request(
             repo=repo.path, base="base", head="HEAD",
             overrides=Overrides(budget=budget, seed=seed)))
         wall = time.monotonic() - start
+        for proc in busy:
+            proc.kill()
+            proc.wait()
         doc = to_json(results)
         if raw is not None:
             raw.mkdir(parents=True, exist_ok=True)
@@ -114,8 +141,11 @@ def one(harness: str, scenario: str, budget: float, seed: int,
                 json.dump(doc, fh)
         return {"harness": harness, "scenario": scenario, "seed": seed, "budget_s": budget,
                 "wall_s": round(wall, 1), "load_before": before, "load_after": loadavg(),
-                **summarize(doc, harness, scenario)}
+                "neighbours": neighbour_count, **summarize(doc, harness, scenario)}
     finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -191,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--deadline", type=_deadline, default=None, metavar="HH:MM",
                         help="start a repetition only if all its comparisons, each at its "
                              "budget, end by then (UTC), so that the table stays balanced")
+    parser.add_argument("--neighbours", type=int, default=0, metavar="N",
+                        help="N processes busy in random bursts beside each comparison (a "
+                             "shared runner's neighbours; recorded with each run)")
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--raw", type=Path, default=None,
                         help="keep each comparison's results file here, gzipped")
@@ -220,7 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for harness, scenario in todo:
             print(f"{time.strftime('%H:%M:%S')} rep {rep + 1}/{args.reps} {harness} "
                   f"{scenario} (load {loadavg()})", flush=True)
-            got = one(harness, scenario, _budget(args, scenario), seed, args.raw)
+            got = one(harness, scenario, _budget(args, scenario), seed, args.raw,
+                      neighbour_count=args.neighbours)
             runs.append(got)
             save(path, runs)
             print("   ", line(got), flush=True)
@@ -301,6 +335,9 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
                 out.append(f"- single runs, ratio head/base 10th-90th percentile: median "
                            f"{statistics.median(lows):.2f} to {statistics.median(highs):.2f}")
             out.append(f"- load average: {min(loads):.1f} to {max(loads):.1f}")
+            busy = sorted({r.get("neighbours", 0) for r in mine})
+            if busy != [0]:
+                out.append(f"- busy neighbours beside each comparison: {', '.join(map(str, busy))}")
             aas = sorted(abs(row["counts"]["aa_ratio"] - 1) for r in mine for row in r["rows"]
                          if row.get("counts", {}).get("aa_ratio"))
             if aas:
