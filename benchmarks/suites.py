@@ -120,6 +120,14 @@ def neighbours(count: int) -> list[subprocess.Popen[bytes]]:
             for _ in range(count)]
 
 
+def stop(busy: list[subprocess.Popen[bytes]]) -> None:
+    """The neighbours stopped and reaped (the list emptied: a second call does nothing)."""
+    while busy:
+        proc = busy.pop()
+        proc.kill()
+        proc.wait()
+
+
 def one(harness: str, scenario: str, budget: float, seed: int,
         raw: Path | None = None, *, neighbour_count: int = 0) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="benchbot-suites-"))
@@ -132,9 +140,7 @@ def one(harness: str, scenario: str, budget: float, seed: int,
             repo=repo.path, base="base", head="HEAD",
             overrides=Overrides(budget=budget, seed=seed)))
         wall = time.monotonic() - start
-        for proc in busy:
-            proc.kill()
-            proc.wait()
+        stop(busy)  # before the load average after is read
         doc = to_json(results)
         if raw is not None:
             raw.mkdir(parents=True, exist_ok=True)
@@ -144,9 +150,7 @@ def one(harness: str, scenario: str, budget: float, seed: int,
                 "wall_s": round(wall, 1), "load_before": before, "load_after": loadavg(),
                 "neighbours": neighbour_count, **summarize(doc, harness, scenario)}
     finally:
-        for proc in busy:
-            proc.kill()
-            proc.wait()
+        stop(busy)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchbot import historydoc, schemacheck
+from benchbot import historydoc, results, schemacheck
+from tests.golden.scenarios import SCENARIOS
 from tests.unit.test_history_store import _record
 
 SCHEMA = historydoc.schema()
@@ -36,6 +37,23 @@ def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 PATHS = _paths(VALID)
 
 
+def _at(doc: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        doc = doc[key]
+    return doc
+
+
+def _mutated(doc: Any, path: tuple[Any, ...], value: Any, remove: bool) -> Any:
+    """A copy of ``doc`` with the item at ``path`` removed (from an object) or replaced."""
+    doc = copy.deepcopy(doc)
+    parent = _at(doc, path[:-1])
+    if remove and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return doc
+
+
 def _agree(doc: Any) -> None:
     assert CHECK(doc) == VALIDATOR.is_valid(doc), doc
 
@@ -48,15 +66,7 @@ def test_the_valid_record_is_valid_to_both() -> None:
 @given(st.sampled_from(PATHS[1:]), st.sampled_from(ODD), st.booleans())
 def test_a_value_replaced_or_removed_anywhere_is_judged_alike(
         path: tuple[Any, ...], value: Any, remove: bool) -> None:
-    doc = copy.deepcopy(VALID)
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if remove and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    _agree(doc)
+    _agree(_mutated(VALID, path, value, remove))
 
 
 @pytest.mark.parametrize("doc", [None, [], "x", {}, {"kind": "history-commit"}])
@@ -73,24 +83,10 @@ def test_a_schema_keyword_it_does_not_know_is_refused() -> None:
 
 # --- the results schema (results.validation_error asks schemacheck first) -----------------
 
-def _results_docs() -> dict[str, Any]:
-    from benchbot import results
-    from tests.golden.scenarios import SCENARIOS
-
-    return {name: results.to_json(make()) for name, make in SCENARIOS.items()}
-
-
-
-def _results_pair() -> tuple[schemacheck.Check, Any]:
-    from benchbot import results
-
-    schema = results.schema()
-    return (schemacheck.compile_schema(schema),
-            jsonschema.validators.validator_for(schema)(schema))
-
-
-RESULTS_CHECK, RESULTS_VALIDATOR = _results_pair()
-RESULTS_DOCS = _results_docs()
+RESULTS_SCHEMA = results.schema()
+RESULTS_CHECK = schemacheck.compile_schema(RESULTS_SCHEMA)
+RESULTS_VALIDATOR = jsonschema.validators.validator_for(RESULTS_SCHEMA)(RESULTS_SCHEMA)
+RESULTS_DOCS = {name: results.to_json(make()) for name, make in SCENARIOS.items()}
 
 
 def _trimmed(value: Any) -> Any:
@@ -119,21 +115,8 @@ def test_every_golden_results_document_is_valid_to_both(name: str) -> None:
        st.booleans())
 def test_a_results_value_replaced_or_removed_anywhere_is_judged_alike(
         path: tuple[Any, ...], value: Any, remove: bool) -> None:
-    doc = copy.deepcopy(MIXED)
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if remove and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
+    doc = _mutated(MIXED, path, value, remove)
     assert RESULTS_CHECK(doc) == RESULTS_VALIDATOR.is_valid(doc), path
-
-
-def _at(doc: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        doc = doc[key]
-    return doc
 
 
 def test_a_key_added_to_any_object_is_judged_alike() -> None:
