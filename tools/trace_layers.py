@@ -60,6 +60,7 @@ LAYERS = {
     "benchbot.github.common": OUTPUT,  # before: Log, outputs, summary (and more, see above)
     "benchbot.github.rescue": OUTPUT, "benchbot.files": OUTPUT, "benchbot.results": OUTPUT,
     "benchbot.progress": OUTPUT, "benchbot.logsafe": OUTPUT,
+    "benchbot.schemacheck": OUTPUT,  # the fast validity check results (and the history) use
 }
 # Everything the engine runs below it (git, sandbox, measuring, statistics, the report)
 # is the engine's layer; the report is the output's.
