@@ -74,3 +74,29 @@ def test_relative_links_lead_to_files_and_headings(page: Path) -> None:
         if anchor and where.suffix == ".md":
             assert anchor in anchors(where.read_text()), (
                 f"{page.name}: link to {target}#{anchor}: no such heading in {where.name}")
+
+
+def repeated_paragraphs(text: str) -> list[str]:
+    """The first words of each paragraph (of more than a line) that a page holds twice,
+    and each heading that follows itself: what an edit pasting a section in again leaves."""
+    seen: set[str] = set()
+    twice = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        body = paragraph.strip()
+        if len(body) > 120 and body in seen:
+            twice.append(body[:60])
+        seen.add(body)
+    twice += re.findall(r"^(#+ .+)\n\1$", text, re.M)
+    return twice
+
+
+def test_a_pasted_section_is_seen() -> None:
+    para = "A paragraph long enough to count, " * 5
+    assert repeated_paragraphs(f"# T\n\n{para}\n\nshort\n\nshort\n") == []
+    assert repeated_paragraphs(f"{para}\n\nx\n\n{para}\n") == [para[:60]]
+    assert repeated_paragraphs("## Results\n## Results\n") == ["## Results"]
+
+
+@pytest.mark.parametrize("page", LINKED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_says_a_paragraph_twice(page: Path) -> None:
+    assert repeated_paragraphs(page.read_text()) == []
