@@ -166,7 +166,7 @@ def judge(workloads: Sequence[Workload], policy: Policy) -> Judgement:
             ab = seq[w.name][1]
             if ab is not None and ab.outcome != "invalid":
                 ab = _joint(ab, counts, w.parity, _whole(w, policy, whole.sequential, ab))
-            measured_on = whole_of[w.name].called_at is not None  # a level, for a precision
+            measured_on = whole_of[w.name].called_at is not None  # a level too, for its estimate
             if ab is not None and (ab.outcome in CALLS or (measured_on and ab.outcome == "level")):
                 ab = _with_estimate(ab, whole_of[w.name], policy, whole.sequential)
             out[w.name] = Judged(aa=a, ab=ab, final=ab if ab is not None else a, counts=counts,

@@ -8,8 +8,9 @@
   cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
   (``sequential``). While the budget cannot carry every workload to a decision, the
   rounds go to a change not yet confirmed first, then to the workloads nearest to one.
-  A change called at n pairs is measured on to ``sequential.estimate_pairs(n)``, then as
-  ``sequential.estimate_until`` says, for its estimate alone (its call judged on the first n: ``Measured.called``), after every
+  A change called at n pairs, and a program's level settled at n, is measured on to
+  ``sequential.estimate_pairs(n)``, then as ``sequential.estimate_until`` says, for its
+  estimate alone (its verdict judged on the first n: ``Measured.called``), after every
   workload not yet settled.
 """
 
@@ -435,7 +436,7 @@ class Sequential:
             )
             pairs = self.triplets.results[name].pairs
             if reason == "settled" and not judgement.aborted:
-                until = self._estimate_from(judged.ab, pairs, self.by_name[name].max_runs)
+                until = self._estimate_from(judged.ab, pairs, self.by_name[name])
                 if until > pairs:
                     self.measured.called[name] = pairs
                     self.estimating[name] = until
@@ -446,16 +447,21 @@ class Sequential:
             for name in self.names:
                 self.stopped.setdefault(name, "aborted")
 
-    def _estimate_from(self, ab: Verdict | None, pairs: int, max_pairs: int) -> int:
+    def _estimate_from(self, ab: Verdict | None, pairs: int, w: WorkloadConfig) -> int:
         """Where a workload settled at ``pairs`` is measured on to for its estimate first:
-        a call to ``sequential.estimate_pairs``; with a precision asked, a level too, for
-        one more look's worth of pairs (then ``estimate_until``). ``pairs``: not at all."""
+        a call, and a program's level, to ``sequential.estimate_pairs``; with a precision
+        asked, a level for one more look's worth of pairs (then ``estimate_until``).
+        ``pairs``: not at all. A suite's benchmark settled level is not measured on: its
+        level rests on the work per unit, and time's estimate of a benchmark would take
+        many times its pairs to narrow (docs/verdict.md, "A level's estimate")."""
         if ab is None or not self.ctx.estimate:
             return pairs
         if ab.outcome in CALLS:
-            return sequential.estimate_pairs(pairs, max_pairs)
+            return sequential.estimate_pairs(pairs, w.max_runs)
         if ab.outcome == "level" and self.ctx.precision is not None:
-            return min(pairs + sequential.FIRST_LOOK, max_pairs)
+            return min(pairs + sequential.FIRST_LOOK, w.max_runs)
+        if ab.outcome == "level" and w.suite is None:
+            return sequential.estimate_pairs(pairs, w.max_runs)
         return pairs
 
     def _measure_on_to(self, name: str, judgement: Judgement) -> int | None:

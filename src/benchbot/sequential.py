@@ -41,6 +41,11 @@ CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from
 # measured the rule.
 ESTIMATE_EXTRA_PAIRS = 50
 ESTIMATE_HALF = 0.014
+# A level is measured on the same way, to ESTIMATE_EXTRA_PAIRS more and then until its
+# estimate's interval is within LEVEL_ESTIMATE_SHARE of its tolerance each way (±1% at the
+# 2% parity): a level says the change is small, and its estimate says how small, so it needs
+# to be finer than the band it was judged in (docs/verdict.md, "A level's estimate").
+LEVEL_ESTIMATE_SHARE = 0.5
 
 StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
                      "aborted", "fixed"]
@@ -67,9 +72,18 @@ def estimate_pairs(called_at: int, max_pairs: int) -> int:
     return min(called_at + ESTIMATE_EXTRA_PAIRS, max_pairs)
 
 
+def estimate_half(verdict: Verdict) -> float:
+    """How near its estimate a settled verdict's interval must come, each way, before
+    measuring on for the estimate stops: ESTIMATE_HALF for a call, LEVEL_ESTIMATE_SHARE of
+    the tolerance for a level (never more than ESTIMATE_HALF)."""
+    if verdict.outcome == "level" and verdict.tolerance:
+        return min(ESTIMATE_HALF, LEVEL_ESTIMATE_SHARE * verdict.tolerance)
+    return ESTIMATE_HALF
+
+
 def estimate_until(verdict: Verdict | None, pairs: int, max_pairs: int) -> int | None:
     """After the estimate's first pairs: how many pairs in all to measure to before its
-    interval is within ESTIMATE_HALF each way (from how it shrinks, 1/sqrt n), or None
+    interval is within ``estimate_half`` each way (from how it shrinks, 1/sqrt n), or None
     where it is already, or max_pairs is reached. Stopping on the interval's width, not on
     where it lies, adds no bias of its own."""
     if verdict is None or verdict.estimate is None or verdict.estimate_ci is None:
@@ -78,7 +92,7 @@ def estimate_until(verdict: Verdict | None, pairs: int, max_pairs: int) -> int |
         return None
     lo, hi = verdict.estimate_ci
     half = max(math.log(hi / verdict.estimate), math.log(verdict.estimate / lo))
-    target = math.log1p(ESTIMATE_HALF)
+    target = math.log1p(estimate_half(verdict))
     if half <= target:
         return None
     need = math.ceil(pairs * (half / target) ** 2)

@@ -283,3 +283,40 @@ def test_a_called_change_measures_on_for_its_estimate_only_after_the_unsettled(
             assert m.pairs == sequential.estimate_pairs(51, 1000) == change.verdict.estimate_n
         else:
             assert m.pairs == 51 and change.verdict.estimate_n == 51  # from the pairs it has
+
+
+class SteadySpawner:
+    """The same program in both builds: every run about 8 ms, varying by about 3%."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock, self.rng = clock, np.random.default_rng(9)
+
+    def spawn(self, request: SpawnRequest) -> RawRun:
+        wall = BASE_S * self.rng.lognormal(0.0, 0.03)
+        self.clock.advance(wall)
+        ns = int(wall * 1e9)
+        return RawRun(wall_ns=ns, cpu_ns=ns, maxrss_kib=1, returncode=0)
+
+
+def test_a_level_is_measured_on_until_its_estimate_is_within_half_its_tolerance(
+        make_repo: MakeRepo) -> None:
+    # Settled level at n pairs, the workload is measured on for its estimate alone: at
+    # least 50 pairs more, then until the estimate's interval is within half the tolerance
+    # each way. The level stands on its first n pairs; the estimate comes from them all.
+    repo = make_repo({"benchbot.yml": "version: 1\nworkloads:\n  - {name: same, run: [echo, same]}\n"})
+    clock = FakeClock()
+    spawner = SteadySpawner(clock)
+    doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                        overrides=Overrides(budget=600.0, seed=2)),
+                         spawner_factory=lambda _: spawner, clock=clock)
+    (same,) = doc.benchmarks
+    m, v = same.measuring, same.verdict
+    assert m is not None and v.outcome == "level" and m.stopped == "settled"
+    assert m.called_at is not None and v.n == m.called_at  # judged where it settled
+    assert m.called_at in m.looks
+    assert m.pairs >= sequential.estimate_pairs(m.called_at, 1000) == m.called_at + 50
+    assert v.estimate is not None and v.estimate_ci is not None and v.estimate_n == m.pairs
+    assert v.tolerance is not None
+    lo, hi = v.estimate_ci
+    assert max(hi / v.estimate, v.estimate / lo) - 1 <= v.tolerance / 2 + 1e-9
+    assert lo <= v.estimate <= hi

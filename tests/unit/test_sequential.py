@@ -454,3 +454,43 @@ def test_the_reason_names_the_lower_depths_that_did_not_follow(
                  best_tolerance=0.04, spread=0.03, tolerance=0.02)
     reason = stats._best_disagree(v).reason or ""
     assert says in reason, reason
+
+
+def test_a_level_s_estimate_is_measured_to_half_its_tolerance_a_call_s_to_1_4_percent() -> None:
+    call = _verdict(outcome="slower", reason_code=None, estimate=1.05, estimate_ci=(1.03, 1.07))
+    level = _verdict(outcome="level", reason_code=None, tolerance=0.02, estimate=1.0,
+                     estimate_ci=(0.985, 1.015))
+    assert sequential.estimate_half(call) == sequential.ESTIMATE_HALF == 0.014
+    assert sequential.estimate_half(level) == pytest.approx(0.01)
+    # a noisy machine's wider tolerance: never coarser than a call's
+    assert sequential.estimate_half(replace(level, tolerance=0.05)) == sequential.ESTIMATE_HALF
+    # ±1.5% at 100 pairs narrows as 1/sqrt(n): ±1% needs about (1.5 / 1)^2 = 2.3 times
+    need = sequential.estimate_until(level, 100, 1000)
+    assert need is not None and 220 <= need <= 235
+    assert sequential.estimate_until(level, 100, 150) == 150  # never past max_runs
+    assert sequential.estimate_until(replace(level, estimate_ci=(0.992, 1.009)), 100, 1000) is None
+    # the call's ±1.9% at 100 pairs: to ±1.4%, about 1.9 times
+    called = sequential.estimate_until(call, 100, 1000)
+    assert called is not None and 180 <= called <= 195
+
+
+@pytest.mark.parametrize(("outcome", "suite", "precision", "expected"), [
+    ("slower", None, None, 80),  # a call: 50 pairs more
+    ("level", None, None, 80),  # a program's level: the same
+    ("level", "go", None, 30),  # a suite's benchmark settled level: not measured on
+    ("faster", "go", None, 80),  # a suite's call is
+    ("level", None, 0.005, 40),  # a history's step: one look more, then its trend decides
+    ("inconclusive", None, None, 30),
+])
+def test_which_settled_verdicts_are_measured_on_for_their_estimate(
+        outcome: str, suite: str | None, precision: float | None, expected: int) -> None:
+    from types import SimpleNamespace
+
+    from benchbot.measuring import Sequential
+
+    stub = SimpleNamespace(ctx=SimpleNamespace(estimate=True, precision=precision))
+    w = SimpleNamespace(suite=suite, max_runs=1000)
+    ab = _verdict(outcome=outcome, reason_code=None)
+    assert Sequential._estimate_from(stub, ab, 30, w) == expected  # type: ignore[arg-type]
+    stub.ctx.estimate = False  # bisect's steps: the verdict alone
+    assert Sequential._estimate_from(stub, ab, 30, w) == 30  # type: ignore[arg-type]

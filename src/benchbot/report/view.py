@@ -34,7 +34,7 @@ from benchbot.model import (
     Spent,
     SuiteRecord,
 )
-from benchbot.sequential import FIRST_LOOK
+from benchbot.sequential import CALLS, FIRST_LOOK
 from benchbot.settings import (
     DEFAULT_PARITY,
     MAX_BUDGET_S,
@@ -224,14 +224,20 @@ class Row:
     metric: Metric = "wall"
     # Which signals settled the verdict (Verdict.settled_by), in words; None: not recorded.
     settled_by: str | None = None
-    # The call was made at this many pairs; ratio and ci are then the estimate over all
-    # ``estimate_n`` pairs measured (Verdict.estimate).
+    # The call (or the level) was made at this many pairs; ratio and ci are then the
+    # estimate over all ``estimate_n`` pairs measured (Verdict.estimate).
     called_at: int | None = None
     estimate_n: int | None = None
     counts: CountsView | None = None
     memory: MemoryView | None = None
     timed_s: float | None = None  # seconds of timed runs it took (a suite's: its share)
     counted_s: float | None = None  # seconds of counted runs it took
+
+    @property
+    def made_at(self) -> str:
+        """What happened at ``called_at`` pairs, in words: a change was called, or level
+        settled."""
+        return "called" if self.outcome in CALLS else "settled"
 
     @property
     def second_signal(self) -> bool:
