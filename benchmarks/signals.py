@@ -58,7 +58,7 @@ from benchbot.judge import Policy, Workload, judge
 from benchbot.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
 from benchbot.settings import Overrides
 from benchbot.spawn import ProcessSpawner
-from benchmarks import accuracy, demo_ab, scenarios
+from benchmarks import accuracy, demo_ab, scenarios, suites
 from benchmarks.decisive import busy_core
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -794,6 +794,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--combine", metavar="NAME,NAME",
                    help="pool the records of results files (runs of different scenarios or "
                    "seeds) into --name, and write its tables (no comparisons)")
+    p.add_argument("--neighbours", type=int, default=0, metavar="N",
+                   help="N processes beside the comparisons, each keeping a CPU busy in random "
+                   "bursts (benchmarks.suites.NEIGHBOUR), for a shared runner's noise")
     p.add_argument("--require-counts", action="store_true",
                    help="fail if a comparison has no counts (the default where the engine counts)")
     return p
@@ -821,7 +824,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {"command": "python benchmarks/signals.py " + " ".join(argv if argv is not None
                                                                      else sys.argv[1:]),
             "started": started, "budget": args.budget, "reps": reps, "seed": args.seed,
-            "engine_counts": expected, "load_before": machine.load_average()}
+            "engine_counts": expected, "load_before": machine.load_average(),
+            "neighbours": args.neighbours}
     doc: dict[str, Any] = {"meta": meta, "builds": {}, "records": [], "demos": []}
     start = time.monotonic()
     RESULTS.mkdir(exist_ok=True)
@@ -843,9 +847,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             log(f"built {BY_KEY[key].label}: true time ratio {made[key].truth:.4f}, peak RSS "
                 f"{made[key].memory_truth:.3f}" + (f", valgrind counts {c['ratio']:.6f} "
                                                    f"({c['base_s']:.2f} s a counted run)" if c else ""))
-        run_reps(made, keys, reps=reps, budget=args.budget, seed=args.seed,
-                 require_counts=args.require_counts or expected, log=log, out=doc["records"],
-                 saved=save)
+        busy = suites.neighbours(args.neighbours)
+        try:
+            run_reps(made, keys, reps=reps, budget=args.budget, seed=args.seed,
+                     require_counts=args.require_counts or expected, log=log,
+                     out=doc["records"], saved=save)
+        finally:
+            suites.stop(busy)
         for i in range(demos):
             d = run_demo(Path(tmp), f"demo-{i}")
             doc["demos"].append(d)
