@@ -476,7 +476,11 @@ class Sequential:
             # A call the counts per unit carried: time's estimate of a suite's benchmark
             # would take thousands of pairs to narrow to the width asked, so it is measured
             # on the first extra pairs only (docs/verdict.md, "Counts per benchmark").
-            return None if _by_counts(ab) else sequential.estimate_until(ab, pairs, most)
+            if _by_counts(ab):
+                return None
+            if ab is not None and ab.outcome == "level":  # no more than doubled
+                most = sequential.level_estimate_cap(self.measured.called[name], most)
+            return sequential.estimate_until(ab, pairs, most)
         from benchbot import trend
 
         w = self.by_name[name]

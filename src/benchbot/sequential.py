@@ -46,6 +46,10 @@ ESTIMATE_HALF = 0.014
 # 2% parity): a level says the change is small, and its estimate says how small, so it needs
 # to be finer than the band it was judged in (docs/verdict.md, "A level's estimate").
 LEVEL_ESTIMATE_SHARE = 0.5
+# ... but to at most LEVEL_ESTIMATE_GROWTH times the pairs it settled at (or n + 50, where
+# that is more): a noisy workload settled level at 256 pairs would need thousands to reach
+# ±1%, and its estimate is not worth them (benchbot demo's bfs went to max_runs).
+LEVEL_ESTIMATE_GROWTH = 2
 
 StopReason = Literal["settled", "budget", "max_runs", "cannot_help", "failed", "aa_failed",
                      "aborted", "fixed"]
@@ -70,6 +74,12 @@ def estimate_pairs(called_at: int, max_pairs: int) -> int:
     measured to, at least, for the estimate alone (docs/verdict.md, "An estimate the
     stopping rule does not inflate")."""
     return min(called_at + ESTIMATE_EXTRA_PAIRS, max_pairs)
+
+
+def level_estimate_cap(settled_at: int, max_pairs: int) -> int:
+    """The most pairs a level settled at ``settled_at`` is measured on to for its estimate."""
+    return min(max(settled_at + ESTIMATE_EXTRA_PAIRS, LEVEL_ESTIMATE_GROWTH * settled_at),
+               max_pairs)
 
 
 def estimate_half(verdict: Verdict) -> float:

@@ -474,6 +474,12 @@ def test_a_level_s_estimate_is_measured_to_half_its_tolerance_a_call_s_to_1_4_pe
     assert called is not None and 180 <= called <= 195
 
 
+def test_a_level_s_estimate_at_most_doubles_its_pairs() -> None:
+    assert sequential.level_estimate_cap(10, 1000) == 60  # n + 50 where that is more
+    assert sequential.level_estimate_cap(256, 1000) == 512
+    assert sequential.level_estimate_cap(600, 1000) == 1000  # never past max_runs
+
+
 @pytest.mark.parametrize(("outcome", "suite", "precision", "expected"), [
     ("slower", None, None, 80),  # a call: 50 pairs more
     ("level", None, None, 80),  # a program's level: the same
