@@ -62,6 +62,15 @@ def test_the_comment_names_the_second_signal_and_why_counts_are_missing(doc: Res
     assert sort.verdict.estimate == 1.029 and "**slower +2.9%**" in md
 
 
+def test_a_level_measured_on_says_where_it_settled(doc: Results) -> None:
+    sort = bench(doc, "sort")
+    level = replace(sort, verdict=replace(sort.verdict, outcome="level", estimate=1.002,
+                                          estimate_ci=(0.995, 1.009)))
+    md = render_results(replace(doc, benchmarks=(level,)), "markdown")
+    assert "76 (settled at 34)" in md and "(called at" not in md
+    assert '"settled at" in the details' in md  # the footnote says what the ratio is
+
+
 def test_an_instructions_workload_shows_counts_not_times(doc: Results) -> None:
     md = render_results(doc, "markdown").replace("\u00a0", " ")
     (line,) = [x for x in md.splitlines() if "`count_ops`" in x and "instructions" in x and "🔴" in x]
