@@ -496,6 +496,21 @@ def cc_files(scenario: str, side: str) -> dict[str, str]:
     return {"bench.cc": src}
 
 
+# A project's own main(), as the C library of issue 39 has: it hands benchbot's flags to
+# the library but never calls ReportUnrecognizedArguments, so google-benchmark 1.7 exits 0
+# on a flag it cannot parse (--benchmark_min_time=2x) and runs by time.
+OWN_MAIN = """int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+}
+"""
+
+
+def cc_own_main_files(scenario: str, side: str) -> dict[str, str]:
+    return {"bench.cc": cc_files(scenario, side)["bench.cc"].replace("BENCHMARK_MAIN();\n",
+                                                                     OWN_MAIN)}
+
+
 CC_CONFIG = """version: 1
 build: g++ -O2 -o bench bench.cc -lbenchmark -lpthread
 suites:
@@ -505,12 +520,13 @@ suites:
     filter: ["--benchmark_filter={regex}"]
 """
 
-HARNESSES = {"go": (go_files, GO_CONFIG), "gbench": (cc_files, CC_CONFIG)}
+HARNESSES = {"go": (go_files, GO_CONFIG), "gbench": (cc_files, CC_CONFIG),
+             "gbench-main": (cc_own_main_files, CC_CONFIG)}
 
 
 def bench_name(harness: str, name: str) -> str:
     """A benchmark's workload name as benchbot reports it."""
-    return f"go/Benchmark{name}" if harness == "go" else f"gbench/BM_{name}"
+    return f"go/Benchmark{name}" if harness == "go" else f"gbench/BM_{name}"  # gbench-main too
 
 
 @dataclass(frozen=True, slots=True)

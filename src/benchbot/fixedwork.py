@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchbot import counting, harness
-from benchbot.spawn import OUTPUT_MARK, RawRun, SpawnRequest
+from benchbot.spawn import RawRun, SpawnRequest
 
 # What one unit of work is (Counts.unit): one iteration of the benchmark's loop; one call
 # of a google-benchmark 1.7 benchmark function running one iteration; one round of
@@ -138,9 +138,11 @@ def units_for(ns_per_unit: float, method: str, *, bytes_per_unit: float | None =
 
 def request(argv: Sequence[str], cwd: str, env: Mapping[str, str], *, recipe: Recipe,
             bench: str, select: str, n: int, task: int, filter_: Sequence[str] | None,
-            timeout_s: float, method: str, pin: tuple[int, ...] | None = None) -> SpawnRequest:
+            timeout_s: float, method: str | None, pin: tuple[int, ...] | None = None
+            ) -> SpawnRequest:
     """The counted run of ``n`` units of the benchmark ``bench`` (``select``: what selects it
-    in the harness's filter; ``task``: its place in the harness's report, for pyperf)."""
+    in the harness's filter; ``task``: its place in the harness's report, for pyperf);
+    ``method`` None: the same run, not counted (a probe)."""
     more, extra_env = _arguments(recipe, bench=bench, select=select, n=n, task=task,
                                  filter_=filter_)
     merged = {**env, **extra_env}
@@ -179,46 +181,56 @@ def _arguments(recipe: Recipe, *, bench: str, select: str, n: int, task: int,
     raise ValueError(f"no counted runs for {recipe.fmt}")  # recipe() said so first
 
 
-def nx_probe(argv: Sequence[str], cwd: str, env: Mapping[str, str], *, select: str,
-             timeout_s: float) -> SpawnRequest:
-    """A run that tells whether a google-benchmark binary takes an iteration count
-    (``--benchmark_min_time=1x``, 1.8 and later): it lists the benchmark and exits 0; 1.7
-    refuses the value and exits 1. Nothing is measured (an ``{output}`` argument is left out)."""
-    kept = [a for a in argv if OUTPUT_MARK not in a]
-    return SpawnRequest(
-        argv=(*kept, "--benchmark_list_tests=true", "--benchmark_min_time=1x",
-              f"--benchmark_filter={harness.filter_regex('google-benchmark', [select])}"),
-        cwd=cwd, env=tuple(env.items()), timeout_s=timeout_s)
+def probe(argv: Sequence[str], cwd: str, env: Mapping[str, str], *, recipe: Recipe,
+          bench: str, select: str, task: int, filter_: Sequence[str] | None,
+          timeout_s: float) -> SpawnRequest:
+    """A run that asks the harness for ``SMALL`` units of one benchmark's work, not counted:
+    whether the harness takes the recipe is told by what its report says it did
+    (``did_as_asked``), never by its exit status. A google-benchmark main that does not
+    call ``ReportUnrecognizedArguments`` exits 0 on a flag its version cannot parse and runs
+    by time instead (1.7 and ``--benchmark_min_time=2x``: tens of thousands of iterations)."""
+    return request(argv, cwd, env, recipe=recipe, bench=bench, select=select, n=SMALL,
+                   task=task, filter_=filter_, timeout_s=timeout_s, method=None)
 
 
-def check(raw: RawRun, *, recipe: Recipe, bench: str, n: int) -> tuple[int | None, str | None]:
-    """The counted run's instructions, or why it does not count: it failed, its report
-    cannot be read, it reported other benchmarks, or it ran another amount of work."""
+def did_as_asked(raw: RawRun, *, recipe: Recipe, bench: str, n: int) -> str | None:
+    """None where the run did what was asked (``n`` units of ``bench`` alone, read from its
+    report); else what it did instead, in words: it failed, its report cannot be read, it
+    reported other benchmarks, or it ran another amount of work."""
     if raw.not_started is not None:
-        return None, raw.not_started
+        return raw.not_started
     if raw.timed_out:
-        return None, "timed out"
+        return "timed out"
     if raw.returncode != 0:
         tail = raw.stderr_tail.strip().splitlines()[-1:] or [""]
-        return None, f"exited with status {raw.returncode}" + (f": {tail[0][:160]}" if tail[0] else "")
+        return f"exited with status {raw.returncode}" + (f": {tail[0][:160]}" if tail[0] else "")
     report = raw.report
     if report is None or report.error is not None:
-        return None, ("left a report benchbot cannot read: "
-                      + (report.error or "" if report is not None else "none"))
+        return ("left a report benchbot cannot read: "
+                + (report.error or "" if report is not None else "none"))
     names = [e.name for e in report.entries]
     entry = next((e for e in report.entries if e.name == bench), None)
     if entry is None or len(names) != 1:
         shown = ", ".join(names[:3]) + ("…" if len(names) > 3 else "")
-        return None, f"reported {shown or 'nothing'}, not {bench} alone"
+        return f"reported {shown or 'nothing'}, not {bench} alone"
     ran = dict(entry.extras).get(harness.ITERATIONS)
     expected = 1 if recipe is PYTEST else n  # pytest-benchmark: calls per round
     if recipe is PYTEST:
         rounds = dict(entry.extras).get("rounds")
         if rounds is None or round(rounds) != n:
-            return None, f"ran {rounds if rounds is not None else 'an unknown number of'} rounds, not {n}"
+            return f"ran {rounds if rounds is not None else 'an unknown number of'} rounds, not {n}"
     if ran is None or not math.isfinite(ran) or round(ran) != expected:
         said = "an unknown number of" if ran is None else f"{ran:g}"
-        return None, f"ran {said} {recipe.unit}s, not {expected}"
+        return f"ran {said} {recipe.unit}s, not {expected}"
+    return None
+
+
+def check(raw: RawRun, *, recipe: Recipe, bench: str, n: int) -> tuple[int | None, str | None]:
+    """The counted run's instructions, or why it does not count: it did not do what was
+    asked (``did_as_asked``), or it was not counted."""
+    problem = did_as_asked(raw, recipe=recipe, bench=bench, n=n)
+    if problem is not None:
+        return None, problem
     if raw.instructions is None:
         return None, raw.count_error or "was not counted"
     return raw.instructions, None

@@ -16,6 +16,7 @@ counted, with which method, and in which order, and keeps the time it took.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +46,8 @@ SAMPLES = 24
 # Go's map lookups at 1.5% a process then read the same in about 98 of 100.
 SAMPLES_MORE = 48
 PROBE_TIMEOUT_S = 30.0
+# The benchmarks counted first; where every one of them fails the same way, no others are.
+FAIL_FAST = 3
 # The fewest counted benchmarks whose A/A the suite's pooled noise is taken from.
 POOL_MIN = 5
 
@@ -111,8 +114,11 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
     how = setting.harnesses[suite]
     base, head = setting.base[suite], setting.head[suite]
     started = setting.clock()
-    nx = how.format == "google-benchmark" and _takes_nx(setting, own[0], base, head)
-    chosen = fixedwork.recipe(how.format, argv=base.argv, filter_=how.filter, nx=nx)
+    chosen = fixedwork.recipe(how.format, argv=base.argv, filter_=how.filter,
+                              nx=how.format == "google-benchmark")
+    if isinstance(chosen, fixedwork.Recipe) and any(
+            method(w.counts, chosen, setting.means)[0] is not None for w in own):
+        chosen = _probed(setting, chosen, own[0], base, head)
     if isinstance(chosen, str):
         for w in own:
             into[w.name] = Counts(method=None, why=f"not counted: {chosen}")
@@ -124,9 +130,24 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
             into[w.name] = planned
         else:
             plans[w.name] = planned
-    raws = _made(setting, plans, deadline)
-    for name, plan in plans.items():
-        into[name] = _counts(plan, raws.get(name, {}), chosen)
+    # The first FAIL_FAST benchmarks first: where each of their counted runs failed the same
+    # way (a harness that does not do what is asked of it), the others are not tried and
+    # the budget goes to the timed rounds.
+    names = list(plans)
+    stopped = None
+    for stage in (names[:FAIL_FAST], names[FAIL_FAST:]):
+        if stopped is not None:
+            for name in stage:
+                into[name] = Counts(method=None, why=f"not counted: {stopped}")
+            continue
+        staged = {name: plans[name] for name in stage}
+        raws = _made(setting, staged, deadline)
+        for name, plan in staged.items():
+            into[name] = _counts(plan, raws.get(name, {}), chosen)
+        if len(names) > FAIL_FAST:
+            stopped = _failing_alike([(plans[n].bench, into[n]) for n in stage])
+    if stopped is not None:
+        plans = {name: plans[name] for name in names[:FAIL_FAST]}
     _pool_noise(into, list(plans))
     parity = {w.name: w.parity for w in own}
     again = _to_confirm(into, plans, parity)
@@ -140,7 +161,25 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         for name, plan in sample.items():
             into[name] = _sampled(into[name], plan, more.get(name, {}), chosen, size)
     made = sum(len(into[n].runs or ()) for n in plans)
-    return chosen.how, made, setting.clock() - started
+    return (chosen.how if stopped is None else f"stopped: {stopped}"), made, \
+        setting.clock() - started
+
+
+def _failing_alike(first: Sequence[tuple[str, Counts]]) -> str | None:
+    """Why counting a suite stops after its first benchmarks, or None: each of them was left
+    uncounted by a counted run that failed, and for the same reason (told apart by its
+    words, with the benchmark's name and every number left out)."""
+    prefix = "not counted: the counted "
+    shapes = set()
+    for bench, c in first:
+        if c.method is not None or not (c.why or "").startswith(prefix):
+            return None
+        shapes.add(re.sub(r"\d+", "#", (c.why or "").replace(bench, "<bench>")))
+    if len(shapes) != 1:
+        return None
+    why = (first[0][1].why or "").removeprefix("not counted: ")
+    return (f"the first {len(first)} benchmarks' counted runs all failed the same way "
+            f"({first[0][0]}: {why}), so no others were counted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,15 +429,37 @@ def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
             counts[name] = replace(c, pooled_noise=math.sqrt(2) * sigma / (c.units * c.base[0]))
 
 
-def _takes_nx(setting: Setting, w: WorkloadConfig, base: Target, head: Target) -> bool:
-    """Whether both builds' google-benchmark binaries take an iteration count (1.8+). Where
-    only one does (a change of the library), the counted runs of both are the calls of
-    1.7, which both take."""
-    probes = [fixedwork.nx_probe(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
-                                 select=w.select or w.bench or w.name, timeout_s=PROBE_TIMEOUT_S)
-              for tgt in (base, head)]
-    runs = [setting.spawner.spawn(p) for p in probes]
-    return all(r.returncode == 0 and not r.timed_out and r.not_started is None for r in runs)
+def _probed(setting: Setting, recipe: fixedwork.Recipe, w: WorkloadConfig, base: Target,
+            head: Target) -> fixedwork.Recipe | str:
+    """The recipe both builds' harnesses follow, told by what a probe run of one benchmark
+    did (``fixedwork.probe``: ``SMALL`` units asked for, not counted, seconds), or why the
+    suite cannot be counted, in one sentence. google-benchmark: an iteration count (1.8 and
+    later), else ``SMALL`` calls of one iteration (1.7, which both take); where only one
+    build takes the count (a change of the library), both are counted by calls."""
+    candidates = (fixedwork.GB_NX, fixedwork.GB_CALLS) if recipe.fmt == "google-benchmark" \
+        else (recipe,)
+    how = setting.harnesses[w.suite or ""]
+    figures = setting.figures.get(w.name)
+    bench = w.bench or w.name
+    refused: list[str] = []
+    for candidate in candidates:
+        problem = None
+        for side, tgt in (("base", base), ("head", head)):
+            made = fixedwork.probe(tgt.argv, str(tgt.cwd), {**setting.env, **dict(w.env)},
+                                   recipe=candidate, bench=bench,
+                                   select=w.select or bench, task=figures.index if figures else 0,
+                                   filter_=how.filter, timeout_s=PROBE_TIMEOUT_S)
+            raw = setting.spawner.spawn(made if setting.place is None else setting.place(made))
+            problem = fixedwork.did_as_asked(raw, recipe=candidate, bench=bench,
+                                             n=fixedwork.SMALL)
+            if problem is not None:
+                refused.append(f"asked for {fixedwork.SMALL} {candidate.unit}s of {bench} "
+                               f"({candidate.how}), the {side} build's run {problem}")
+                break
+        if problem is None:
+            return candidate
+    return ("the harness does not run a fixed amount of work when asked: "
+            + "; and ".join(refused))
 
 
 def _request(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, tgt: Target,

@@ -148,22 +148,39 @@ BENCHMARK_MAIN();
 """
 
 
-def _gb_source(hash_work: int) -> str:
+# A project's own main, as many have: it parses benchbot's flags but does not call
+# ReportUnrecognizedArguments, so google-benchmark 1.7 exits 0 on a flag it cannot parse
+# (--benchmark_min_time=2x) and runs by time instead.
+GB_OWN_MAIN = """\
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+"""
+
+
+def _gb_source(hash_work: int, *, own_main: bool = False) -> str:
     defines = f"#define BASE_WORK {BASE_WORK}\n#define HASH_WORK {hash_work}\n"
-    return GB_SOURCE.replace("#include <benchmark/benchmark.h>", defines + "#include <benchmark/benchmark.h>")
+    source = GB_SOURCE.replace("#include <benchmark/benchmark.h>", defines + "#include <benchmark/benchmark.h>")
+    return source.replace("BENCHMARK_MAIN();\n", GB_OWN_MAIN) if own_main else source
 
 
 def google_benchmark(make_repo: MakeRepo, *, settings: Mapping[str, str] | None = None,
-                     top: Mapping[str, str] | None = None, name: str = "gbench") -> Project:
+                     top: Mapping[str, str] | None = None, name: str = "gbench",
+                     own_main: bool = False) -> Project:
     """A C++ program on google-benchmark: ``BM_Hash`` (planted), ``BM_Sum``, ``BM_Fill/64``;
     about 10 ms a benchmark (``--benchmark_min_time=0.01``: seconds, the number alone,
-    as libbenchmark 1.7 takes it; 1.8 also takes ``0.01s``)."""
+    as libbenchmark 1.7 takes it; 1.8 also takes ``0.01s``). ``own_main``: the project's
+    own main (``GB_OWN_MAIN``) instead of BENCHMARK_MAIN."""
     return _project(
         make_repo, suite="core", fmt="google-benchmark",
         build="g++ -O2 -o bench bench.cc -lbenchmark -lpthread",
         run=("./bench", "--benchmark_format=json", "--benchmark_min_time=0.01"),
         filter_=("--benchmark_filter={regex}",),
-        base={"bench.cc": _gb_source(BASE_WORK)}, head={"bench.cc": _gb_source(PLANTED_WORK)},
+        base={"bench.cc": _gb_source(BASE_WORK, own_main=own_main)},
+        head={"bench.cc": _gb_source(PLANTED_WORK, own_main=own_main)},
         expected={"BM_Hash": "slower", "BM_Sum": "unchanged", "BM_Fill/64": "unchanged"},
         settings=FAST_SETTINGS if settings is None else settings, top=top, name=name,
     )  # fmt: skip

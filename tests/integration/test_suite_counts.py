@@ -45,10 +45,16 @@ class FakeGo:
     """A go test binary and valgrind, as the engine sees them through its spawner."""
 
     def __init__(self, specs: Mapping[str, Spec], clock: FakeClock, *, seed: int = 3,
-                 fail_counted: str | None = None) -> None:
+                 fail_counted: str | None = None, by_time: bool = False,
+                 all_fail: bool = False) -> None:
         self.specs, self.clock = specs, clock
         self.rng = np.random.default_rng(seed)
         self.fail_counted = fail_counted
+        # by_time: -test.benchtime Nx is ignored, every run runs by time (as google-benchmark
+        # 1.7 does with --benchmark_min_time=Nx where its main reports no unknown flag);
+        # all_fail: every counted run fails, the same way
+        self.by_time, self.all_fail = by_time, all_fail
+        self.uncounted: list[SpawnRequest] = []
         self.counted: list[SpawnRequest] = []
         self.made: dict[tuple[str, bool, str], int] = {}  # (benchmark, head, size): runs made
 
@@ -57,17 +63,27 @@ class FakeGo:
         if request.count == "valgrind":
             return self._counted(request, head)
         names = self._selected(request.argv)
+        fixed = self._fixed(request.argv)
+        if fixed is not None:
+            self.uncounted.append(request)
         lines = []
         wall = 0.01
         for name in names:
             spec = self.specs[name]
             ns = spec.ns * (spec.head_time if head else 1.0) * self.rng.lognormal(0.0, 0.2)
             ops = spec.bytes_op[1 if head else 0]
-            lines.append(f"{name}-2 \t 1000 \t {ns:.1f} ns/op \t {ops} B/op \t {ops // 64} allocs/op")
-            wall += ns * 1000 / 1e9
+            n = fixed or 1000
+            lines.append(f"{name}-2 \t {n} \t {ns:.1f} ns/op \t {ops} B/op \t {ops // 64} allocs/op")
+            wall += ns * n / 1e9
         self.clock.advance(wall)
         return RawRun(wall_ns=int(wall * 1e9), cpu_ns=int(wall * 1e9), maxrss_kib=1, returncode=0,
                       report=harness.parse("go", "\n".join(lines) + "\nPASS\n"))
+
+    def _fixed(self, argv: tuple[str, ...]) -> int | None:
+        """The iterations a run's -test.benchtime Nx asks for (None: by time, or ignored)."""
+        asked = next((a[16:-1] for a in argv if a.startswith("-test.benchtime=") and a.endswith("x")),
+                     None)
+        return None if asked is None or self.by_time else int(asked)
 
     def _selected(self, argv: tuple[str, ...]) -> list[str]:
         """The benchmarks the run's last -test.bench pattern selects (the filter's or ours)."""
@@ -82,7 +98,7 @@ class FakeGo:
         spec = self.specs[name]
         wall = 0.4 + n * spec.ns * 40 / 1e9  # valgrind's start and its slowdown
         self.clock.advance(wall)
-        if name == self.fail_counted and head:
+        if self.all_fail or (name == self.fail_counted and head):
             return RawRun(wall_ns=int(wall * 1e9), cpu_ns=0, maxrss_kib=1, returncode=2,
                           stderr_tail="panic: runtime error")
         per = spec.instructions * (spec.head_work if head else 1.0)
@@ -297,3 +313,50 @@ def test_units_come_from_the_discovery_time() -> None:
     assert fixedwork.units_for(0.0, "valgrind") == fixedwork.MAX_UNITS
     # Go's heap grows without collection: n is capped by what it allocates
     assert fixedwork.units_for(100, "valgrind", bytes_per_unit=1 << 20, fmt="go") == 256
+
+
+def test_a_harness_that_ignores_the_work_asked_is_not_counted_and_says_so_in_seconds(
+        make_repo: MakeRepo) -> None:
+    """Probed by what a run did: the probe asks for 2 iterations and the report says 1000
+    (a harness that runs by time whatever it is asked, exiting 0): no counted run is made,
+    every benchmark says why in one sentence, and it costs two short runs."""
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock, by_time=True)
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock,
+                   budget_s=60.0)
+    assert fake.counted == []  # no counted run at all
+    whys = {b.counts.why for b in doc.benchmarks}
+    assert len(whys) == 1, whys
+    [why] = whys
+    assert "does not run a fixed amount of work when asked" in why
+    assert "ran 1000 iterations, not 2" in why
+    [suite] = doc.suites
+    assert suite.counted_runs == 0 and (suite.counting or "").startswith("none: ")
+    assert (suite.counting_s or 0.0) < 1.0  # one probe, on the fake clock
+
+
+def test_counting_stops_when_the_first_benchmarks_all_fail_the_same_way(
+        make_repo: MakeRepo) -> None:
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock, all_fail=True)
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock,
+                   budget_s=120.0)
+    counted = {fake._selected(r.argv)[0] for r in fake.counted}
+    assert counted == set(list(SPECS)[:suitecount.FAIL_FAST])  # the others never tried
+    by = _by_name(doc)
+    for name in list(SPECS)[suitecount.FAIL_FAST:]:
+        assert by[name].counts.method is None
+        assert "all failed the same way" in by[name].counts.why
+        assert "exited with status 2" in by[name].counts.why
+    [suite] = doc.suites
+    assert (suite.counting or "").startswith("stopped: ")
+
+
+def test_one_failing_benchmark_does_not_stop_the_others_being_counted(make_repo: MakeRepo) -> None:
+    clock = FakeClock()
+    fake = FakeGo(SPECS, clock, fail_counted="BenchmarkHash")
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock,
+                   budget_s=120.0)
+    by = _by_name(doc)
+    assert by["BenchmarkHash"].counts.method is None
+    assert all(by[n].counts.method == "valgrind" for n in SPECS if n != "BenchmarkHash")

@@ -135,3 +135,17 @@ def test_google_benchmark_counts_each_benchmark(make_repo: MakeRepo, validate) -
     got = _counted(project, validate)
     # Debian's 1.7 takes no iteration count: a unit is a call (1.8 and later: an iteration)
     assert {got[n]["counts"]["unit"] for n in got} <= {"call", "iteration"}
+
+
+@pytest.mark.slow  # two g++ builds, 2-4 probes and 18 counted runs under valgrind and 190 runs: 40-90 s at load 4-9
+def test_google_benchmark_with_its_own_main_is_probed_by_what_it_did(make_repo: MakeRepo,
+                                                                    validate) -> None:
+    """A main that does not report unknown flags: 1.7 exits 0 on --benchmark_min_time=2x and
+    runs by time, so an exit status says nothing. The probe reads the iterations its report
+    says it ran, and the benchmarks are counted by calls (1.7) or iterations (1.8+)."""
+    _needs("google-benchmark")
+    _needs_valgrind()
+    project = harnesses.google_benchmark(make_repo, top={"counts": "auto"}, name="gbmain",
+                                         own_main=True)
+    got = _counted(project, validate)
+    assert {got[n]["counts"]["unit"] for n in got} <= {"call", "iteration"}
