@@ -274,8 +274,8 @@ def _misses_per_unit(method: CountMethod, runs: Sequence[CountedRun], n: int) ->
 
 def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
                 parity: Mapping[str, float]) -> dict[str, _Plan]:
-    """The benchmarks whose counts read a move (by parity or less), each with the runs that
-    count base again and head again: a move read from one process of each build is not
+    """The benchmarks whose counts read a move (by parity or less; the instructions, or the
+    work with the misses in it), each with the runs that count base again and head again: a move read from one process of each build is not
     yet the work's, where a benchmark's count varies from process to process by itself
     (Go's maps, seeded at each start, move 1-3%; docs/verdict.md). A second pair shows it."""
     out = {}
@@ -283,7 +283,11 @@ def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
         c = counts[name]
         if c.method is None:
             continue
-        if signals.read_counts(c, {}, parity=parity[name]).reading in ("up", "down", "small"):
+        read = signals.read_counts(c, {}, parity=parity[name])
+        moved = ("up", "down", "small")
+        if read.reading in moved or (read.misses is not None and read.misses.reading in moved):
+            # (or the work with the misses in it moved: a move of one process pair's misses
+            # is not yet the work's either, and it would keep the benchmark from a level)
             out[name] = replace(plan, requests=tuple(r for r in plan.requests if r[0] in CONFIRM))
     return out
 

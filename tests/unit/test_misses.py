@@ -307,3 +307,47 @@ def test_the_report_shows_the_misses_where_they_keep_the_counts_from_settling() 
     assert "last-level misses +0.0% (1,000 → 1,000)" in html
     # a move of the instructions the misses take back
     assert shown((1_000, 2_000), head=950_000)[0] == "−5.0% sampled, LL misses +100.0%"
+
+
+# --- a suite's counted runs: the misses per unit ---------------------------------------------
+
+def test_a_suite_s_misses_per_unit_are_the_difference_of_its_two_sizes_over_n() -> None:
+    from benchbot import suitecount
+    from benchbot.model import CountedRun
+
+    def run(arm: str, units: int, instructions: int, misses: int | None) -> CountedRun:
+        return CountedRun(arm=arm, units=units, instructions=instructions, seconds=1.0,  # type: ignore[arg-type]
+                          ll_misses=misses)
+
+    runs = [run("base", 2, 1_000, 500), run("base", 102, 101_000, 1_500),
+            run("head", 2, 1_000, 500), run("head", 102, 101_000, 5_500),
+            run("base_again", 2, 1_000, 520), run("base_again", 102, 101_000, 1_480)]
+    got = suitecount._misses_per_unit("valgrind", runs, 100)
+    assert got is not None and got.how == counting.CACHE_WORDS
+    assert (got.base, got.base_again, got.head) == ((10.0,), (9.6,), (50.0,))
+    # a run without misses: none for the benchmark, its instructions judged as before
+    assert suitecount._misses_per_unit("valgrind", [*runs[:5], run("base_again", 102, 101_000, None)],
+                                       100) is None
+
+
+def test_a_suite_s_pooled_noise_of_the_work_with_the_misses_is_taken_over_its_benchmarks() -> None:
+    from benchbot import suitecount
+
+    def bench(again_misses: float) -> Counts:
+        return Counts(method="valgrind", why="v", unit="iteration", units=100, base=(1000.0,),
+                      base_again=(1000.0,), head=(1000.0,),
+                      misses=Misses(how="h", weight=100.0, base=(1.0,),
+                                    base_again=(again_misses,), head=(1.0,)))
+
+    counts = {f"b{i}": bench(1.0 + 0.01 * i) for i in range(6)}
+    suitecount._pool_work_noise(counts, list(counts))
+    pooled = [c.misses.pooled_noise for c in counts.values() if c.misses is not None]
+    assert all(p is not None and p > 0 for p in pooled)
+    # a median |difference| of 0.025 misses x 100 x 100 units = 250 instructions a run
+    sigma = 250 / (2 * 0.6745)
+    assert pooled[0] == pytest.approx(2 ** 0.5 * sigma / (100 * 1100))
+    few = {k: counts[k] for k in list(counts)[:4]}  # fewer than POOL_MIN: none
+    few = {k: replace(c, misses=replace(c.misses, pooled_noise=None))  # type: ignore[arg-type]
+           for k, c in few.items()}
+    suitecount._pool_work_noise(few, list(few))
+    assert all(c.misses is not None and c.misses.pooled_noise is None for c in few.values())
