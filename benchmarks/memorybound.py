@@ -238,11 +238,11 @@ def before_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str]:
 def options(with_sim: bool) -> Iterator[None]:
     saved = counting.valgrind_argv
     if not with_sim:
-        counting.valgrind_argv = before_argv  # type: ignore[assignment]
+        counting.valgrind_argv = before_argv
     try:
         yield
     finally:
-        counting.valgrind_argv = saved  # type: ignore[assignment]
+        counting.valgrind_argv = saved
 
 
 def kernel_costs(reps: int) -> list[dict[str, Any]]:
@@ -265,12 +265,13 @@ def kernel_costs(reps: int) -> list[dict[str, Any]]:
                     seconds[with_sim].append(time.monotonic() - start)
                     got = counting.read_valgrind(Path(scratch))
                     counted[with_sim] = None if got is None else (got.instructions, got.ll_misses)
+        simulated, plain = counted.get(True), counted.get(False)
         rows.append({"kernel": name, "argv": argv, "with_s": seconds[True],
                      "without_s": seconds[False],
                      "ratio": statistics.median(seconds[True]) / statistics.median(seconds[False]),
-                     "instructions": counted[True][0] if counted[True] else None,
-                     "instructions_without": counted[False][0] if counted[False] else None,
-                     "ll_misses": counted[True][1] if counted[True] else None})
+                     "instructions": simulated[0] if simulated else None,
+                     "instructions_without": plain[0] if plain else None,
+                     "ll_misses": simulated[1] if simulated else None})
         print(f"{name}: with {statistics.median(seconds[True]):.2f} s, without "
               f"{statistics.median(seconds[False]):.2f} s, x{rows[-1]['ratio']:.2f}", flush=True)
     return rows
