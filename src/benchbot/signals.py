@@ -298,7 +298,12 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     if time.outcome != "inconclusive" or not usable(counts):
         return time
     assert counts.ratio is not None
-    if _pending_with_counts(time, counts, parity) and memory_agrees(counts):
+    if _pending_with_counts(time, counts, parity) and not memory_agrees(counts):
+        return replace(time, reason_code="misses_disagree",
+                       reason=f"the runs read {_pct(time.ratio)} and the instructions "
+                       f"{_pct(counts.ratio)}, but {misses_words(counts)}: the instructions "
+                       f"alone cannot stand in for the fast runs ({time.reason})")
+    if _pending_with_counts(time, counts, parity):
         outcome: Outcome = "slower" if (time.ratio or 1.0) > 1 else "faster"
         return replace(time, outcome=outcome, reason_code=None, suggested_runs=None,
                        settled_by="time and instructions",
