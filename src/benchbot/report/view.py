@@ -18,7 +18,6 @@ from typing import Literal
 
 import numpy as np
 
-from benchbot import signals
 from benchbot.model import (
     OUTCOMES,
     ArmRuns,
@@ -729,6 +728,8 @@ def _misses_shown(c: Counts, parity: float) -> float | None:
     """The misses' ratio where the cell shows it: where they keep the work from being the
     same (the instructions read the same or below parity), or from moving the way the
     instructions did (they moved by parity); else None, and only the details give them."""
+    from benchbot import signals  # here, so that the view's own imports stay as they were
+
     m = c.misses
     if m is None or m.ratio is None or c.reading is None:
         return None
