@@ -422,8 +422,7 @@ def _finished(request: SpawnRequest, out_fd: int | None, err_fd: int, *, wall_ns
 
 
 def _counted_by_valgrind(run: RawRun, scratch: Path) -> RawRun:
-    """A run made under cachegrind, with its instructions and last-level misses read from
-    its out files."""
+    """A run made under cachegrind, with its instructions read from its out files."""
     said = counting.valgrind_said(scratch)
     total = counting.read_valgrind(scratch)
     if run.failed:
