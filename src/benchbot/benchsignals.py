@@ -7,7 +7,11 @@ the memory its harness reports (docs/verdict.md, "Counts per benchmark"). Pure: 
   weight and time keeps a veto: a level needs the same work and a time interval that
   holds no change (and no wider than ``LEVEL_TIME_LIMIT``); a call needs the work to have
   moved by parity and time to point the same way without excluding the move; time that
-  excludes what the counts say makes it ``inconclusive``.
+  excludes what the counts say makes it ``inconclusive``. Where the last-level cache misses
+  were counted beside the instructions, the same instructions are the same work only where
+  the work with the misses is the same too, and a move of the instructions settles a call
+  only where the work with the misses moved the same way (``signals.memory_same``,
+  ``memory_agrees``): otherwise time decides alone.
 - ``memory`` judges the bytes and allocations per iteration a harness reports (Go's
   ``-benchmem``), with the time rule's machinery at ``memory_parity``.
 
@@ -59,9 +63,14 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     if counts.reading is None or counts.reading == "unsteady":
         return _by_time(time)
     assert counts.ratio is not None
+    if (counts.reading == "same" or _below_parity(counts, parity)) and \
+            not signals.memory_same(counts, parity):
+        return _memory_moved(time, counts)
     if counts.reading == "same" or _below_parity(counts, parity):
         return _same(time, counts, parity=parity, whole=whole or time,
                      limit=LEVEL_TIME_LIMIT if limit is None else limit)
+    if counts.reading in ("up", "down") and not signals.memory_agrees(counts):
+        return _memory_disagrees(time, counts)
     if counts.reading in ("up", "down"):
         return _moved(time, counts)
     if time.outcome in CALLS and (counts.ratio > 1) != (time.outcome == "slower"):
@@ -152,6 +161,48 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
                    reason=f"{same}; time's interval {_interval(whole)} reaches further than "
                    f"the ±{limit * 100:g}% a level on the same work allows: about {need} "
                    "pairs would settle it")
+
+
+def _memory_moved(time: Verdict, counts: Counts) -> Verdict:
+    """The same instructions per unit, but the work with the misses in it did not stay within
+    parity: no level rests on the counts. A call of time's the way the misses moved stands
+    (memory explains it), one the other way or beside misses too unsteady to tell is held
+    back as any same-work call is; otherwise time decides, and measuring goes on."""
+    unit = counts.unit or "unit"
+    said = (f"the same instructions per {unit} ({_pct(counts.ratio)}), but "
+            f"{signals.misses_words(counts)}")
+    moved = signals.memory_moved(counts)
+    if time.outcome in CALLS and moved == ("up" if time.outcome == "slower" else "down"):
+        return replace(time, settled_by="time",
+                       reason=f"{said}: time reads {_pct(time.ratio)} ({_interval(time)}), "
+                       "the same way")
+    if time.outcome in CALLS:
+        code = "counts_disagree" if moved is not None else "same_counts"
+        return replace(time, outcome="inconclusive", reason_code=code, settled_by=None,
+                       suggested_runs=None,
+                       reason=f"{said}, while time reads {_pct(time.ratio)}: a suite's "
+                       "benchmark is not called on time alone against its counts")
+    if time.outcome == "level":
+        return replace(time, settled_by="time")
+    return replace(time, reason_code="misses_moved",
+                   reason=f"{said}: not level on the counts; time decides "
+                   f"({time.reason or _interval(time)})")
+
+
+def _memory_disagrees(time: Verdict, counts: Counts) -> Verdict:
+    """The instructions per unit moved by parity, the work with the misses in it did not
+    move the same way by parity: the counts call nothing; a call of time's own the
+    instructions' way stands."""
+    unit = counts.unit or "unit"
+    said = (f"the instructions per {unit} moved {_pct(counts.ratio)}, but "
+            f"{signals.misses_words(counts)}")
+    if time.outcome in CALLS and (time.outcome == "slower") == (counts.reading == "up"):
+        return replace(time, settled_by="time", reason=f"{said}; time reads "
+                       f"{_pct(time.ratio)} ({_interval(time)}) by itself")
+    return replace(time, outcome="inconclusive", reason_code="misses_disagree",
+                   settled_by=None, suggested_runs=None,
+                   reason=f"{said}: the instructions alone cannot call it; time reads "
+                   f"{_pct(time.ratio)} ({_interval(time)})")
 
 
 def _moved(time: Verdict, counts: Counts) -> Verdict:

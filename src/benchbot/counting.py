@@ -19,10 +19,17 @@ software event can stand in (``PerfCounter(events=SOFTWARE_TEST)``): the page fa
 the run, which prove the same plumbing (inherit, enable at exec, fold at exit) on any
 machine. Tests use it; a comparison never does.
 
-**valgrind**: a run wrapped in ``valgrind --tool=cachegrind --cache-sim=no
+**valgrind**: a run wrapped in ``valgrind --tool=cachegrind --cache-sim=yes
 --trace-children=yes``, whose out files (one per process, in the worker's scratch) are
 summed and removed (``valgrind_argv``, ``read_valgrind``). About 7x slower, and exact for a
-deterministic program.
+deterministic program. The cache simulation counts the last-level misses beside the
+instructions (DLmr + DLmw + ILmr) in a cache of fixed geometry (``SIMULATED_CACHE``), so
+that they do not depend on the machine the run lands on (docs/verdict.md, "Memory beside
+the instructions").
+
+**perf** counts the last-level misses too where the CPU has the generic cache-misses event
+(``PERF_COUNT_HW_CACHE_MISSES``: the last-level cache's misses on x86), opened like cycles:
+where it cannot be, the runs have instructions without misses.
 """
 
 from __future__ import annotations
@@ -43,6 +50,15 @@ VALGRIND_MAX_RUN_S = 1.0
 VALGRIND = "valgrind"
 VALGRIND_OUT = "cg.benchbot"  # the out files' name prefix, in the worker's scratch
 VALGRIND_LOG = "vg.benchbot"  # valgrind's own messages (kept out of the run's stderr)
+# The cache cachegrind simulates (--I1/--D1/--LL: size in bytes, associativity, line size):
+# fixed, not the host's, so that two runners count the same misses for the same program
+# (this VM reports a 300 MiB L3 to valgrind, in which nearly everything fits). A common
+# desktop or server core's first level and an 8 MiB last level, a share of a shared L3.
+SIMULATED_CACHE = {"I1": (32768, 8, 64), "D1": (32768, 8, 64), "LL": (8 << 20, 16, 64)}
+CACHE_WORDS = "cachegrind's simulated 8 MiB last-level cache"
+# cachegrind's events (its out files' ``events:`` line) whose sum is a run's last-level
+# misses: data reads, data writes and instruction fetches that missed the last level.
+LL_EVENTS = ("DLmr", "DLmw", "ILmr")
 # A counted run's timeout: valgrind's slowdown is large and varies by program.
 VALGRIND_TIMEOUT_FACTOR = 40
 VALGRIND_MIN_TIMEOUT_S = 60.0
@@ -53,6 +69,7 @@ PERF_TYPE_HARDWARE = 0
 PERF_TYPE_SOFTWARE = 1
 PERF_COUNT_HW_CPU_CYCLES = 0
 PERF_COUNT_HW_INSTRUCTIONS = 1
+PERF_COUNT_HW_CACHE_MISSES = 3
 PERF_COUNT_SW_TASK_CLOCK = 1
 PERF_COUNT_SW_PAGE_FAULTS = 2
 PERF_FORMAT_TOTAL_TIME_ENABLED = 1
@@ -68,6 +85,9 @@ HARDWARE: Events = ((PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS),
 # Stands in for HARDWARE on a machine without counters, in tests only: page faults.
 SOFTWARE_TEST: Events = ((PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS), None)
 EVENT_NAMES: dict[str, Events] = {"hardware": HARDWARE, "software-test": SOFTWARE_TEST}
+# The last-level misses counted beside a set of events, where the CPU has the event.
+MISSES: dict[Events, tuple[int, int]] = {HARDWARE: (PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES)}
+PERF_MISSES_WORDS = "perf: the CPU's last-level cache-misses counter"
 
 
 class CountingError(Exception):
@@ -85,11 +105,13 @@ class Reading:
 
 @dataclass(frozen=True, slots=True)
 class Count:
-    """One run's counts: instructions, cycles (None where not counted), whether scaled."""
+    """One run's counts: instructions, cycles and last-level cache misses (None where not
+    counted), whether scaled."""
 
     instructions: int
     cycles: int | None = None
     scaled: bool = False
+    ll_misses: int | None = None
 
 
 def _syscall_number() -> int:
@@ -185,6 +207,7 @@ class PerfCounter:
     def __init__(self, events: Events = HARDWARE, *, opener: Opener = open_here) -> None:
         instructions, cycles = events
         self._fds: list[int] = [_open(*instructions, opener=opener)]
+        self._kinds: list[str] = ["instructions"]
         # A counter that is not inherited keeps the kernel from taking a run's copy of the
         # context for the worker's own: where every counter of a context is inherited, the
         # child's context is a clone, and at a switch between the two (posix_spawn's vfork)
@@ -192,29 +215,40 @@ class PerfCounter:
         # it, and reads the same from then on (seen on Linux 6.18: counts after the second
         # run were 0).
         self._blocker = _open(*instructions, inherit=False, opener=opener)
-        if cycles is not None:
+        for kind, event in (("cycles", cycles), ("ll_misses", MISSES.get(events))):
+            if event is None:
+                continue
             try:
-                self._fds.append(_open(*cycles, opener=opener))
+                self._fds.append(_open(*event, opener=opener))
+                self._kinds.append(kind)
             except CountingError:  # some virtual PMUs count instructions only
                 pass
 
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """What ``read`` returns, in order: instructions, then cycles and ll_misses where
+        counted."""
+        return tuple(self._kinds)
+
     def read(self) -> tuple[Reading, ...]:
-        """The counters now: instructions, then cycles where counted."""
+        """The counters now, in the order of ``kinds``."""
         return tuple(_reading(fd) for fd in self._fds)
 
     @staticmethod
-    def between(before: Sequence[Reading], after: Sequence[Reading]) -> Count:
-        """The counts of what ran between two readings, scaled where multiplexed."""
-        values: list[int] = []
+    def between(before: Sequence[Reading], after: Sequence[Reading],
+                kinds: Sequence[str] = ("instructions", "cycles")) -> Count:
+        """The counts of what ran between two readings (of the counters ``kinds`` names, in
+        order), scaled where multiplexed."""
+        values: dict[str, int] = {}
         scaled = False
-        for b, a in zip(before, after, strict=True):
+        for kind, b, a in zip(kinds, before, after, strict=False):
             value, enabled, running = a.value - b.value, a.enabled - b.enabled, a.running - b.running
             if running < enabled and running > 0:
                 value = round(value * enabled / running)
                 scaled = True
-            values.append(value)
-        return Count(instructions=values[0], cycles=values[1] if len(values) > 1 else None,
-                     scaled=scaled)
+            values[kind] = value
+        return Count(instructions=values["instructions"], cycles=values.get("cycles"),
+                     ll_misses=values.get("ll_misses"), scaled=scaled)
 
     def close(self) -> None:
         """Close the counters."""
@@ -238,36 +272,61 @@ def perf_probe(events: Events = HARDWARE) -> str | None:
 
 
 def valgrind_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str]:
-    """``argv`` counted by cachegrind, its out files (one per process) in ``scratch``."""
-    return [valgrind, "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+    """``argv`` counted by cachegrind, with its cache simulation (``SIMULATED_CACHE``), its
+    out files (one per process) in ``scratch``."""
+    cache = [f"--{level}={size},{assoc},{line}"
+             for level, (size, assoc, line) in SIMULATED_CACHE.items()]
+    return [valgrind, "--tool=cachegrind", "--cache-sim=yes", *cache, "--trace-children=yes",
             "--quiet", f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
             f"--log-file={scratch}/{VALGRIND_LOG}.%p", "--", *argv]
 
 
-def read_valgrind(scratch: Path) -> int | None:
-    """The instructions of every out file a counted run left in ``scratch`` (summed), the
-    files removed; None when there was none or one had no ``summary:`` line."""
+def read_valgrind(scratch: Path) -> Count | None:
+    """The instructions and last-level misses of every out file a counted run left in
+    ``scratch`` (summed), the files removed; None when there was none or one had no
+    ``summary:`` line. The misses are None where a file had no cache simulation."""
     total = 0
+    misses: int | None = 0
     found = False
     ok = True
     _remove(scratch, VALGRIND_LOG)
     for path in sorted(scratch.glob(f"{VALGRIND_OUT}.*")):
-        summary = None
+        lines: list[str] = []
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
-                for text in fh:
-                    if text.startswith("summary:"):
-                        summary = text.split()[1:]
+                lines = [text for text in fh if text.startswith(("events:", "summary:"))]
             path.unlink()
         except OSError:
             ok = False
             continue
-        if not summary or not summary[0].isdigit():
+        counted = cachegrind_totals(lines)
+        if counted is None:
             ok = False
             continue
-        total += int(summary[0])
+        total += counted[0]
+        misses = None if misses is None or counted[1] is None else misses + counted[1]
         found = True
-    return total if found and ok else None
+    return Count(instructions=total, ll_misses=misses) if found and ok else None
+
+
+def cachegrind_totals(lines: Sequence[str]) -> tuple[int, int | None] | None:
+    """(instructions, last-level misses) of one cachegrind out file's ``events:`` and
+    ``summary:`` lines (the last of each): Ir, and DLmr + DLmw + ILmr (None where the file
+    has no cache simulation's events); None without a summary of whole numbers."""
+    events: list[str] = []
+    summary: list[str] | None = None
+    for text in lines:
+        if text.startswith("events:"):
+            events = text.split()[1:]
+        elif text.startswith("summary:"):
+            summary = text.split()[1:]
+    if not summary or not all(v.isdigit() for v in summary):
+        return None
+    values = dict(zip(events, (int(v) for v in summary), strict=False))
+    instructions = values.get("Ir", int(summary[0]))
+    if not all(e in values for e in LL_EVENTS):
+        return instructions, None
+    return instructions, sum(values[e] for e in LL_EVENTS)
 
 
 def valgrind_said(scratch: Path) -> str:

@@ -23,15 +23,25 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from benchbot import counting, sequential
+from benchbot import counting, sequential, signals
 from benchbot.config import Config, WorkloadConfig
 from benchbot.judge import CALLS, Judgement, Policy, Workload, judge
-from benchbot.model import CountMethod, Counts, Family, Measuring, PhaseRuns, SuiteRecord, Verdict
+from benchbot.model import (
+    CountMethod,
+    Counts,
+    Family,
+    Measuring,
+    Misses,
+    PhaseRuns,
+    SuiteRecord,
+    Verdict,
+)
 from benchbot.runner import (
     BATCH_S,
     PERF_METRIC_PLAN,
     VALGRIND_METRIC_PLAN,
     VALGRIND_PLAN,
+    Counted,
     Harness,
     Spawner,
     Target,
@@ -200,15 +210,20 @@ def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: 
     measured.counts[w.name] = Counts(
         method="valgrind", why=why, base=tuple(made.instructions["base"]),
         base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]),
-        counted_s=round(made.seconds, 3))
+        counted_s=round(made.seconds, 3), misses=counted_misses(made, "valgrind"))
 
 
-def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked) -> Counts:
-    """A perf-counted workload's Counts (the counts themselves are its runs')."""
+def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked,
+                phases: Mapping[str, PhaseRuns] | None = None) -> Counts:
+    """A perf-counted workload's Counts (the counts themselves are its runs'; so are the
+    last-level misses, arms[].ll_misses, where the CPU counted them in ``phases``)."""
     if result.count_error is not None:
         return Counts(method=None, why=f"not counted: {result.count_error}")
+    misses = any(arm.ll_misses for phase in (phases or {}).values() for arm in phase.arms.values())
     return Counts(method="perf", why=_method(ctx, w, None)[1], every_run=True,
-                  scaled=result.counts_scaled)
+                  scaled=result.counts_scaled,
+                  misses=Misses(how=counting.PERF_MISSES_WORDS, weight=signals.MISS_WEIGHT)
+                  if misses else None)
 
 
 def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured) -> None:
@@ -233,11 +248,25 @@ def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured)
                 counts = Counts(method=method, why=why, every_run=method == "perf",
                                 scaled=made.scaled, base=tuple(made.instructions["base"]),
                                 base_again=tuple(made.instructions["base_again"]),
-                                head=tuple(made.instructions["head"]))
+                                head=tuple(made.instructions["head"]),
+                                misses=counted_misses(made, method))
         measured.counts[name] = counts
         measured.measuring[name] = Measuring(
             design="pairs", pairs=len(counts.head), stopped="fixed",
             why="metric: instructions: a fixed number of counted runs, no timed runs")
+
+
+def counted_misses(made: Counted, method: str) -> Misses | None:
+    """The last-level misses of counted runs, where every run that counted instructions
+    counted them too (valgrind's cache simulation; perf where the CPU has the event)."""
+    arms = ("base", "base_again", "head")
+    if not made.ll_misses["base"] or any(
+            len(made.ll_misses[a]) != len(made.instructions[a]) for a in arms):
+        return None
+    return Misses(how=counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
+                  weight=signals.MISS_WEIGHT, base=tuple(map(float, made.ll_misses["base"])),
+                  base_again=tuple(map(float, made.ll_misses["base_again"])),
+                  head=tuple(map(float, made.ll_misses["head"])))
 
 
 def _warmup(ctx: Context, w: WorkloadConfig, tgt: Target) -> SpawnRequest:
@@ -288,7 +317,7 @@ def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> Non
                 state, made = perf_state[w.name], results[w.name]
                 state.count_error = state.count_error or made.count_error
                 state.counts_scaled |= made.counts_scaled
-                measured.counts[w.name] = perf_counts(ctx, w, state)
+                measured.counts[w.name] = perf_counts(ctx, w, state, measured.phases[w.name])
             if results[w.name].expected is not None:
                 expected.setdefault(w.name, results[w.name].expected)  # type: ignore[arg-type]
         return _among(ctx.judged(measured), names, abort=ctx.policy.abort)
@@ -498,7 +527,8 @@ class Sequential:
             self.measured.phases[name] = self.triplets.results[name].recorded(w)
             self.measured.looks[name] = max(1, self.done_looks[name])
             if name in self.perf:
-                self.measured.counts[name] = perf_counts(self.ctx, w, self.triplets.results[name])
+                self.measured.counts[name] = perf_counts(self.ctx, w, self.triplets.results[name],
+                                                         self.measured.phases.get(name))
         judgement = self.ctx.judged(self.measured)
         if final:  # what would settle it, from the verdict the report shows
             for name in self.names:

@@ -60,6 +60,8 @@ REASON_CODES = (
     "counts_disagree",  # time moved one way, the instruction counts the other
     "rss_floor",  # memory: peak RSS at the floor the spawner's own peak sets
     "counts_ahead",  # a suite's benchmark: its work per iteration moved, time has not followed yet
+    "misses_moved",  # the same instructions, but the last-level cache misses moved: not level on them
+    "misses_disagree",  # the instructions moved, the misses take it back: no call on them
 )
 
 
@@ -145,6 +147,7 @@ class RunRecord:
     failure: RunFailure | None = None  # the same as a code
     instructions: int | None = None  # user-space instructions retired (counts: perf or valgrind)
     cycles: int | None = None  # user-space cycles (perf, where the hardware counts them)
+    ll_misses: int | None = None  # last-level cache misses (valgrind's simulated cache; perf)
     counts_scaled: bool = False  # perf multiplexed the counters: the values are estimates
     # A suite's benchmark: the memory its harness reported per iteration (Go's B/op and
     # allocs/op), None where it reported none.
@@ -168,6 +171,7 @@ class ArmSamples:
     errors: list[str] = field(default_factory=list)
     instructions: list[int] = field(default_factory=list)  # counts: perf, one per run
     cycles: list[int] = field(default_factory=list)
+    ll_misses: list[int] = field(default_factory=list)  # counts: perf, where the CPU counts them
     bytes_op: list[float] = field(default_factory=list)  # a harness's B/op, one per run
     allocs_op: list[float] = field(default_factory=list)
 
@@ -179,6 +183,7 @@ class ArmSamples:
         self.value_ns += more.value_ns
         self.instructions += more.instructions
         self.cycles += more.cycles
+        self.ll_misses += more.ll_misses
         self.bytes_op += more.bytes_op
         self.allocs_op += more.allocs_op
 
@@ -197,6 +202,8 @@ class ArmSamples:
             self.instructions.append(run.instructions)
         if run.cycles is not None:
             self.cycles.append(run.cycles)
+        if run.ll_misses is not None:
+            self.ll_misses.append(run.ll_misses)
         if run.bytes_op is not None and run.allocs_op is not None:
             self.bytes_op.append(run.bytes_op)
             self.allocs_op.append(run.allocs_op)
@@ -332,6 +339,8 @@ class ArmRuns:
     # counts: perf, every measured run's user-space instructions and cycles
     instructions: tuple[int, ...] | None = omitted_when_none(default=None)
     cycles: tuple[int, ...] | None = omitted_when_none(default=None)
+    # counts: perf, every measured run's last-level cache misses, where the CPU counts them
+    ll_misses: tuple[int, ...] | None = omitted_when_none(default=None)
     # a suite's benchmark: the memory its harness reported per iteration, every run (Go's
     # -benchmem: B/op and allocs/op)
     bytes_op: tuple[float, ...] | None = omitted_when_none(default=None)
@@ -376,12 +385,35 @@ class Measuring:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CountedRun:
     """One counted run of a suite's benchmark (benchbot.fixedwork): which arm, how many
-    units of work it was asked for, the instructions it took and its wall time."""
+    units of work it was asked for, the instructions it took and its wall time (and its
+    last-level cache misses, where they were counted)."""
 
     arm: Literal["base", "base_again", "head"]
     units: int
     instructions: int
     seconds: float
+    ll_misses: int | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Misses:
+    """The last-level cache misses counted beside a workload's instructions, and how the
+    work reads with them (``counts.misses`` in the file; docs/verdict.md, "Memory beside the
+    instructions"). The work is instructions + ``weight`` x misses, per counted run (per unit
+    of work for a suite's benchmark; perf: per measured run, arms[].ll_misses)."""
+
+    how: str  # what counted them, in words: cachegrind's simulated cache, perf's counter
+    weight: float  # the instructions one miss is taken for in the work
+    base: tuple[float, ...] = ()  # the misses of base's counted runs (valgrind; per unit)
+    base_again: tuple[float, ...] = ()
+    head: tuple[float, ...] = ()
+    ratio: float | None = None  # head over base, of the misses' medians
+    work_ratio: float | None = None  # head over base of the work with the misses in it
+    noise: float | None = None  # how far one build's work with the misses varies
+    reading: CountsReading | None = None  # how the work with the misses reads
+    reading_why: str | None = None
+    # A suite's benchmark: the pooled noise of the work with the misses (as Counts')
+    pooled_noise: float | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -421,6 +453,9 @@ class Counts:
     # the processes counted per arm, whose counts are then compared as two samples, by
     # their means (suitecount._to_sample, signals.read_counts).
     samples: int | None = omitted_when_none(default=None)
+    # The last-level cache misses beside the instructions; absent where none were counted
+    # (perf without the event, files written before them).
+    misses: Misses | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -133,6 +133,7 @@ def record(raw: RawRun, workload: WorkloadConfig, *, timeout_s: float | None = N
         returncode=raw.returncode, timed_out=raw.timed_out,
         value_ns=value, expect=expect, error=error, failure=failure,
         instructions=raw.instructions, cycles=raw.cycles, counts_scaled=raw.counts_scaled,
+        ll_misses=raw.ll_misses,
     )
 
 
@@ -289,6 +290,8 @@ def _arm(samples: ArmSamples, w: WorkloadConfig) -> ArmRuns:
         values=tuple(samples.value_ns) if reported and w.better == "higher" else None,
         instructions=tuple(samples.instructions) if samples.instructions else None,
         cycles=tuple(samples.cycles) if samples.cycles else None,
+        ll_misses=(tuple(samples.ll_misses) if samples.ll_misses
+                   and len(samples.ll_misses) == len(samples.instructions) else None),
         bytes_op=tuple(samples.bytes_op) if samples.bytes_op else None,
         allocs_op=tuple(samples.allocs_op) if samples.allocs_op else None,
     )
@@ -562,7 +565,7 @@ def _cut(samples: ArmSamples, n: int) -> ArmSamples:
     return ArmSamples(wall_ns=samples.wall_ns[:n], cpu_ns=samples.cpu_ns[:n],
                       maxrss_kib=samples.maxrss_kib[:n], value_ns=samples.value_ns[:n],
                       expect=samples.expect[:n], instructions=samples.instructions[:n],
-                      cycles=samples.cycles[:n], bytes_op=samples.bytes_op[:n],
+                      cycles=samples.cycles[:n], ll_misses=samples.ll_misses[:n], bytes_op=samples.bytes_op[:n],
                       allocs_op=samples.allocs_op[:n])
 
 
@@ -707,6 +710,8 @@ class Counted:
         default_factory=lambda: {arm: [] for arm in COUNTED_ARMS.values()})
     cycles: dict[str, list[int]] = field(
         default_factory=lambda: {arm: [] for arm in COUNTED_ARMS.values()})
+    ll_misses: dict[str, list[int]] = field(
+        default_factory=lambda: {arm: [] for arm in COUNTED_ARMS.values()})
     scaled: bool = False
     failure: str | None = None
     seconds: float = 0.0  # what the counted runs took together
@@ -736,5 +741,7 @@ def counted_runs(spawner: Spawner, w: WorkloadConfig, base: Target, head: Target
         counted.instructions[arm].append(run.instructions)
         if run.cycles is not None:
             counted.cycles[arm].append(run.cycles)
+        if run.ll_misses is not None:
+            counted.ll_misses[arm].append(run.ll_misses)
         counted.scaled |= run.counts_scaled
     return counted

@@ -9,6 +9,11 @@ own (docs/verdict.md, "A second signal"). Pure: no I/O.
   best-run side that has not followed yet, or let an interval already inside the parity
   band settle ``level``; they never make a call against time.
 - ``metric_instructions`` judges the counts alone (``metric: instructions``).
+- The last-level cache misses, where counted beside the instructions, are read as the work
+  with them (instructions + ``MISS_WEIGHT`` x misses: ``read_counts``'s ``misses``): the
+  same instructions are the same work only where that is the same too
+  (``memory_same``), and a move of the instructions is the work's only where it moved the
+  same way (``memory_agrees``); docs/verdict.md, "Memory beside the instructions".
 - ``memory`` judges peak RSS with the time rule's machinery, at its own parity.
 """
 
@@ -20,7 +25,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from benchbot import stats
-from benchbot.model import Counts, CountsReading, Outcome, PhaseRuns, Rule, Verdict
+from benchbot.model import (
+    ArmRuns,
+    Counts,
+    CountsReading,
+    Misses,
+    Outcome,
+    PhaseRuns,
+    Rule,
+    Verdict,
+)
 
 # Counts closer than this (log scale) read the same, whatever their noise says: valgrind's
 # counts of a deterministic program are identical, but a program that reads the clock or
@@ -61,6 +75,12 @@ OWN_PARITY_SHARE = 0.05
 USER_SHARE_MIN = 0.5
 # The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
 MEMORY_PARITY = 0.03
+# The instructions a last-level cache miss is taken for in the work (instructions + this x
+# misses): the weight of cachegrind's and KCachegrind's cycle estimate. A miss to memory
+# costs some 200-400 cycles where nothing hides it and far less where a prefetcher streams
+# it; the weight only decides how large a move of the misses matters beside the
+# instructions, and docs/verdict.md says what a weight 4 times off does.
+MISS_WEIGHT = 100.0
 CALLS = ("slower", "faster")
 MIN_PAIRS = 10  # the fewest pairs any verdict rests on (docs/verdict.md, Defaults)
 
@@ -83,7 +103,8 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
         return replace(counts, user_share=user, reading=None,
                        reading_why="no counted runs to read")
     if counts.samples and len(bases) >= 2 and len(head) >= 2:
-        return _sampled(counts, bases, head, user=user, parity=parity)
+        read = _sampled(counts, bases, head, user=user, parity=parity)
+        return replace(read, misses=_read_misses(counts, phases, parity=parity))
     ratio = statistics.median(ratios) if ratios else statistics.median(head) / statistics.median(bases)
     aa_ratio = (statistics.median(aa_ratios) if aa_ratios
                 else statistics.median(again) / statistics.median(base) if again and base else None)
@@ -102,7 +123,126 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
         why = (f"{why}; not used: the runs spend most of their time outside user-space CPU "
                f"work ({user * 100:.0f}% in it)")
     return replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=noise, cycles_ratio=cycles,
-                   user_share=user, reading=reading, reading_why=why)
+                   user_share=user, reading=reading, reading_why=why,
+                   misses=_read_misses(counts, phases, parity=parity))
+
+
+def _read_misses(counts: Counts, phases: Mapping[str, PhaseRuns], *,
+                 parity: float) -> Misses | None:
+    """The misses beside ``counts``' instructions with how the work reads with them: its
+    ratio, noise and reading, as ``read_counts`` reads the instructions (base against base
+    again for the noise, each arm's spread, the suite's pooled noise, samples). None where
+    none were counted, or not for every counted run."""
+    m = counts.misses
+    if m is None:
+        return None
+    alone = replace(counts, misses=None)
+    if counts.every_run and not counts.head:  # perf: the runs' own misses
+        with_misses = _work_phases(phases, m.weight)
+        if with_misses is None:
+            return None
+        work = read_counts(alone, with_misses, parity=parity)
+        ints = _per_run(phases, "ll_misses")
+        base, again, head = [list(map(float, arm)) for arm in ints[:3]]
+    else:
+        base, again, head = list(m.base), list(m.base_again), list(m.head)
+        if [len(base), len(again), len(head)] != [
+                len(counts.base), len(counts.base_again), len(counts.head)] or not head:
+            return None
+        def weigh(instructions: Sequence[float], misses: Sequence[float]) -> tuple[float, ...]:
+            return tuple(i + m.weight * x for i, x in zip(instructions, misses, strict=True))
+        work = read_counts(replace(alone, base=weigh(counts.base, base),
+                                   base_again=weigh(counts.base_again, again),
+                                   head=weigh(counts.head, head),
+                                   pooled_noise=m.pooled_noise or counts.pooled_noise),
+                           phases, parity=parity)
+    bases = [*base, *again]
+    ratio = (statistics.median(head) / statistics.median(bases)
+             if bases and head and statistics.median(bases) > 0 else None)
+    return replace(m, ratio=ratio, work_ratio=work.ratio, noise=work.noise,
+                   reading=work.reading, reading_why=_misses_why(m, work, ratio, bases, head))
+
+
+def _misses_why(m: Misses, work: Counts, ratio: float | None, bases: Sequence[float],
+                head: Sequence[float]) -> str:
+    moved = (f"{_pct(ratio)} ({_count(statistics.median(bases))} → "
+             f"{_count(statistics.median(head))})" if ratio is not None and bases and head
+             else f"{_count(statistics.median(bases) if bases else 0)} → "
+                  f"{_count(statistics.median(head) if head else 0)}")
+    said = {"same": "the same work with them", "up": "more work with them",
+            "down": "less work with them", "small": "a move of the work below parity with them",
+            "unsteady": "the work with them varies too much to judge by"}
+    word = said.get(work.reading or "", "not read")
+    return (f"last-level misses {moved}; {word} ({_pct(work.ratio)}, a miss taken for "
+            f"{m.weight:g} instructions; {m.how})")
+
+
+def _count(value: float) -> str:
+    """A count in words a reader takes in at once: 1,020; 4.5 M."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.1f} M"
+    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:.2g}"
+
+
+def _work_phases(phases: Mapping[str, PhaseRuns], weight: float) -> dict[str, PhaseRuns] | None:
+    """perf's phases with each run's instructions + ``weight`` x its misses in place of its
+    instructions; None where a counted arm has no misses for every run."""
+    out = {}
+    for name, phase in phases.items():
+        arms = {}
+        for arm, runs in phase.arms.items():
+            if runs.instructions is None:
+                arms[arm] = runs
+                continue
+            if runs.ll_misses is None or len(runs.ll_misses) != len(runs.instructions):
+                return None
+            arms[arm] = replace(runs, instructions=tuple(
+                round(i + weight * x) for i, x in zip(runs.instructions, runs.ll_misses, strict=True)))
+        out[name] = replace(phase, arms=arms)
+    return out
+
+
+def memory_same(counts: Counts | None, parity: float) -> bool:
+    """The work with the misses in it is the same within parity, for sure (its move and its
+    band of noise inside parity; a sample's reading ``same`` says as much); True where no
+    misses were counted, as before they were."""
+    m = counts.misses if counts is not None else None
+    if m is None:
+        return True
+    if m.reading is None:  # counted, and not to be read: nothing can be said of them
+        return False
+    if counts is not None and counts.samples:
+        return m.reading == "same"
+    if m.reading not in ("same", "small") or m.work_ratio is None:
+        return False
+    band = max(SAME_FLOOR, NOISE_TIMES * (m.noise or 0.0))
+    return abs(math.log(m.work_ratio)) + band <= math.log1p(parity)
+
+
+def memory_agrees(counts: Counts | None) -> bool:
+    """The work with the misses in it moved by parity the way the instructions did (they
+    read ``up`` or ``down``); True where no misses were counted."""
+    m = counts.misses if counts is not None else None
+    return m is None or (counts is not None and m.reading is not None
+                         and m.reading == counts.reading)
+
+
+def memory_moved(counts: Counts | None) -> CountsReading | None:
+    """``up`` or ``down`` where the work with the misses moved by parity, else None."""
+    m = counts.misses if counts is not None else None
+    return m.reading if m is not None and m.reading in ("up", "down") else None
+
+
+def misses_words(counts: Counts) -> str:
+    """The misses' move in words, for a reason: "the last-level misses +340% (the work
+    with them +12.0%)"."""
+    m = counts.misses
+    if m is None:
+        return ""
+    if m.reading == "unsteady":
+        return (f"the last-level misses {_pct(m.ratio)}, and the work with them varies by "
+                f"{(m.noise or 0) * 100:.2g}%")
+    return f"the last-level misses {_pct(m.ratio)} (the work with them {_pct(m.work_ratio)})"
 
 
 def _sampled(counts: Counts, bases: Sequence[float], head: Sequence[float], *,
@@ -158,6 +298,11 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     if time.outcome != "inconclusive" or not usable(counts):
         return time
     assert counts.ratio is not None
+    if _pending_with_counts(time, counts, parity) and not memory_agrees(counts):
+        return replace(time, reason_code="misses_disagree",
+                       reason=f"the runs read {_pct(time.ratio)} and the instructions "
+                       f"{_pct(counts.ratio)}, but {misses_words(counts)}: the instructions "
+                       f"alone cannot stand in for the fast runs ({time.reason})")
     if _pending_with_counts(time, counts, parity):
         outcome: Outcome = "slower" if (time.ratio or 1.0) > 1 else "faster"
         return replace(time, outcome=outcome, reason_code=None, suggested_runs=None,
@@ -165,6 +310,12 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
                        reason=f"the runs read {_pct(time.ratio)} and the instructions "
                        f"{_pct(counts.ratio)}: the fast runs have not followed yet, the "
                        "instructions moved the same way")
+    if (counts.reading == "same" and time.reason_code in ("spread", "few_runs")
+            and not memory_same(counts, parity)):
+        return replace(time, reason_code="misses_moved",
+                       reason=f"the same instructions ({_pct(counts.ratio)}), but "
+                       f"{misses_words(counts)}: not level on the counts; time decides "
+                       f"({time.reason})")
     if (counts.reading == "same" and time.reason_code in ("spread", "few_runs")
             and _level_with_counts(whole or time, parity)):
         return replace(whole or time, outcome="level", reason_code=None, suggested_runs=None,
@@ -198,6 +349,10 @@ def _a_call(time: Verdict, counts: Counts) -> Verdict:
         return called
     assert time.ratio is not None and counts.ratio is not None
     moved = math.log(time.ratio)
+    if counts.reading == "same" and memory_moved(counts) == ("up" if moved > 0 else "down"):
+        return replace(called, reason=f"the runs read {_pct(time.ratio)} with the same "
+                       f"instructions ({_pct(counts.ratio)}), and {misses_words(counts)}: "
+                       "memory, not layout")
     if counts.reading == "same":
         if abs(moved) <= math.log1p(LAYOUT_LIMIT) and layout_fragile(time):
             return replace(time, outcome="inconclusive", reason_code="layout", settled_by=None,
@@ -264,9 +419,17 @@ def metric_instructions(counts: Counts | None, *, parity: float) -> Verdict:
     if counts.reading is None or counts.ratio is None:
         return stats.invalid("no_metric", f"metric: instructions, but {counts.reading_why}")
     pct = _pct(counts.ratio)
+    if counts.reading in ("up", "down") and not memory_agrees(counts):
+        return _counted(counts, parity, "inconclusive", "misses_disagree",
+                        f"the instructions read {pct}, but {misses_words(counts)}: the "
+                        "instructions alone cannot call it")
     if counts.reading in ("up", "down"):
         outcome: Outcome = "slower" if counts.reading == "up" else "faster"
         return _counted(counts, parity, outcome, None, f"the instructions read {pct}")
+    if counts.reading in ("same", "small") and not memory_same(counts, parity):
+        return _counted(counts, parity, "inconclusive", "misses_moved",
+                        f"the instructions read {pct}, but {misses_words(counts)}: not the "
+                        "same work")
     if counts.reading == "same":
         return _counted(counts, parity, "level", None, f"the same instructions ({pct})")
     if counts.reading == "small" and abs(math.log(counts.ratio)) < math.log1p(parity):
@@ -338,13 +501,14 @@ def _under_floor(base: Sequence[int], head: Sequence[int], floor_kib: int,
         "runs: no run's peak reads below that, so a change under it cannot be seen")
 
 
-def _per_run(phases: Mapping[str, PhaseRuns]) -> tuple[list[int], list[int], list[int],
-                                                      list[float], list[float]]:
-    """perf's counts of every measured run: base, base again, head, and the per-round
-    (per-pair) ratios head over base and base again over base."""
+def _per_run(phases: Mapping[str, PhaseRuns], field: str = "instructions"
+             ) -> tuple[list[int], list[int], list[int], list[float], list[float]]:
+    """perf's counts of every measured run (``field``: instructions, or ll_misses): base,
+    base again, head, and the per-round (per-pair) ratios head over base and base again
+    over base."""
     def of(phase: str, arm: str) -> list[int]:
-        got = phases[phase].arms.get(arm) if phase in phases else None
-        return list(got.instructions or ()) if got is not None else []
+        got: ArmRuns | None = phases[phase].arms.get(arm) if phase in phases else None
+        return list(getattr(got, field) or ()) if got is not None else []
 
     base, again = of("aa", "base"), of("aa", "base_again")
     ab_base = of("ab", "base") + of("confirm", "base")

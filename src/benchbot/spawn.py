@@ -114,6 +114,8 @@ class RawRun:
     not_started: str | None = None  # why the process could not be started at all
     instructions: int | None = None  # SpawnRequest.count: the run's user-space instructions
     cycles: int | None = None  # perf, where the CPU counts cycles
+    # last-level cache misses: valgrind's simulated cache; perf, where the CPU counts them
+    ll_misses: int | None = None
     counts_scaled: bool = False  # perf multiplexed the counter: the counts are estimates
     count_error: str | None = None  # why a run asked to be counted was not, in words
     report: harness.Parsed | None = None  # SpawnRequest.harness: what its report said
@@ -130,7 +132,8 @@ class RawRun:
             "returncode": self.returncode, "timed_out": self.timed_out,
             "captures": list(self.captures), "stderr_tail": self.stderr_tail,
             "not_started": self.not_started, "instructions": self.instructions,
-            "cycles": self.cycles, "counts_scaled": self.counts_scaled,
+            "cycles": self.cycles, "ll_misses": self.ll_misses,
+            "counts_scaled": self.counts_scaled,
             "count_error": self.count_error,
             "report": None if self.report is None else harness.to_json(self.report),
         }
@@ -146,6 +149,7 @@ class RawRun:
             stderr_tail=str(data["stderr_tail"]), not_started=data.get("not_started"),
             instructions=_int_or_none(data.get("instructions")),
             cycles=_int_or_none(data.get("cycles")),
+            ll_misses=_int_or_none(data.get("ll_misses")),
             counts_scaled=bool(data.get("counts_scaled")), count_error=data.get("count_error"),
             report=None if data.get("report") is None else harness.from_json(data["report"]),
         )
@@ -335,9 +339,9 @@ class ProcessSpawner:
             return dataclasses.replace(run, count_error=self._perf_error)
         before = counter.read()
         run = self._run(request, program, argv, env, out_fd, err_fd)
-        count = counter.between(before, counter.read())
+        count = counter.between(before, counter.read(), counter.kinds)
         return dataclasses.replace(run, instructions=count.instructions, cycles=count.cycles,
-                                   counts_scaled=count.scaled)
+                                   ll_misses=count.ll_misses, counts_scaled=count.scaled)
 
     def _run(self, request: SpawnRequest, program: str, argv: list[str], env: dict[str, str],
              out_fd: int, err_fd: int) -> RawRun:
@@ -426,7 +430,7 @@ def _counted_by_valgrind(run: RawRun, scratch: Path) -> RawRun:
     if total is None:
         return dataclasses.replace(run, count_error="valgrind left no out file with a summary"
                                    + (f" ({said})" if said else ""))
-    return dataclasses.replace(run, instructions=total)
+    return dataclasses.replace(run, instructions=total.instructions, ll_misses=total.ll_misses)
 
 
 def in_turn(spawn: Callable[[_R], RawRun], requests: Sequence[_R]) -> list[RawRun]:

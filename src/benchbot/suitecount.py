@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from benchbot import benchsignals, counting, fixedwork, signals
 from benchbot.config import Config, WorkloadConfig
-from benchbot.model import CountedRun, CountMethod, Counts, SuiteRecord
+from benchbot.model import CountedRun, CountMethod, Counts, Misses, SuiteRecord
 from benchbot.runner import Harness, Spawner, Target, spawn_group
 from benchbot.spawn import RawRun, SpawnRequest
 from benchbot.suites import Figures
@@ -285,7 +285,7 @@ def _counts(plan: _Plan, made: Mapping[int, RawRun], recipe: fixedwork.Recipe) -
                           why=f"not counted: the counted {side} run ({_units(size, n)} {recipe.unit}s) "
                               f"{problem}")
         runs.append(CountedRun(arm=arm, units=_units(size, n), instructions=instructions,  # type: ignore[arg-type]
-                               seconds=round(raw.wall_ns / 1e9, 3)))
+                               seconds=round(raw.wall_ns / 1e9, 3), ll_misses=raw.ll_misses))
     per = {arm: fixedwork.per_unit(runs[i].instructions, runs[i + 1].instructions, n)
            for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
     if any(v is None for v in per.values()):
@@ -294,13 +294,27 @@ def _counts(plan: _Plan, made: Mapping[int, RawRun], recipe: fixedwork.Recipe) -
                           f"more instructions than one of {fixedwork.SMALL}")
     return Counts(method=plan.method, why=plan.why, unit=recipe.unit, exact=recipe.exact,  # type: ignore[arg-type]
                   units=n, base=(per["base"],), base_again=(per["base_again"],),  # type: ignore[arg-type]
-                  head=(per["head"],), runs=tuple(runs), counted_s=seconds)  # type: ignore[arg-type]
+                  head=(per["head"],), runs=tuple(runs), counted_s=seconds,  # type: ignore[arg-type]
+                  misses=_misses_per_unit(plan.method, runs, n))
+
+
+def _misses_per_unit(method: CountMethod, runs: Sequence[CountedRun], n: int) -> Misses | None:
+    """The last-level misses per unit of each arm, (M(SMALL + n) - M(SMALL)) / n from the
+    PLAN's runs (any sign: a benchmark whose data stays in the cache misses no more in the
+    larger run, and the difference is then noise about 0); None where a run has none."""
+    if any(r.ll_misses is None for r in runs[:len(PLAN)]):
+        return None
+    per = {arm: ((runs[i + 1].ll_misses or 0) - (runs[i].ll_misses or 0)) / n
+           for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
+    return Misses(how=counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
+                  weight=signals.MISS_WEIGHT, base=(per["base"],),
+                  base_again=(per["base_again"],), head=(per["head"],))
 
 
 def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
                 parity: Mapping[str, float]) -> dict[str, _Plan]:
-    """The benchmarks whose counts read a move (by parity or less), each with the runs that
-    count base again and head again: a move read from one process of each build is not
+    """The benchmarks whose counts read a move (by parity or less; the instructions, or the
+    work with the misses in it), each with the runs that count base again and head again: a move read from one process of each build is not
     yet the work's, where a benchmark's count varies from process to process by itself
     (Go's maps, seeded at each start, move 1-3%; docs/verdict.md). A second pair shows it."""
     out = {}
@@ -308,7 +322,11 @@ def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
         c = counts[name]
         if c.method is None:
             continue
-        if signals.read_counts(c, {}, parity=parity[name]).reading in ("up", "down", "small"):
+        read = signals.read_counts(c, {}, parity=parity[name])
+        moved = ("up", "down", "small")
+        if read.reading in moved or (read.misses is not None and read.misses.reading in moved):
+            # (or the work with the misses in it moved: a move of one process pair's misses
+            # is not yet the work's either, and it would keep the benchmark from a level)
             out[name] = replace(plan, requests=tuple(r for r in plan.requests if r[0] in CONFIRM))
     return out
 
@@ -320,8 +338,10 @@ def _confirmed(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
     runs = list(c.runs or ())
     raws = _keyed(plan, made)
     per: dict[str, float] = {}
+    misses: dict[str, float | None] = {}
     for arm in CONFIRM:
         got = []
+        lls: list[int | None] = []
         for size in (0, 1):
             raw = raws.get((arm, size))
             instructions, problem = (None, "was not made: the budget was spent") \
@@ -332,17 +352,26 @@ def _confirmed(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
                                why=f"not counted: its counts read a move, and the run that "
                                    f"counts {arm.replace('_', ' ')} a second time {problem}")
             got.append(instructions)
+            lls.append(raw.ll_misses)
             runs.append(CountedRun(arm=arm, units=_units(size, plan.n),  # type: ignore[arg-type]
-                                   instructions=instructions, seconds=round(raw.wall_ns / 1e9, 3)))
+                                   instructions=instructions, seconds=round(raw.wall_ns / 1e9, 3),
+                                   ll_misses=raw.ll_misses))
         unit = fixedwork.per_unit(got[0], got[1], plan.n)
         if unit is None:
             return replace(c, method=None, runs=tuple(runs),
                            why="not counted: a second count read no more instructions for "
                                f"{_units(1, plan.n)} {recipe.unit}s than for {fixedwork.SMALL}")
         per[arm] = unit
+        misses[arm] = None if None in lls else ((lls[1] or 0) - (lls[0] or 0)) / plan.n
     seconds = round(sum(r.wall_ns for r in raws.values()) / 1e9, 3)
+    m = c.misses
+    if m is not None:  # the misses counted again with them, or none where these runs had none
+        m = None if None in misses.values() else replace(
+            m, base_again=(*m.base_again, misses["base_again"] or 0.0),
+            head=(*m.head, misses["head"] or 0.0))
     return replace(c, base_again=(*c.base_again, per["base_again"]), head=(*c.head, per["head"]),
-                   runs=tuple(runs), counted_s=round((c.counted_s or 0.0) + seconds, 3))
+                   runs=tuple(runs), counted_s=round((c.counted_s or 0.0) + seconds, 3),
+                   misses=m)
 
 
 def _to_sample(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
@@ -386,7 +415,10 @@ def _sampled(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
     small = {side: statistics.fmean(r.instructions for r in runs if r.units == fixedwork.SMALL
                                     and (r.arm == "head") == (side == "head"))
              for side in ("base", "head")}
+    small_ll = {side: [r.ll_misses for r in runs if r.units == fixedwork.SMALL
+                       and (r.arm == "head") == (side == "head")] for side in ("base", "head")}
     per: dict[str, list[float]] = {"base": [], "head": []}
+    per_ll: dict[str, list[float]] = {"base": [], "head": []}
     for i, (arm, size, _) in enumerate(plan.requests):
         raw = made.get(i)
         units = _units(size, plan.n)
@@ -395,15 +427,23 @@ def _sampled(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
         if instructions is None or raw is None:  # unsteady still: judged on time alone
             return replace(c, runs=tuple(runs))
         runs.append(CountedRun(arm=arm, units=units, instructions=instructions,  # type: ignore[arg-type]
-                               seconds=round(raw.wall_ns / 1e9, 3)))
+                               seconds=round(raw.wall_ns / 1e9, 3), ll_misses=raw.ll_misses))
         unit = (instructions - small[arm]) / plan.n
         if unit <= 0:
             return replace(c, runs=tuple(runs))
         per[arm].append(unit)
+        lls = small_ll[arm]
+        if raw.ll_misses is not None and lls and None not in lls:
+            per_ll[arm].append((raw.ll_misses - statistics.fmean(v or 0 for v in lls)) / plan.n)
     seconds = round(sum(r.wall_ns for r in made.values()) / 1e9, 3)
+    m = c.misses
+    if m is not None:  # each process's misses per unit as its instructions', else none
+        whole = all(len(per_ll[a]) == len(per[a]) for a in per)
+        m = replace(m, base=(*m.base, *per_ll["base"]), head=(*m.head, *per_ll["head"])) \
+            if whole else None
     return replace(c, base=(*c.base, *per["base"]), head=(*c.head, *per["head"]),
                    runs=tuple(runs), counted_s=round((c.counted_s or 0.0) + seconds, 3),
-                   samples=samples)
+                   samples=samples, misses=m)
 
 
 def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
@@ -427,6 +467,32 @@ def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
         c = counts[name]
         if c.method is not None and c.units and c.base and c.base[0] > 0:
             counts[name] = replace(c, pooled_noise=math.sqrt(2) * sigma / (c.units * c.base[0]))
+    _pool_work_noise(counts, names)
+
+
+def _pool_work_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
+    """The pooled noise of the work with the misses in it (Misses.pooled_noise), as
+    ``_pool_noise`` takes the instructions': the misses of a counted run move by the
+    harness's own noise too (its collector touching memory), and one benchmark's A/A is one
+    difference. Only where the suite's benchmarks counted misses, POOL_MIN of them."""
+    def work(c: Counts, m: Misses, i: int, again: bool) -> float:
+        return (c.base_again if again else c.base)[i] + m.weight * (
+            m.base_again if again else m.base)[i]
+    spreads = [abs(work(c, c.misses, 0, True) - work(c, c.misses, 0, False)) * (c.units or 0)
+               for c in (counts[n] for n in names)
+               if c.method is not None and c.units and c.misses is not None and c.base
+               and c.base_again and c.misses.base and c.misses.base_again]
+    if len(spreads) < POOL_MIN:
+        return
+    sigma = statistics.median(spreads) / (2 * 0.6745)
+    for name in names:
+        c = counts[name]
+        if c.method is None or not c.units or c.misses is None or not c.misses.base:
+            continue
+        base = work(c, c.misses, 0, False)
+        if base > 0:
+            counts[name] = replace(c, misses=replace(
+                c.misses, pooled_noise=math.sqrt(2) * sigma / (c.units * base)))
 
 
 def _probed(setting: Setting, recipe: fixedwork.Recipe, w: WorkloadConfig, base: Target,

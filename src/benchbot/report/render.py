@@ -90,6 +90,8 @@ def counts_cell(row: Row) -> str:
         return f"– [{c.letter}]" if c is not None and c.letter else "–"
     if c.ratio is None:
         return f"– {c.kind}"
+    if c.misses_shown is not None:  # the misses keep the counts from settling it: say so
+        return f"{fmt.change(c.ratio)} {c.kind}, LL misses {fmt.change(c.misses_shown)}"
     return f"{fmt.change(c.ratio)} {c.kind}"
 
 

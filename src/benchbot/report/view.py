@@ -105,6 +105,11 @@ class CountsView:
     unit: str | None = None  # a suite's benchmark: what base, base_again and head count per
     units: int | None = None  # n of its counted runs (n and 2n units)
     counted_s: float | None = None  # seconds its counted runs took
+    # The last-level cache misses counted beside them, in words (None: not counted), and
+    # their move where it matters: the work with them not the same within parity, or not
+    # moved the way the instructions did (the cell shows it; None: it does not).
+    misses_why: str | None = None
+    misses_shown: float | None = None
 
     @property
     def per_unit(self) -> bool:
@@ -426,6 +431,11 @@ class ReportView:
         return any(r.memory is not None and not r.memory.below_floor for r in self.rows)
 
     @property
+    def has_misses(self) -> bool:
+        """Some workload's cell shows its last-level misses."""
+        return any(r.counts is not None and r.counts.misses_shown is not None for r in self.rows)
+
+    @property
     def has_per_unit(self) -> bool:
         """Some suite's benchmark was counted alone, per unit of work."""
         return any(r.counts is not None and r.counts.per_unit for r in self.rows)
@@ -709,7 +719,25 @@ def _counts_view(bench: Benchmark, letter: str | None) -> CountsView | None:
                       runs=runs, cycles_ratio=c.cycles_ratio,  # type: ignore[arg-type]
                       user_share=c.user_share if c.unit is None else None, reading=c.reading,
                       reading_why=c.reading_why, unit=c.unit, units=c.units,
-                      counted_s=c.counted_s)
+                      counted_s=c.counted_s,
+                      misses_why=c.misses.reading_why if c.misses is not None else None,
+                      misses_shown=_misses_shown(c, bench.parity))
+
+
+def _misses_shown(c: Counts, parity: float) -> float | None:
+    """The misses' ratio where the cell shows it: where they keep the work from being the
+    same (the instructions read the same or below parity), or from moving the way the
+    instructions did (they moved by parity); else None, and only the details give them."""
+    from benchbot import signals  # here, so that the view's own imports stay as they were
+
+    m = c.misses
+    if m is None or m.ratio is None or c.reading is None:
+        return None
+    if c.reading in ("up", "down"):
+        return None if signals.memory_agrees(c) else m.ratio
+    if c.reading in ("same", "small"):
+        return None if signals.memory_same(c, parity) else m.ratio
+    return None
 
 
 ARMS = ("base", "base_again", "head")
