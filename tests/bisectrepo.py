@@ -4,7 +4,9 @@ fastest of its calls (as a benchmark harness does, to stand up to a loaded machi
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -214,7 +216,9 @@ _KIND_FILES: dict[str, dict[str, str]] = {
     },
 }
 
-_KIND_RUN = {"module": "[python3, bench.py]", "data": "./prog", "library": "./prog",
+# The interpreter running the tests: the sandbox shows it (benchbot's own), where a
+# python3 on PATH may be a shim into a directory it does not show (pyenv's).
+_KIND_RUN = {"module": f"[{json.dumps(sys.executable)}, bench.py]", "data": "./prog", "library": "./prog",
              "comment": "./prog"}
 _KIND_BUILD: dict[str, str | None] = {"module": None,  # nothing to build: the interpreter reads the sources
                "data": "cc -O1 -o prog prog.c", "library": "sh build.sh",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot import gitops, machine
+from benchbot import gitops, hidden, machine
 from benchbot.bisectdoc import (
     BisectResults,
     BisectSettings,
@@ -49,24 +49,23 @@ BUDGET_FACTOR = 3  # the default bisect budget: this many times the config's bud
 # --- the real laboratory -------------------------------------------------------------------
 
 
-# Left out of the hash: the worktree's own ``.git`` (a file naming where the repository
-# keeps this worktree's HEAD and index; its text differs from worktree to worktree).
-_NOT_HASHED = frozenset({b".git"})
 _CHUNK = 1 << 20
 
 
-def output_hash(root: Path) -> str | None:
+def output_hash(root: Path, build_only: Sequence[str] = ()) -> str | None:
     """A hash of everything a run can read in the worktree ``root`` after its build, but
     its ``.git``: every directory, file and symlink under it, each by its path relative to
     ``root``, its kind and permission bits, and a file's bytes or a link's target (read,
     never followed). Two worktrees with one hash hold the same files with the same
     contents, so no run can read anything of them that differs (docs/cli.md, "Bisect",
-    says what is and is not covered). None when something cannot be hashed (a file that
-    cannot be read, a FIFO, socket or device a build left): the commit is then always
-    measured."""
+    says what is and is not covered). A regular file that ``build_only`` covers
+    (``hidden.covered``: the config's ``sandbox.build_only`` where the sandbox enforces
+    it, else nothing) counts by its path alone: no run can open it. None when something
+    cannot be hashed (a file that cannot be read, a FIFO, socket or device a build left):
+    the commit is then always measured."""
     digest = hashlib.sha256()
     try:
-        _hash_dir(os.fsencode(root), b"", digest, top=True)
+        _hash_dir(os.fsencode(root), b"", digest, tuple(build_only))
     except (OSError, RecursionError, _Unhashable):  # RecursionError: nested beyond reason
         return None
     return digest.hexdigest()
@@ -76,22 +75,25 @@ class _Unhashable(Exception):
     """A file whose content is not a sequence of bytes to hash (a FIFO, socket, device)."""
 
 
-def _hash_dir(path: bytes, rel: bytes, digest: Any, *, top: bool = False) -> None:
+def _hash_dir(path: bytes, rel: bytes, digest: Any, build_only: tuple[str, ...]) -> None:
     with os.scandir(path) as listing:
         entries = sorted(listing, key=lambda e: e.name)
     for entry in entries:
         name = os.fsencode(entry.name)
-        if top and name in _NOT_HASHED:
+        if not rel and name == os.fsencode(hidden.GIT):
             continue
         here = rel + b"/" + name if rel else name
         info = entry.stat(follow_symlinks=False)
         mode = stat.S_IMODE(info.st_mode)
         if stat.S_ISDIR(info.st_mode):
             digest.update(b"d\0%s\0%o\0" % (here, mode))
-            _hash_dir(os.fsencode(entry.path), here, digest)
+            _hash_dir(os.fsencode(entry.path), here, digest, build_only)
         elif stat.S_ISLNK(info.st_mode):
             digest.update(b"l\0%s\0%s\0" % (here, os.readlink(os.fsencode(entry.path))))
         elif stat.S_ISREG(info.st_mode):
+            if build_only and hidden.covered(build_only, os.fsdecode(here)):
+                digest.update(b"h\0%s\0" % here)  # hidden from every run: its name alone
+                continue
             digest.update(b"f\0%s\0%o\0" % (here, mode))
             digest.update(_file_digest(os.fsencode(entry.path)))
         else:
@@ -127,6 +129,8 @@ class RepoLab:
         self.spawner_factory = spawner_factory  # tests: planted runs instead of real ones
         self.built: dict[str, str | None] = {}  # tree: None when built, else why not
         self.hashes: dict[str, str | None] = {}
+        # The files no run can open, where the sandbox enforces it (benchbot.hidden).
+        self.build_only = config.sandbox.build_only if where.box.active else ()
 
     def _tree(self, index: int) -> str:
         return self.commits[index][1]
@@ -149,7 +153,7 @@ class RepoLab:
                 self.built[tree] = f"could not be checked out: {exc}"
             else:
                 self.built[tree] = None
-                self.hashes[tree] = output_hash(co.path)
+                self.hashes[tree] = output_hash(co.path, self.build_only)
         return self.built[tree]
 
     def output_hash(self, index: int) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchbot import bisect, cli, engine, historydoc
+from benchbot import bisect, cli, engine, historydoc, sandbox
 from tests.bisectrepo import PlantedKind, make_kind_history
 from tests.clock import FakeClock
 from tests.conftest import git
@@ -126,6 +126,48 @@ def test_bisect_names_a_commit_that_changes_only_what_the_program_reads(
     status, data, said = _bisect(repo, tmp_path)
     assert status == 0, said
     _check_bisect(repo, data, said)
+
+
+# --- a comment-only change to a C file: skipped only where no run can read the file ---------
+
+BUILD_ONLY = "{mode: on, build_only: ['*.c', '*.h']}"
+needs_bwrap = pytest.mark.skipif(
+    not sandbox.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    "(.ci/run installs the bubblewrap package)")
+
+
+@needs_bwrap
+def test_a_comment_only_change_to_a_build_only_c_file_is_identical(
+        tmp_path: Path, planted: dict[str, Any]) -> None:
+    """Its program is byte-identical and bubblewrap keeps every run from opening the C
+    file (tests/security/test_build_only.py): nothing a run can read differs."""
+    planted["kind"] = "comment"
+    repo = make_kind_history(tmp_path / "repo", "comment", sandbox=BUILD_ONLY)
+    status, records, err = _record(repo, tmp_path / "store")
+    assert status == 0, err
+    assert [records[s].state for s in _shas(repo)[1:]] == ["identical", "identical"]
+    status, data, said = _bisect(repo, tmp_path)
+    assert status == 0 and data["answer"]["kind"] == "no_change", said
+    assert "identical build output" in data["answer"]["sentence"]
+    assert [s["measured"] for s in data["steps"]] == [False]
+    assert planted["calls"] == []
+    _no_worktrees_left(repo)
+
+
+@pytest.mark.parametrize("how", [pytest.param("on", marks=needs_bwrap),
+                                 "{mode: off, build_only: ['*.c']}"])
+def test_a_comment_only_change_is_measured_where_a_run_could_read_the_file(
+        tmp_path: Path, planted: dict[str, Any], how: str) -> None:
+    """The same commit without ``build_only``, or without the sandbox that enforces it."""
+    planted["kind"] = "comment"
+    repo = make_kind_history(tmp_path / "repo", "comment", sandbox=how)
+    status, records, err = _record(repo, tmp_path / "store")
+    assert status == 0, err
+    shas = _shas(repo)
+    assert records[shas[1]].state == "measured" and records[shas[2]].state == "identical"
+    assert records[shas[1]].workloads[0].outcome == "level"
+    assert [head for _, head in planted["calls"]] == [shas[1]]
 
 
 # --- slow: built and measured ------------------------------------------------------------------
