@@ -381,6 +381,22 @@ def _quoted(text: str) -> str:
     return f'"{escaped}"'
 
 
+def _refuse_shown_git(box: Sandbox, writable: Sequence[Path], git_dir: Path | None) -> None:
+    """SandboxError where ``sandbox.build_only`` cannot hold: the view or ``writable``
+    shows the repository's .git (its objects hold the hidden files) by a directory that
+    holds it or lies in it."""
+    if git_dir is None:
+        return
+    real = os.path.realpath(git_dir)
+    shown = [src for src, _ in (box.view.read_only if box.view else ())] + [str(p) for p in writable]
+    for path in shown:
+        other = os.path.realpath(path)
+        if os.path.commonpath([real, other]) in (real, other):  # one holds the other
+            raise SandboxError(f"sandbox.build_only: the sandbox shows {path}, and with it the "
+                               f"repository's {git_dir}, whose objects hold the files it hides: "
+                               "list a directory outside the repository")
+
+
 _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
          "from benchbot.worker import leave, main; leave(main())")
 
@@ -414,6 +430,7 @@ class WorkerSpawner:
         except hidden.TooMany as exc:
             raise SandboxError(str(exc)) from None
         if build_only:
+            _refuse_shown_git(sandbox, writable, git_dir)
             git_dir = git_config = None
         self._places = [Path(p) for p in places]
         self._owners: dict[str, int] = {}  # a run's directory -> its worker

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchbot import engine, sandbox
-from tests.conftest import MakeRepo
+from tests.conftest import MakeRepo, git
 
 pytestmark = pytest.mark.slow  # real sandboxes and runs
 
@@ -92,3 +92,18 @@ def test_the_probe_reads_the_file_where_nothing_hides_it(make_repo: MakeRepo, tm
     places = {line.split(" ", 2)[2] for line in (log / "tries").read_text().splitlines()}
     runs = len((log / "tries").read_text().splitlines())
     assert len(places) == 3 and read.count(SECRET) >= runs * 8, read[:2000]  # most ways
+
+
+@needs_bwrap
+def test_build_only_is_refused_where_the_sandbox_would_show_the_repository_s_git(
+        make_repo: MakeRepo, tmp_path: Path) -> None:
+    """A writable (or read-only) directory holding the repository would show its objects,
+    which hold the hidden files: the comparison stops with one line saying so."""
+    repo, _ = _repo(make_repo, tmp_path, ", build_only: ['*.c']")
+    config = (repo / "benchbot.yml").read_text().replace(
+        "writable: [", f"writable: ['{repo}', ")
+    (repo / "benchbot.yml").write_text(config)
+    git(repo, "commit", "-q", "-am", "writable repository")
+    git(repo, "tag", "-f", "base")
+    with pytest.raises(sandbox.SandboxError, match=r"shows .*repository's .*whose objects hold"):
+        engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))

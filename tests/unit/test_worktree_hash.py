@@ -1,6 +1,7 @@
 """``bisect.output_hash``: what makes two built worktrees identical for bisect and history.
 Every difference a run could read changes the hash; where the worktree lies and its
-``.git`` pointer do not; what cannot be hashed is None (the commit is measured)."""
+``.git`` pointer do not; what cannot be hashed is None (the commit is measured); a
+``sandbox.build_only`` file counts by its name alone (``benchbot.hidden``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchbot import hidden
 from benchbot.bisect import output_hash
 
 
@@ -90,3 +92,62 @@ def test_a_link_loop_is_hashed_as_links_never_followed(tmp_path: Path) -> None:
         (root / "loop").symlink_to("loop")
         (root / "up").symlink_to("..")
     assert output_hash(a) is not None and output_hash(a) == output_hash(b)
+
+
+# --- sandbox.build_only: files no run can open count by their names alone ---------------------
+
+GLOBS = ("*.c", "docs/**")
+
+
+def _sources(root: Path) -> Path:
+    _tree(root)
+    (root / "src" / "prog.c").write_text("int main(void) { return 0; }\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("# guide\n")
+    return root
+
+
+def test_a_build_only_file_s_bytes_and_mode_do_not_count(tmp_path: Path) -> None:
+    a, b = _sources(tmp_path / "a"), _sources(tmp_path / "b")
+    (b / "src" / "prog.c").write_text("/* a comment */\nint main(void) { return 0; }\n")
+    (b / "src" / "prog.c").chmod(0o600)
+    (b / "docs" / "guide.md").write_text("# the guide, rewritten\n")
+    assert output_hash(a, GLOBS) == output_hash(b, GLOBS)
+    assert output_hash(a) != output_hash(b)  # without build_only they count
+
+
+@pytest.mark.parametrize("change", ["added", "removed", "renamed", "a symlink", "not covered"])
+def test_what_a_run_can_still_see_of_build_only_files_counts(tmp_path: Path, change: str) -> None:
+    a, b = _sources(tmp_path / "a"), _sources(tmp_path / "b")
+    if change == "added":
+        (b / "src" / "new.c").write_text("")
+    elif change == "removed":
+        (b / "src" / "prog.c").unlink()
+    elif change == "renamed":
+        (b / "src" / "prog.c").rename(b / "src" / "main.c")
+    elif change == "a symlink":  # named like a source, but a link: its target counts
+        for root, target in ((a, "lib.py"), (b, "bench.py")):
+            (root / "link.c").symlink_to(target)
+    else:
+        (b / "lib.py").write_text("WORK = 3\n")
+    assert output_hash(a, GLOBS) != output_hash(b, GLOBS)
+
+
+def test_the_files_hidden_are_the_regular_files_the_globs_cover(tmp_path: Path) -> None:
+    root = _sources(tmp_path / "a")
+    (root / "link.c").symlink_to("src/prog.c")
+    (root / "elsewhere").mkdir()
+    (root / "elsewhere" / "x.c").write_text("")
+    (root / "via").symlink_to("elsewhere")  # a directory link: not followed
+    (root / ".git").unlink()
+    (root / ".git").mkdir()
+    (root / ".git" / "y.c").write_text("")
+    assert hidden.files(root, GLOBS) == ["docs/guide.md", "elsewhere/x.c", "src/prog.c"]
+    assert hidden.files(root, ()) == []
+
+
+def test_too_many_build_only_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _sources(tmp_path / "a")
+    monkeypatch.setattr(hidden, "MAX_BYTES", 10)
+    with pytest.raises(hidden.TooMany, match="name fewer"):
+        hidden.files(root, GLOBS)
