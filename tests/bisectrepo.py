@@ -160,7 +160,7 @@ workloads:
 # step that nothing can tell apart. Every program reports the fastest of its calls, as
 # PROG_C does, and writes WORK where ``planted_kind_work`` finds it.
 
-KIND_WORK = {"module": 15_000, "data": 1_500_000, "library": 1_500_000, "comment": 1_500_000}
+KIND_WORK = {"module": 6_000, "data": 1_500_000, "library": 1_500_000, "comment": 1_500_000}
 
 _BEST_OF_C = r"""
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
