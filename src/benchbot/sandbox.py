@@ -239,7 +239,8 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
                 read_only: Sequence[Path] = (), masked: Sequence[str] = ()) -> list[str]:
     """bwrap's mount arguments for ``view`` and the writable places, parents before what
     is mounted inside them (bubblewrap applies them in order; a later one covers);
-    ``masked`` files (in the writable places: ``benchbot.hidden``) become /dev/null."""
+    ``masked`` files (in the writable places: ``benchbot.hidden``) become /dev/null, and
+    a masked directory (a trailing ``/``) an empty one."""
     mounts: list[_Mount] = [("/dev", 0, ("--dev", "/dev")), ("/proc", 0, ("--proc", "/proc"))]
     mounts += [(path, 2, ("--ro-bind", "/dev/null", path)) for path in PROC_MASKED]
     mounts += [(path, 2, ("--ro-bind", path, path)) for path in PROC_READ_ONLY]
@@ -264,7 +265,8 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
             mounts.append((modules, 2, ("--tmpfs", modules)))
     mounts += [(str(p), 3, ("--bind", str(p), str(p))) for p in writable]
     mounts += [(str(p), 4, ("--ro-bind", str(p), str(p))) for p in read_only]
-    mounts += [(p, 5, ("--ro-bind", "/dev/null", p)) for p in masked]
+    mounts += [(p.rstrip("/"), 5, ("--tmpfs", p.rstrip("/")) if p.endswith("/")
+                else ("--ro-bind", "/dev/null", p)) for p in masked]
     mounts.sort(key=lambda m: (len(Path(m[0]).parts), m[1]))
     return [arg for _, _, args in mounts for arg in args]
 
@@ -425,7 +427,7 @@ class WorkerSpawner:
         # sandbox.build_only: each place's files it names cannot be opened by a run, nor
         # the repository's .git (benchbot.hidden); found now, so after the build.
         try:
-            masked = [[str(Path(place) / rel) for rel in hidden.files(Path(place), build_only)]
+            masked = [[f"{place}/{rel}" for rel in hidden.files(Path(place), build_only)]
                       for place in places]
         except hidden.TooMany as exc:
             raise SandboxError(str(exc)) from None

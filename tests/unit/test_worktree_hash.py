@@ -142,12 +142,17 @@ def test_the_files_hidden_are_the_regular_files_the_globs_cover(tmp_path: Path) 
     (root / ".git").unlink()
     (root / ".git").mkdir()
     (root / ".git" / "y.c").write_text("")
-    assert hidden.files(root, GLOBS) == ["docs/guide.md", "elsewhere/x.c", "src/prog.c"]
+    (root / "src" / "only").mkdir()  # a directory of sources alone is covered whole
+    (root / "src" / "only" / "a.c").write_text("")
+    (root / "src" / "only" / "inner").mkdir()
+    (root / "src" / "only" / "inner" / "b.c").write_text("")
+    (root / "src" / "none").mkdir()  # an empty one is left as it is
+    assert hidden.files(root, GLOBS) == ["docs/", "elsewhere/", "src/only/", "src/prog.c"]
     assert hidden.files(root, ()) == []
 
 
 def test_too_many_build_only_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _sources(tmp_path / "a")
-    monkeypatch.setattr(hidden, "MAX_BYTES", 10)
+    monkeypatch.setattr(hidden, "MAX_COVERS", 1)
     with pytest.raises(hidden.TooMany, match="name fewer"):
         hidden.files(root, GLOBS)
