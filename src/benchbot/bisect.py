@@ -57,8 +57,8 @@ def output_hash(root: Path, build_only: Sequence[str] = ()) -> str | None:
     its ``.git``: every directory, file and symlink under it, each by its path relative to
     ``root``, its kind and permission bits, and a file's bytes or a link's target (read,
     never followed). Two worktrees with one hash hold the same files with the same
-    contents, so no run can read anything of them that differs (docs/cli.md, "Bisect",
-    says what is and is not covered). A regular file that ``build_only`` covers
+    contents, so no run can read anything of them that differs (docs/cli.md, "What makes
+    two commits identical", says what is and is not covered). A regular file that ``build_only`` covers
     (``hidden.covered``: the config's ``sandbox.build_only`` where the sandbox enforces
     it, else nothing) counts by its path alone: no run can open it. None when something
     cannot be hashed (a file that cannot be read, a FIFO, socket or device a build left):

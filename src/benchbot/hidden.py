@@ -2,7 +2,8 @@
 
 A file that only the build reads (a C source, a README) can differ between two commits
 whose builds are byte-identical. bisect and history may treat two such commits as
-identical only if no run can read the file (docs/cli.md, "Bisect"), so the sandbox
+identical only if no run can read the file (docs/cli.md, "What makes two commits
+identical"), so the sandbox
 makes that true rather than assuming it: each worker's bubblewrap covers every regular
 file of its place that ``sandbox.build_only`` names, found after the build, with
 ``/dev/null`` bound read-only (mounted ``nodev``, so it cannot even be opened), or the

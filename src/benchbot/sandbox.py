@@ -44,7 +44,9 @@ short by construction:
 - **No keyrings** (``benchbot.seccomp``): the keyring calls fail inside, and
   ``/proc/keys`` is masked.
 - **Nothing else of the machine is there** (``fsview``), and what is writable is the
-  worktree, the worker's scratch directory and the config's ``sandbox.writable``; the
+  worktree, the worker's scratch directory and the config's ``sandbox.writable``
+  (where the config's ``sandbox.build_only`` names files only the build reads, the
+  workers cover them and do not show the repository's .git: ``benchbot.hidden``); the
   fork server's program, built by benchbot outside all of them, is shown read-only; what
   the config adds (``read_only``, ``writable``) is checked against the machine
   (``fsview.refusal``: no home, no runner's place, nothing only its owner may read).
