@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import secrets
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from benchbot import gitops, machine
+from benchbot import gitops, hidden, machine
 from benchbot.bisectdoc import (
     BisectResults,
     BisectSettings,
@@ -32,7 +34,7 @@ from benchbot.config import Config, load_config
 from benchbot.errors import BuildError, ConfigError, GitError
 from benchbot.findconfig import read_config
 from benchbot.model import Results, Revision, SandboxInfo
-from benchbot.runner import Spawner, target
+from benchbot.runner import Spawner
 from benchbot.settings import Overrides
 
 if TYPE_CHECKING:
@@ -47,33 +49,67 @@ BUDGET_FACTOR = 3  # the default bisect budget: this many times the config's bud
 # --- the real laboratory -------------------------------------------------------------------
 
 
-def output_hash(config: Config, root: Path) -> str | None:
-    """A hash of what the config's workloads (and suites' harnesses) run in the worktree
-    ``root``: each program file (resolved as ``runner.target`` does) and every argument
-    that names a file in the worktree (the script an interpreter runs). None when, for some
-    workload, none of them is a file in the worktree: the commit is then always measured."""
-    top = root.resolve()
+_CHUNK = 1 << 20
+
+
+def output_hash(root: Path, build_only: Sequence[str] = ()) -> str | None:
+    """A hash of everything a run can read in the worktree ``root`` after its build, but
+    its ``.git``: every directory, file and symlink under it, each by its path relative to
+    ``root``, its kind and permission bits, and a file's bytes or a link's target (read,
+    never followed). Two worktrees with one hash hold the same files with the same
+    contents, so no run can read anything of them that differs (docs/cli.md, "What makes
+    two commits identical", says what is and is not covered). A regular file that ``build_only`` covers
+    (``hidden.covered``: the config's ``sandbox.build_only`` where the sandbox enforces
+    it, else nothing) counts by its path alone: no run can open it. None when something
+    cannot be hashed (a file that cannot be read, a FIFO, socket or device a build left):
+    the commit is then always measured."""
     digest = hashlib.sha256()
-    for w in (*config.workloads, *(s.settings for s in config.suites)):
-        tgt = target(w, root)
-        found = False
-        digest.update(f"workload\0{w.name}\0".encode("utf-8", "surrogateescape"))
-        for arg in tgt.argv:
-            path = Path(arg) if Path(arg).is_absolute() else tgt.cwd / arg
-            try:
-                real = path.resolve()
-                inside = real.is_relative_to(top) and real.is_file()
-            except (OSError, ValueError):
-                inside = False
-            if inside:  # by its place in the worktree (each worktree has a path of its own)
-                found = True
-                digest.update(f"file\0{real.relative_to(top)}\0".encode())
-                digest.update(real.read_bytes())
-            else:
-                digest.update(f"arg\0{arg}\0".encode("utf-8", "surrogateescape"))
-        if not found:
-            return None
+    try:
+        _hash_dir(os.fsencode(root), b"", digest, tuple(build_only))
+    except (OSError, RecursionError, _Unhashable):  # RecursionError: nested beyond reason
+        return None
     return digest.hexdigest()
+
+
+class _Unhashable(Exception):
+    """A file whose content is not a sequence of bytes to hash (a FIFO, socket, device)."""
+
+
+def _hash_dir(path: bytes, rel: bytes, digest: Any, build_only: tuple[str, ...]) -> None:
+    with os.scandir(path) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
+        name = os.fsencode(entry.name)
+        if not rel and name == os.fsencode(hidden.GIT):
+            continue
+        here = rel + b"/" + name if rel else name
+        info = entry.stat(follow_symlinks=False)
+        mode = stat.S_IMODE(info.st_mode)
+        if stat.S_ISDIR(info.st_mode):
+            digest.update(b"d\0%s\0%o\0" % (here, mode))
+            _hash_dir(os.fsencode(entry.path), here, digest, build_only)
+        elif stat.S_ISLNK(info.st_mode):
+            digest.update(b"l\0%s\0%s\0" % (here, os.readlink(os.fsencode(entry.path))))
+        elif stat.S_ISREG(info.st_mode):
+            if build_only and hidden.covered(build_only, os.fsdecode(here)):
+                digest.update(b"h\0%s\0" % here)  # hidden from every run: its name alone
+                continue
+            digest.update(b"f\0%s\0%o\0" % (here, mode))
+            digest.update(_file_digest(os.fsencode(entry.path)))
+        else:
+            raise _Unhashable(here)
+
+
+def _file_digest(path: bytes) -> bytes:
+    """The sha256 of a regular file's bytes, opened without following a link."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise _Unhashable(path)  # swapped for something else since it was listed
+        inner = hashlib.sha256()
+        while chunk := fh.read(_CHUNK):
+            inner.update(chunk)
+    return inner.digest()
 
 
 class RepoLab:
@@ -93,6 +129,8 @@ class RepoLab:
         self.spawner_factory = spawner_factory  # tests: planted runs instead of real ones
         self.built: dict[str, str | None] = {}  # tree: None when built, else why not
         self.hashes: dict[str, str | None] = {}
+        # The files no run can open, where the sandbox enforces it (benchbot.hidden).
+        self.build_only = config.sandbox.build_only if where.box.active else ()
 
     def _tree(self, index: int) -> str:
         return self.commits[index][1]
@@ -115,7 +153,7 @@ class RepoLab:
                 self.built[tree] = f"could not be checked out: {exc}"
             else:
                 self.built[tree] = None
-                self.hashes[tree] = output_hash(self.config, co.path)
+                self.hashes[tree] = output_hash(co.path, self.build_only)
         return self.built[tree]
 
     def output_hash(self, index: int) -> str | None:

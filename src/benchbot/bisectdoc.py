@@ -1,7 +1,7 @@
 """The bisect's results document (``kind: "bisect"``): its dataclasses, JSON, schema and loader.
 
 A document of its own beside the comparison's results file (``benchbot.results``): the
-commits in order (tree, build, hash of the build output), every step with its figures and
+commits in order (tree, build, hash of the built worktree), every step with its figures and
 the error it spent, and the answer. Written atomically (``benchbot.files``); read back by
 ``load``, which checks it against ``schemas/bisect.schema.json`` and names the first
 problem in one line.
@@ -47,7 +47,7 @@ class Commit:
     tree: str
     build: BuildState  # not_built: the search never needed it
     why: str | None = None  # skipped: why (the build failed, its runs failed)
-    output_hash: str | None = None  # sha256 of what the workload runs (None: not hashed)
+    output_hash: str | None = None  # sha256 of the built worktree (bisect.output_hash; None: not hashed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -173,9 +173,9 @@ def _history_parser(h: argparse.ArgumentParser) -> None:
                          help="compare every first-parent commit of A..B the store lacks "
                          "with its parent, and store it")
     r.description = ("Compares each first-parent commit after A up to B with its parent "
-                     "under the config's rule (a commit whose build output equals its "
-                     "parent's is stored as identical, not measured) and writes one file "
-                     "per commit into the store. A second call measures only what the "
+                     "under the config's rule (a commit whose worktree after the build "
+                     "equals its parent's is stored as identical, not measured) and writes "
+                     "one file per commit into the store. A second call measures only what the "
                      "store lacks; an interruption keeps every commit written.")
     r.add_argument("--range", required=True, metavar="A..B",
                    help="the first-parent commits after A up to B")

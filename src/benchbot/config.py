@@ -191,6 +191,10 @@ class SandboxConfig:
     read_only: tuple[str, ...] = ()  # directories the sandbox shows besides its own, read-only
     writable: tuple[str, ...] = ()  # directories besides the worktrees the code may write
     build_network: bool = False  # the build reaches the host's network (else loopback only)
+    # Globs of the worktree's files that only the build reads: the measured runs are not
+    # shown them, and bisect and history leave their bytes out of what makes two commits
+    # identical (benchbot.hidden). Only in bubblewrap, which enforces it.
+    build_only: tuple[str, ...] = ()
     writable_line: int = 0  # where the config says `writable:` (for the gate's refusal)
 
 
@@ -768,6 +772,14 @@ SANDBOX = Section((
         "dependencies while it builds); off: the build gets its own network namespace, "
         "loopback only, so a pull request's build cannot reach the runner's network or a "
         "cloud metadata endpoint. The runs never reach the network."),
+    Key("build_only", _list(_glob, {"type": "string", "minLength": 1}),
+        "Globs of the worktree's files that only the build reads, relative to the "
+        "repository root (as paths: takes them, e.g. [\"*.c\", \"*.h\", \"docs/**\", "
+        "\"*.md\"]). In bubblewrap the measured runs cannot open them (nor the "
+        "repository's .git, which holds them too), and benchbot bisect and history skip a "
+        "commit whose built worktree differs from its neighbour's in their bytes alone (a "
+        "comment-only change). Without the sandbox nothing is hidden and nothing is left "
+        "out."),
 ), SandboxConfig)
 
 

@@ -388,11 +388,18 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
         with contextlib.ExitStack() as stack:
             # Started before the builds, whose time covers the worker's start-up and
             # benchbot's own first-use costs (see _Ahead): none of it is left to the
-            # measuring.
-            spawner = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
-            stack.callback(_close, spawner)
+            # measuring. With sandbox.build_only, after them: the worker hides files it
+            # finds as it starts, build outputs and base again's copy included.
+            def start() -> Spawner:
+                made = spawner_factory(scratch) if spawner_factory else confine.spawner(env)
+                stack.callback(_close, made)
+                return made
+
+            spawner = None if confine.after_build and not spawner_factory else start()
             _build(config, co, box, env, scratch, confine, reporter)
             not_copied = copy_built(co["base"].path, again)
+            if spawner is None:
+                spawner = start()
             ahead.finish()
             got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
                                      family=_family(plan.part), abort=plan.part.shard is None,
@@ -558,7 +565,14 @@ class _Confinement:
         # a run cannot rewrite the program another arm measures.
         return sandbox.WorkerSpawner(self.box, self.scratch, env, places=self.places,
                                      writable=[Path(p) for p in self.config.sandbox.writable],
-                                     git_dir=self.git_dir, git_config=self.git_config)
+                                     git_dir=self.git_dir, git_config=self.git_config,
+                                     build_only=self.config.sandbox.build_only)
+
+    @property
+    def after_build(self) -> bool:
+        """Whether the worker must start after the builds and base again's copy: the files
+        ``sandbox.build_only`` hides are found as it starts (benchbot.hidden)."""
+        return self.box.active and bool(self.config.sandbox.build_only)
 
 
 class _Ahead:

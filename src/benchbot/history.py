@@ -3,9 +3,9 @@ and kept in a store (``historydoc``), one file per commit (docs/cli.md, "History
 
 Each step is a whole comparison under the config's rule, through ``bisect.RepoLab``: one
 worktree per tree, each built once, ``engine.compare_built`` on the two builds, a commit
-whose build output equals its parent's stored as ``identical`` and not measured. A step
-that settles early is measured on until its estimate is within ``precision`` (the
-trend's figures need more than a verdict does). The store is written a commit at a time
+whose worktree after the build equals its parent's (``bisect.output_hash``) stored as
+``identical`` and not measured. A step that settles early is measured on until its
+estimate is within ``precision`` (the trend's figures need more than a verdict does). The store is written a commit at a time
 and atomically, so an interruption (Ctrl-C, SIGTERM, a crash) loses at most the step
 being measured; a second call measures only the commits the store lacks. A lock keeps
 two records from writing one store at once.

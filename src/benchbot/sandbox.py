@@ -44,7 +44,9 @@ short by construction:
 - **No keyrings** (``benchbot.seccomp``): the keyring calls fail inside, and
   ``/proc/keys`` is masked.
 - **Nothing else of the machine is there** (``fsview``), and what is writable is the
-  worktree, the worker's scratch directory and the config's ``sandbox.writable``; the
+  worktree, the worker's scratch directory and the config's ``sandbox.writable``
+  (where the config's ``sandbox.build_only`` names files only the build reads, the
+  workers cover them and do not show the repository's .git: ``benchbot.hidden``); the
   fork server's program, built by benchbot outside all of them, is shown read-only; what
   the config adds (``read_only``, ``writable``) is checked against the machine
   (``fsview.refusal``: no home, no runner's place, nothing only its owner may read).
@@ -68,7 +70,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import benchbot
-from benchbot import forkserver, fsview, seccomp
+from benchbot import forkserver, fsview, hidden, seccomp
 from benchbot.errors import BenchbotError
 from benchbot.spawn import RawRun, SpawnRequest, kill_group
 
@@ -236,9 +238,11 @@ _Mount = tuple[str, int, tuple[str, ...]]
 
 def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
                 git_dir: Path | None = None, git_config: Path | None = None,
-                read_only: Sequence[Path] = ()) -> list[str]:
+                read_only: Sequence[Path] = (), masked: Sequence[str] = ()) -> list[str]:
     """bwrap's mount arguments for ``view`` and the writable places, parents before what
-    is mounted inside them (bubblewrap applies them in order; a later one covers)."""
+    is mounted inside them (bubblewrap applies them in order; a later one covers);
+    ``masked`` files (in the writable places: ``benchbot.hidden``) become /dev/null, and
+    a masked directory (a trailing ``/``) an empty one."""
     mounts: list[_Mount] = [("/dev", 0, ("--dev", "/dev")), ("/proc", 0, ("--proc", "/proc"))]
     mounts += [(path, 2, ("--ro-bind", "/dev/null", path)) for path in PROC_MASKED]
     mounts += [(path, 2, ("--ro-bind", path, path)) for path in PROC_READ_ONLY]
@@ -263,6 +267,8 @@ def _mount_args(view: fsview.View, *, writable: Sequence[Path], network: bool,
             mounts.append((modules, 2, ("--tmpfs", modules)))
     mounts += [(str(p), 3, ("--bind", str(p), str(p))) for p in writable]
     mounts += [(str(p), 4, ("--ro-bind", str(p), str(p))) for p in read_only]
+    mounts += [(p.rstrip("/"), 5, ("--tmpfs", p.rstrip("/")) if p.endswith("/")
+                else ("--ro-bind", "/dev/null", p)) for p in masked]
     mounts.sort(key=lambda m: (len(Path(m[0]).parts), m[1]))
     return [arg for _, _, args in mounts for arg in args]
 
@@ -289,19 +295,20 @@ class Sandbox:
     def wrap(self, argv: Sequence[str], *, cwd: Path, writable: Sequence[Path],
              network: bool, seccomp_fd: int, git_dir: Path | None = None,
              git_config: Path | None = None, as_pid_1: bool = False,
-             read_only: Sequence[Path] = ()) -> list[str]:
+             read_only: Sequence[Path] = (), masked: Sequence[str] = ()) -> list[str]:
         """The bwrap command line that runs ``argv`` in ``cwd`` inside the sandbox: the
         view read-only, ``writable`` writable, the repository's git directory read-only
         with ``git_config`` as its config, ``read_only`` (files or directories outside
         the view) read-only over everything, and the host's network only if ``network``.
         ``seccomp_fd`` is a ``filter_fd()`` that the command must inherit; ``as_pid_1``
-        makes ``argv`` its PID namespace's init (the measuring worker)."""
+        makes ``argv`` its PID namespace's init (the measuring worker); ``masked`` files
+        cannot be opened there (``benchbot.hidden``)."""
         if self.bwrap is None or self.view is None:
             return list(argv)
         return [self.bwrap, *_namespace_args(network=network, as_pid_1=as_pid_1,
                                              seccomp_fd=seccomp_fd),
                 *_mount_args(self.view, writable=writable, network=network, git_dir=git_dir,
-                             git_config=git_config, read_only=read_only),
+                             git_config=git_config, read_only=read_only, masked=masked),
                 "--remount-ro", "/", "--chdir", str(cwd), "--", *argv]
 
     def adjust_env(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -378,6 +385,22 @@ def _quoted(text: str) -> str:
     return f'"{escaped}"'
 
 
+def _refuse_shown_git(box: Sandbox, writable: Sequence[Path], git_dir: Path | None) -> None:
+    """SandboxError where ``sandbox.build_only`` cannot hold: the view or ``writable``
+    shows the repository's .git (its objects hold the hidden files) by a directory that
+    holds it or lies in it."""
+    if git_dir is None:
+        return
+    real = os.path.realpath(git_dir)
+    shown = [src for src, _ in (box.view.read_only if box.view else ())] + [str(p) for p in writable]
+    for path in shown:
+        other = os.path.realpath(path)
+        if os.path.commonpath([real, other]) in (real, other):  # one holds the other
+            raise SandboxError(f"sandbox.build_only: the sandbox shows {path}, and with it the "
+                               f"repository's {git_dir}, whose objects hold the files it hides: "
+                               "list a directory outside the repository")
+
+
 _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
          "from benchbot.worker import leave, main; leave(main())")
 
@@ -400,9 +423,19 @@ class WorkerSpawner:
     def __init__(self, sandbox: Sandbox, scratch: Path, env: Mapping[str, str], *,
                  places: Sequence[Path], writable: Sequence[Path] = (),
                  git_dir: Path | None = None, git_config: Path | None = None,
-                 perf_events: str = "hardware") -> None:
+                 perf_events: str = "hardware", build_only: Sequence[str] = ()) -> None:
         if len(places) not in (1, 2, 3):
             raise ValueError(f"one to three places to measure in, not {len(places)}")
+        # sandbox.build_only: each place's files it names cannot be opened by a run, nor
+        # the repository's .git (benchbot.hidden); found now, so after the build.
+        try:
+            masked = [[f"{place}/{rel}" for rel in hidden.files(Path(place), build_only)]
+                      for place in places]
+        except hidden.TooMany as exc:
+            raise SandboxError(str(exc)) from None
+        if build_only:
+            _refuse_shown_git(sandbox, writable, git_dir)
+            git_dir = git_config = None
         self._places = [Path(p) for p in places]
         self._owners: dict[str, int] = {}  # a run's directory -> its worker
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
@@ -427,6 +460,7 @@ class WorkerSpawner:
                         git_dir=git_dir, git_config=git_config, seccomp_fd=filter_prog,
                         as_pid_1=True,
                         read_only=[program.parent] if program is not None else [],
+                        masked=masked[index],
                     )
                     self._workers.append(_Worker(
                         argv, sandbox.adjust_env(env), scratch / f"worker-{index}.log",

@@ -16,8 +16,8 @@ independent), with a floor for the discreteness of timer readings.
 **Composition.** Steps are measured at different times on different runs, so their
 errors are independent: the change over a range is the sum of its steps' log changes,
 with the sum of their variances, and is close to normal however the single runs are
-distributed (each step's median already is, over its rounds). A build byte-identical to
-its parent's is a step of exactly 0 with no error.
+distributed (each step's median already is, over its rounds). A commit whose built
+worktree is identical to its parent's is a step of exactly 0 with no error.
 
 **Drifts.** A report scans every range of at least two measured steps that no called step
 and no gap interrupts, in every workload: K ranges in all. A range is a drift when its

@@ -73,26 +73,27 @@ def _no_worktrees_left(repo: Path) -> None:
 
 def test_every_commit_is_stored_once_and_a_second_call_measures_nothing(
         tmp_path: Path, planted: dict[str, Any]) -> None:
-    repo = make_history(tmp_path / "repo", commits=6, factors={3: 1.10},
-                        readme_only=frozenset({4}))
+    repo = make_history(tmp_path / "repo", commits=7, factors={3: 1.10},
+                        readme_only=frozenset({4}), empty=frozenset({5}))
     store = tmp_path / "store"
     status, out, _ = _record(repo, store, planted["config"])
     shas = _shas(repo)
-    assert status == 0 and "recorded 5 commits" in out
+    assert status == 0 and "recorded 6 commits" in out
     records = _stored(store)
     assert sorted(records) == sorted(shas[1:])
     assert [records[s].against.sha for s in shas[1:]] == shas[:-1]
-    assert records[shas[4]].state == "identical"
-    assert records[shas[4]].workloads[0].step == historydoc.StepEstimate(n=0, centre=0.0, se=0.0)
+    assert records[shas[4]].state == "measured"  # a run could read the README
+    assert records[shas[5]].state == "identical"
+    assert records[shas[5]].workloads[0].step == historydoc.StepEstimate(n=0, centre=0.0, se=0.0)
     assert [records[s].workloads[0].outcome for s in shas[1:]] == [
-        "level", "level", "slower", "level", "level"]
-    assert len(planted["calls"]) == 4  # the README-only commit is not measured
+        "level", "level", "slower", "level", "level", "level"]
+    assert len(planted["calls"]) == 5  # the empty commit is not measured
     assert len(planted["builds"]) == 6  # each tree once
     assert records[shas[3]].settings is not None and records[shas[3]].settings.precision == 0.005
     planted["calls"].clear()
     planted["builds"].clear()
     status, out, _ = _record(repo, store, planted["config"])
-    assert status == 0 and "recorded 0 commits" in out and "5 there already" in out
+    assert status == 0 and "recorded 0 commits" in out and "6 there already" in out
     assert planted["calls"] == [] and planted["builds"] == []
     _no_worktrees_left(repo)
 

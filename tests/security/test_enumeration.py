@@ -30,8 +30,10 @@ needs_bwrap = pytest.mark.skipif(
 REACH = Path(__file__).with_name("reach.py")
 
 
-def enumerated(make_repo: MakeRepo, tmp_path: Path, **sandbox_keys: str) -> list[dict]:
-    """The reports of a comparison whose build and workload are reach.py."""
+def enumerated(make_repo: MakeRepo, tmp_path: Path, files: dict[str, str] | None = None,
+               **sandbox_keys: str) -> list[dict]:
+    """The reports of a comparison whose build and workload are reach.py (with ``files``
+    in its repository besides)."""
     reports = tmp_path / "reach"
     reports.mkdir()
     keys = "".join(f", {k}: {v}" for k, v in sandbox_keys.items())
@@ -43,7 +45,7 @@ def enumerated(make_repo: MakeRepo, tmp_path: Path, **sandbox_keys: str) -> list
               f"workloads:\n  - {{name: reach, run: ['{python}', reach.py, run, '{reports}']}}\n")
     declared = json.dumps({"writable": [str(reports)]})
     repo = make_repo({"benchbot.yml": config, "reach.py": REACH.read_text(),
-                      ".reach.json": declared})
+                      ".reach.json": declared, **(files or {})})
     doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
     verdict = doc["benchmarks"][0]["verdict"]
     found = [json.loads(p.read_text()) for p in sorted(reports.glob("*.json"))]
@@ -71,3 +73,23 @@ def test_nothing_outside_the_allow_list_is_in_reach(make_repo: MakeRepo, tmp_pat
         (worker,) = [p for p in run["processes"] if p["pid"] == 1]
         assert "benchbot.worker" in worker["cmdline"]  # the worker is PID 1, no reaper beside it
         assert set(worker["fds"].values()) <= {"!EACCES"} and worker["fds"], worker["fds"]
+
+
+@needs_bwrap
+def test_build_only_s_covers_add_nothing_to_reach_and_take_git_away(
+        make_repo: MakeRepo, tmp_path: Path) -> None:
+    """``sandbox.build_only``: the runs' sandboxes gain only the covers (a /dev/null over
+    a file, an empty directory over one that holds nothing else) and lose the repository's
+    .git; the builds keep it."""
+    files = {"notes.c": "int a;\n", "src/one.c": "int b;\n", "src/two.c": "int c;\n"}
+    reports = enumerated(make_repo, tmp_path, files, build_only="['*.c']")
+    for report in reports:
+        points = {m["point"]: m for m in report["mounts"]}
+        top = report["cwd"]
+        if report["kind"] == "run":
+            assert report["git_dir"]["sections"] and report["git_dir"]["sections"][0].startswith("!")
+            assert points[f"{top}/notes.c"]["root"] == "/null"
+            assert points[f"{top}/src"]["fstype"] == "tmpfs"
+        else:
+            assert not report["git_dir"]["sections"][0].startswith("!")
+            assert f"{top}/notes.c" not in points and f"{top}/src" not in points
