@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from benchbot.figures import Figure, figure_of
 from benchbot.model import (
     OUTCOMES,
     ArmRuns,
@@ -232,6 +233,9 @@ class Row:
     memory: MemoryView | None = None
     timed_s: float | None = None  # seconds of timed runs it took (a suite's: its share)
     counted_s: float | None = None  # seconds of counted runs it took
+    # What the verdict's cell shows beside the outcome: the move of the signal that settled
+    # it (benchbot.figures); None: the outcome alone.
+    figure: Figure | None = None
 
     @property
     def made_at(self) -> str:
@@ -679,6 +683,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         counts=counted, memory=_memory_view(bench, floor_kib),
         timed_s=bench.measuring.timed_s if bench.measuring else None,
         counted_s=bench.measuring.counted_s if bench.measuring else None,
+        figure=figure_of(v, bench.counts, metric=bench.metric, better=bench.better),
     )
 
 
