@@ -371,6 +371,13 @@ class ReportView:
     show_level: bool = True  # the folded list of level workloads
 
     @property
+    def check_asked(self) -> bool:
+        """Some outcome fails the check, or a check run is made (GitHub): a report made
+        where neither holds (``benchbot compare`` without ``--fail-on``) says that no check
+        was asked for, not "success" over a slower row."""
+        return bool(self.fail_on) or self.bench_hint
+
+    @property
     def all_skipped(self) -> bool:
         """Every workload was skipped as not affected: nothing was measured."""
         return bool(self.skipped) and not self.rows
