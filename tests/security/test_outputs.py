@@ -92,7 +92,7 @@ def test_a_full_disk_is_one_line_after_the_report(repo: Path, tmp_path: Path) ->
     (line,) = err.strip().splitlines()[-1:]
     assert line == "benchbot: error: cannot write /dev/full: No space left on device"
     assert "Traceback" not in err
-    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 2
+    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 3
 
 
 @pytest.mark.real_runs("the output files a comparison writes: not its times")
