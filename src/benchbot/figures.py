@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchbot.model import Better, Counts, Metric, Outcome, Verdict
@@ -63,20 +64,16 @@ class Figure:
 
 
 def signals_of(verdict: Verdict) -> tuple[str, ...]:
-    """The signals that settled ``verdict``, leading first, of those this module knows
+    """The signals that settled ``verdict``, leading first (``signals_named``)."""
+    return signals_named(verdict.settled_by)
+
+
+def signals_named(settled_by: str | None) -> tuple[str, ...]:
+    """The signals ``settled_by`` names, leading first, of those this module knows
     (``WORDS``: ``settled_by`` is text from a results file, which a report does not
     repeat in a verdict's cell); "time" where none is named."""
-    named = tuple(s for s in _SPLIT.split(verdict.settled_by or "") if s in WORDS)
+    named = tuple(s for s in _SPLIT.split(settled_by or "") if s in WORDS)
     return named or ("time",)
-
-
-def moves(verdict: Verdict, counts: Counts | None, metric: Metric) -> dict[str, float | None]:
-    """Each signal's move as head over base (time-like: above 1 is slower, more work)."""
-    time = verdict.estimate if verdict.estimate is not None else verdict.ratio
-    counted = counts.ratio if counts is not None and counts.method is not None else None
-    if metric == "instructions":  # judged on counts alone: its ratio is theirs
-        return {"instructions": counted if counted is not None else verdict.ratio}
-    return {"time": time, "instructions": counted}
 
 
 def points_with(outcome: Outcome, ratio: float | None) -> bool:
@@ -88,29 +85,47 @@ def points_with(outcome: Outcome, ratio: float | None) -> bool:
 
 def figure_of(verdict: Verdict, counts: Counts | None, *, metric: Metric = "wall",
               better: Better = "lower") -> Figure:
-    """The figure ``verdict`` shows (module docstring)."""
-    outcome = verdict.outcome
-    signals = signals_of(verdict)
+    """The figure ``verdict`` shows (module docstring), with the workload's ``counts``."""
+    counted = counts is not None and counts.method is not None
+    return figure_from(
+        verdict.outcome, settled_by=verdict.settled_by,
+        time=verdict.estimate if verdict.estimate is not None else verdict.ratio,
+        at_call=verdict.ratio,
+        ci=verdict.estimate_ci if verdict.estimate_ci is not None else verdict.ci,
+        work=counts.ratio if counted and counts is not None else None,
+        reading=counts.reading if counted and counts is not None else None,
+        metric=metric, better=better)
+
+
+def figure_from(outcome: Outcome, *, settled_by: str | None, time: float | None,
+                at_call: float | None = None, ci: Sequence[float] | None = None,
+                work: float | None = None, reading: str | None = None,
+                metric: Metric = "wall", better: Better = "lower") -> Figure:
+    """The figure of a verdict kept as its parts (a bisect's step, a history's record):
+    ``time`` the ratio a report shows (the estimate where measured on), ``at_call`` the
+    one the call was made on, ``ci`` time's interval as shown, ``work`` the counts'
+    ratio and ``reading`` how they read."""
+    signals = signals_named(settled_by)
     by_counts = any(s != "time" for s in signals)
+    ratios = ({"instructions": work if work is not None else time} if metric == "instructions"
+              else {"time": time, "instructions": work})
     if outcome in CALLS:
-        ratios = moves(verdict, counts, metric)
         for signal in signals:
             if points_with(outcome, ratios.get(signal)):
                 return Figure(outcome=outcome, ratio=ratios[signal], signal=signal, better=better,
                               by_counts=by_counts)
-        if metric != "instructions" and points_with(outcome, verdict.ratio):
+        if metric != "instructions" and points_with(outcome, at_call):
             # time's estimate came back across 1 and no other signal settled it: the
             # figure the call was made on, said as such
-            return Figure(outcome=outcome, ratio=verdict.ratio, better=better, at_call=True,
+            return Figure(outcome=outcome, ratio=at_call, better=better, at_call=True,
                           by_counts=by_counts)
         return Figure(outcome=outcome, better=better, by_counts=by_counts)
     if outcome == "level" and by_counts:
         signal = next(s for s in signals if s != "time")  # the work: what the level rests on
-        moved = counts is not None and counts.reading == "small"
-        ratio = moves(verdict, counts, metric).get(signal) if moved else None
-        ci = verdict.estimate_ci if verdict.estimate_ci is not None else verdict.ci
+        moved = reading == "small"
+        ratio = ratios.get(signal) if moved else None
         reach = None
-        if metric != "instructions" and ci is not None and min(ci) > 0:
+        if metric != "instructions" and ci is not None and len(ci) == 2 and min(ci) > 0:
             reach = math.expm1(max(abs(math.log(ci[0])), abs(math.log(ci[1]))))
         return Figure(outcome=outcome, ratio=ratio, signal=signal, better=better,
                       reach=reach, work_moved=moved, by_counts=True)
@@ -124,20 +139,26 @@ def _pct(change: float) -> str:
 def words(figure: Figure) -> str:
     """The verdict's cell: ``slower +4.3%``, ``faster −3.3% work``, ``faster (+20.0%
     throughput)``, ``level: same work; time within ±19.8%``, or the outcome alone."""
+    text = figure_text(figure)
+    if text is None:
+        return figure.outcome
+    return f"{figure.outcome}: {text}" if figure.outcome == "level" else f"{figure.outcome} {text}"
+
+
+def figure_text(figure: Figure) -> str | None:
+    """The figure alone, as ``words`` puts it after the outcome (``−3.3% work``, ``+4.3%``,
+    ``same work; time within ±19.8%``); None: the outcome alone."""
     f = figure
     if f.outcome == "level" and f.by_counts:
         word = WORDS[f.signal]
         said = (f"{word} {_pct(f.ratio - 1)}, below parity" if f.work_moved and f.ratio is not None
                 else f"same {word}")
         reach = f"; time within ±{f.reach * 100:.1f}%" if f.reach is not None else ""
-        return f"level: {said}{reach}"
+        return f"{said}{reach}"
     change = f.change
     if f.outcome not in CALLS or change is None:
-        return f.outcome
+        return None
     if f.signal == "time":
-        if f.better == "higher":  # judged as time (1/throughput); said as throughput
-            said = f"{f.outcome} ({_pct(change)} throughput)"
-        else:
-            said = f"{f.outcome} {_pct(change)}"
+        said = f"({_pct(change)} throughput)" if f.better == "higher" else _pct(change)
         return f"{said} at the call" if f.at_call else said
-    return f"{f.outcome} {_pct(change)} {WORDS[f.signal]}"
+    return f"{_pct(change)} {WORDS[f.signal]}"

@@ -297,3 +297,31 @@ def test_units_come_from_the_discovery_time() -> None:
     assert fixedwork.units_for(0.0, "valgrind") == fixedwork.MAX_UNITS
     # Go's heap grows without collection: n is capped by what it allocates
     assert fixedwork.units_for(100, "valgrind", bytes_per_unit=1 << 20, fmt="go") == 256
+
+
+def test_the_suite_s_report_shows_what_each_verdict_rests_on(make_repo: MakeRepo) -> None:
+    """Issue 37, through the real engine: a call the counts settled shows the work's move,
+    a level settled with them says "same work" and time's reach, and no verdict cell of the
+    markdown, the comment or the HTML report shows a figure against its outcome. Encode
+    does 3.5% less work in the same time: time's noise (±25% a run) decides which way its
+    estimate leans, never the cell's figure."""
+    from benchbot.report import render_comment, render_results
+    from tests.figurecheck import by_workload, problems
+
+    clock = FakeClock()
+    specs = {**SPECS, "BenchmarkEncode": Spec(ns=20_000, instructions=60_000, head_work=0.965)}
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}),
+                   FakeGo(specs, clock), clock)
+    md = render_results(doc, "markdown")
+    for report in (md, render_results(doc, "html"), render_comment(doc, 60_000)):
+        assert problems(report) == []
+    shown = by_workload(md)
+    led = [b for b in doc.benchmarks if (b.verdict.settled_by or "").startswith("instructions")]
+    assert {b.verdict.outcome for b in led} >= {"slower", "level"}, [b.verdict for b in led]
+    for bench in led:
+        cell = shown[bench.name]
+        if bench.verdict.outcome == "level":
+            assert cell.text.startswith("level: same work; time within ±"), cell
+        else:
+            assert cell.text.endswith(" work") and cell.figure == pytest.approx(
+                bench.counts.ratio - 1, abs=0.0006), cell
