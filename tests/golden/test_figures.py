@@ -69,3 +69,19 @@ def test_a_call_the_counts_settled_shows_the_work_though_time_came_back(
     assert "**level: same work; time within ±19.8%**" in level
     html = render_results(docs["suite-counted"], "html")
     assert "faster −3.3% work</span>" in html and "level: same work; time within ±19.8%</span>" in html
+
+
+def test_a_suite_s_folded_levels_say_the_work_settled_them(docs: dict[str, Results]) -> None:
+    """From 20 workloads the level ones are listed apart, folded (a real suite's size): a
+    level settled with the counts says so there too."""
+    from dataclasses import replace
+
+    doc = docs["suite-counted"]
+    many = tuple(replace(b, name=f"{b.name}_{k:02d}") for k in range(5) for b in doc.benchmarks)
+    md = render_results(replace(doc, benchmarks=many), "markdown")
+    folded = md.split("level workloads (no change beyond their tolerance)</summary>")[1]
+    folded = folded.split("</details>")[0]
+    assert "| workload | ratio | interval | verdict |" in folded
+    rows = [line for line in folded.splitlines() if line.startswith("| `go/BenchmarkSort_")]
+    assert len(rows) == 5 and all("**level: same work; time within ±19.8%** |" in r for r in rows)
+    assert problems(md) == []

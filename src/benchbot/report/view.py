@@ -427,6 +427,12 @@ class ReportView:
         return tuple(r for r in self.rows if r.outcome == "level") if self.is_folded else ()
 
     @property
+    def levels_by_work(self) -> bool:
+        """Some level workload listed apart (folded) was settled with the counts: the list
+        gains a verdict column that says so ("level: same work; time within ±48.1%")."""
+        return any(r.figure is not None and r.figure.by_counts for r in self.level_rows)
+
+    @property
     def has_counts(self) -> bool:
         """Some workload was counted: the table has an instructions column."""
         return any(r.counts is not None and r.counts.method is not None for r in self.rows)
