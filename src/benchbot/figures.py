@@ -7,22 +7,24 @@ them that points the outcome's way: the work's move for a call the counts settle
 ("faster −3.3% work"), time's estimate for a call time settled ("slower +2.9%"). Time's
 estimate, measured on past a call, may come back across 1; a call settled by the counts
 then still shows the work it rests on, and time's estimate stays in its own column. A
-figure never points against its outcome (tests/unit/test_figures.py reads every report).
+figure never points against its outcome (tests/golden/test_figures.py reads every
+golden report's verdict cells, tests/unit/test_figures.py every combination of ways).
 
 A level settled with the counts says so, and how far time's interval reaches: "level:
 same work; time within ±19.8%", since the interval may be far wider than parity (a
 suite's benchmark spreads ±20-40% a run) and the level rests on the work.
 
 Pure: no I/O, no formatting beyond ``words``. A new signal that can settle a verdict
-(a count of cache misses, say) adds its name and ratio in ``moves`` and its word in
-``WORDS``.
+(a count of cache misses, say) adds its name as ``settled_by`` says it and the word its
+figure is said in to ``WORDS``, and its ratio to ``figure_from``'s ``more`` (in
+``figure_of``, from the counts; in a bisect's or a history's record, as kept there).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchbot.model import Better, Counts, Metric, Outcome, Verdict
@@ -100,15 +102,18 @@ def figure_of(verdict: Verdict, counts: Counts | None, *, metric: Metric = "wall
 def figure_from(outcome: Outcome, *, settled_by: str | None, time: float | None,
                 at_call: float | None = None, ci: Sequence[float] | None = None,
                 work: float | None = None, reading: str | None = None,
-                metric: Metric = "wall", better: Better = "lower") -> Figure:
+                metric: Metric = "wall", better: Better = "lower",
+                more: Mapping[str, float | None] | None = None) -> Figure:
     """The figure of a verdict kept as its parts (a bisect's step, a history's record):
     ``time`` the ratio a report shows (the estimate where measured on), ``at_call`` the
     one the call was made on, ``ci`` time's interval as shown, ``work`` the counts'
-    ratio and ``reading`` how they read."""
+    ratio and ``reading`` how they read; ``more``: the ratios of other signals by name
+    (head over base, above 1 the slower side), for those ``WORDS`` knows."""
     signals = signals_named(settled_by)
     by_counts = any(s != "time" for s in signals)
     ratios = ({"instructions": work if work is not None else time} if metric == "instructions"
               else {"time": time, "instructions": work})
+    ratios.update(more or {})
     if outcome in CALLS:
         for signal in signals:
             if points_with(outcome, ratios.get(signal)):

@@ -106,3 +106,15 @@ def test_no_figure_points_against_its_outcome(settled_by: str | None) -> None:
         text = said(v, counts, metric=metric, better=better)
         assert text.startswith(outcome)
         assert Cell(outcome, text).problem() is None, (v, counts, better, metric, text)
+
+
+def test_another_signal_that_settled_it_is_shown_by_its_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a signal a later count adds (cache misses, say): its word and its ratio, nothing else
+    from benchbot import figures
+
+    monkeypatch.setitem(figures.WORDS, "LL misses", "LL misses")
+    f = figures.figure_from("slower", settled_by="LL misses and time", time=0.99,
+                            more={"LL misses": 1.3})
+    assert words(f) == "slower +30.0% LL misses"
+    assert words(figures.figure_from("slower", settled_by="LL misses and time",
+                                     time=1.04)) == "slower +4.0%"  # no ratio for it: time's
