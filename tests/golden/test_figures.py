@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from benchbot import results
+from benchbot.github.post import COMMENT_LIMIT
 from benchbot.model import Results
-from benchbot.report import render_results
+from benchbot.report import render_comment, render_results
 from tests.figurecheck import by_workload, cells, problems
 from tests.golden.scenarios import SCENARIOS
 
@@ -40,8 +42,33 @@ def docs() -> dict[str, Results]:
 
 @pytest.mark.parametrize("name", ["counted", "suite-counted"])
 def test_a_verdict_the_counts_settled_names_the_work(docs: dict[str, Results], name: str) -> None:
-    doc = docs[name]
-    shown = by_workload((HERE / f"{name}.md").read_text())
+    names_the_work(docs[name], (HERE / f"{name}.md").read_text())
+
+
+# A real suite's results: cespare/xxhash's 16 Go benchmarks compared by benchbot on this
+# project's VM (benchmarks/README.md, "cespare/xxhash"), files of schema_version 2.
+REAL = sorted((HERE.parents[1] / "benchmarks" / "results").glob("xxhash*.json"))
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_a_real_suite_s_report_shows_what_each_verdict_rests_on(path: Path) -> None:
+    doc = results.load(path)
+    md = render_results(doc, "markdown")
+    comment = render_comment(doc, COMMENT_LIMIT)
+    for report in (md, render_results(doc, "html"), comment):
+        assert problems(report) == []
+    assert len(cells(md)) == len(doc.benchmarks) == 16
+    names_the_work(doc, md)
+
+
+def test_the_real_suites_are_there() -> None:
+    assert [p.name for p in REAL] == ["xxhash-centre.json", "xxhash.json"]
+
+
+def names_the_work(doc: Results, markdown: str) -> None:
+    """Each verdict settled with the counts names the work in its cell: a call they led
+    shows their move, a level "same work" (or a move below parity)."""
+    shown = by_workload(markdown)
     settled = {b.name: b for b in doc.benchmarks
                if b.verdict.outcome in ("slower", "faster", "level")
                and "instructions" in (b.verdict.settled_by or "")}
