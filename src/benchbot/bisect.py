@@ -187,9 +187,12 @@ class RepoLab:
         [bench] = doc.benchmarks
         v = bench.verdict
         failed = any(p.failure is not None for p in bench.phases.values())
+        counted = bench.counts is not None and bench.counts.method is not None
         return Found(outcome=v.outcome, reason=v.reason, ratio=v.ratio, ci=v.ci,
-                        pairs=bench.measuring.pairs if bench.measuring else v.n,
-                        runs_failed=failed)
+                     pairs=bench.measuring.pairs if bench.measuring else v.n,
+                     runs_failed=failed, settled_by=v.settled_by,
+                     work=bench.counts.ratio if counted and bench.counts else None,
+                     counts=bench.counts.reading if counted and bench.counts else None)
 
     def commit_records(self, search: Search) -> tuple[Commit, ...]:
         out = []

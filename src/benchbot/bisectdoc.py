@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchbot import __version__, codec, files
+from benchbot.codec import omitted_when_none
 from benchbot.model import Environment, Outcome, Revision, SandboxInfo, ToolInfo
 
 SCHEMA_VERSION = 1
@@ -67,6 +68,11 @@ class Step:
     alpha: float = 0.0  # the error this step spent (0 when not measured)
     budget_s: float = 0.0  # the time it was given
     runs_failed: bool = False
+    # What the verdict rests on (benchbot.figures): its signals, and the instruction
+    # counts' ratio and reading where counted.
+    settled_by: str | None = omitted_when_none(default=None)
+    work: float | None = omitted_when_none(default=None)
+    counts: str | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +87,8 @@ class Culprit:
     ci: tuple[float, float] | None
     step: int
     skipped: tuple[str, ...] = ()  # the change may be at one of these instead
+    settled_by: str | None = omitted_when_none(default=None)  # as its step's
+    work: float | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from benchbot import figures
 from benchbot.bisectdoc import Answer, Culprit, Range, Step, short
 from benchbot.errors import BenchbotError
 from benchbot.model import Outcome
@@ -57,6 +58,9 @@ class Found:
     ci: tuple[float, float] | None = None
     pairs: int = 0
     runs_failed: bool = False  # invalid because a run of the workload failed
+    settled_by: str | None = None  # the verdict's signals (benchbot.figures)
+    work: float | None = None  # the counts' ratio, where counted
+    counts: str | None = None  # how they read
 
 
 class Lab(Protocol):
@@ -147,7 +151,8 @@ class Search:
             self.culprits.append(Culprit(
                 sha=self.shas[right], parent=self.shas[left], outcome=called.outcome,
                 ratio=called.ratio, ci=called.ci, step=called.number,
-                skipped=tuple(self.shas[i] for i in range(left + 1, right))))
+                skipped=tuple(self.shas[i] for i in range(left + 1, right)),
+                settled_by=called.settled_by, work=called.work))
             return
         middle = self._middle(left, right)
         if middle is None:
@@ -229,7 +234,8 @@ class Search:
             step = Step(number=number, left=self.shas[left], right=self.shas[right],
                         outcome=got.outcome, measured=True, reason=got.reason, ratio=got.ratio,
                         ci=got.ci, pairs=got.pairs, wall_s=round(self.clock() - started, 3),
-                        alpha=alpha, budget_s=round(budget, 3), runs_failed=got.runs_failed)
+                        alpha=alpha, budget_s=round(budget, 3), runs_failed=got.runs_failed,
+                        settled_by=got.settled_by, work=got.work, counts=got.counts)
             if got.outcome != "invalid":
                 self.validated.update((left, right))
         self.steps.append(step)
@@ -272,7 +278,9 @@ def _sentence(culprits: Sequence[Culprit], ranges: Sequence[Range]) -> str:
 
 
 def _culprit_words(c: Culprit) -> str:
-    change = f" ({(c.ratio - 1) * 100:+.1f}%)" if c.ratio is not None else ""
+    said = figures.figure_text(figures.figure_from(c.outcome, settled_by=c.settled_by,
+                                                   time=c.ratio, at_call=c.ratio, work=c.work))
+    change = f" ({said})" if said is not None else ""
     where = short(c.sha) + change
     if c.skipped:
         where += " or at the skipped " + ", ".join(short(s) for s in c.skipped)

@@ -306,7 +306,9 @@ def _step_of(bench: Benchmark, seed: int) -> WorkloadStep:
         stopped=bench.measuring.why if bench.measuring else None,
         step=estimate_of(bench, seed),
         counts=bench.counts.reading if bench.counts is not None else None,
-        memory=bench.memory.outcome if bench.memory is not None else None)
+        memory=bench.memory.outcome if bench.memory is not None else None,
+        settled_by=v.settled_by,
+        work=bench.counts.ratio if bench.counts is not None and bench.counts.method else None)
 
 
 def estimate_of(bench: Benchmark, seed: int) -> trend.StepEstimate | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchbot import __version__, codec, files, schemacheck
+from benchbot.codec import omitted_when_none
 from benchbot.errors import ResultsError
 from benchbot.model import Better, Metric, Outcome, ToolInfo
 from benchbot.trend import StepEstimate
@@ -65,6 +66,9 @@ class WorkloadStep:
     step: StepEstimate | None = None  # the trend's estimate (None: none could be made)
     counts: str | None = None  # how the instruction counts read (None: not counted)
     memory: Outcome | None = None  # the peak-memory verdict
+    # What the verdict rests on (benchbot.figures): its signals, the counts' ratio.
+    settled_by: str | None = omitted_when_none(default=None)
+    work: float | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchbot import __version__, codec, trend
+from benchbot.codec import omitted_when_none
 from benchbot.historydoc import CommitRecord, Store, WorkloadStep
 from benchbot.model import Better, Outcome
 from benchbot.settings import Overrides
@@ -74,6 +75,10 @@ class NamedStep:
     outcome: Outcome
     ratio: float | None
     ci: tuple[float, float] | None
+    # What the verdict rests on (benchbot.figures), as the commit's record keeps it.
+    settled_by: str | None = omitted_when_none(default=None)
+    work: float | None = omitted_when_none(default=None)
+    counts: str | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,7 +200,8 @@ def _series(name: str, chain: Sequence[CommitRecord], index: Mapping[str, int],
                             ratio=w.ratio if w else None, ci=w.ci if w else None,
                             step=s.estimate, level=lv.log, level_se=lv.se))
     shas = {i: sha for sha, i in index.items()}
-    named = tuple(NamedStep(index=i, sha=shas[i], outcome=w.outcome, ratio=w.ratio, ci=w.ci)
+    named = tuple(NamedStep(index=i, sha=shas[i], outcome=w.outcome, ratio=w.ratio, ci=w.ci,
+                            settled_by=w.settled_by, work=w.work, counts=w.counts)
                   for i, w in sorted(by_commit.items()) if w.outcome in CALLS)
     ref = by_commit[max(by_commit)]
     return Series(name=name, unit=ref.unit, better=ref.better, parity=ref.parity,

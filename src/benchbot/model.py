@@ -603,9 +603,9 @@ class Spent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Results:
-    """A whole results file (schema_version 2): it explains its own verdicts."""
+    """A whole results file (schema_version 3): it explains its own verdicts."""
 
-    schema_version: int = 2
+    schema_version: int = 3
     tool: ToolInfo
     created: str
     repository: str | None = None

@@ -49,10 +49,10 @@ from benchbot.model import (
     ToolInfo,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Versions this benchbot reads (an older file reads as it was written: what it lacks is
 # absent, and it means what it meant).
-READS = (1, 2)
+READS = (1, 2, 3)
 # History (additions keep a schema_version; a change of meaning raises it):
 # 1 - first version: arms, phases, aa, verdict, confirmation, environment, seed
 #     + sandbox; phases.*.failure_code and failure_kind; environment.other_cpu
@@ -69,6 +69,9 @@ READS = (1, 2)
 #     and counting_s; spent (where the wall time went); reason code counts_ahead;
 #     settings.family counts a suite's benchmarks (in 1 it held the workloads known before
 #     discovery, and each look of a suites-only comparison was judged as if m = 1)
+# 3 - a memory verdict's outcome says more and less memory in those words (``more``,
+#     ``less``), where 1 and 2 said ``slower`` and ``faster``; in the model it stays an
+#     Outcome (more memory is the slower side), and files of 1 and 2 keep their words
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -260,9 +263,21 @@ def build(
     )
 
 
+# A memory verdict's outcome in the file from schema_version 3 (MEMORY_SINCE): the model
+# keeps an Outcome, more memory being the slower side.
+MEMORY_SINCE = 3
+MEMORY_WORDS: dict[str, str] = {"slower": "more", "faster": "less"}
+_MEMORY_OUTCOMES = {word: outcome for outcome, word in MEMORY_WORDS.items()}
+
+
 def to_json(results: Results) -> dict[str, Any]:
-    """The document as JSON values."""
+    """The document as JSON values (a memory verdict in the words of its version)."""
     data: dict[str, Any] = codec.encode(results)
+    if results.schema_version >= MEMORY_SINCE:
+        for bench in data.get("benchmarks", ()):
+            memory = bench.get("memory")
+            if memory is not None:
+                memory["outcome"] = MEMORY_WORDS.get(memory["outcome"], memory["outcome"])
     return data
 
 
@@ -374,13 +389,41 @@ def parse(document: Any, *, where: str = "results") -> Results:
             f"{where}: schema_version {_clip(repr(document['schema_version']))} is not supported "
             f"(this benchbot reads {' and '.join(map(str, READS))})"
         )
-    problem = validation_error(document)
+    problem = validation_error(document) or _memory_words_problem(document)
     if problem is not None:
         raise ResultsError(f"{where}: does not match the results schema: {problem}")
     try:
-        return codec.decode(Results, document)
+        return codec.decode(Results, _memory_as_outcomes(document))
     except (codec.DecodeError, TypeError, ValueError) as exc:
         raise ResultsError(f"{where}: does not match the results schema: {_clip(str(exc))}") from None
+
+
+def _memory_words_problem(document: dict[str, Any]) -> str | None:
+    """Where a memory verdict uses the other version's words (the schema takes both):
+    ``more`` and ``less`` from 3 on, ``slower`` and ``faster`` before."""
+    new = document["schema_version"] >= MEMORY_SINCE
+    wrong = set(MEMORY_WORDS) if new else set(_MEMORY_OUTCOMES)
+    for i, bench in enumerate(document.get("benchmarks") or ()):
+        memory = bench.get("memory") if isinstance(bench, dict) else None
+        if isinstance(memory, dict) and memory.get("outcome") in wrong:
+            said = "more or less" if new else "slower or faster"
+            return (f"benchmarks[{i}].memory.outcome: {memory['outcome']!r} is not what schema_version "
+                    f"{document['schema_version']} says (it says {said})")
+    return None
+
+
+def _memory_as_outcomes(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with its memory verdicts' words as the model's outcomes (a copy where
+    any is changed; files of 1 and 2 say them already)."""
+    if document["schema_version"] < MEMORY_SINCE:
+        return document
+    benchmarks = []
+    for bench in document.get("benchmarks") or ():
+        memory = bench.get("memory")
+        if isinstance(memory, dict) and memory.get("outcome") in _MEMORY_OUTCOMES:
+            bench = {**bench, "memory": {**memory, "outcome": _MEMORY_OUTCOMES[memory["outcome"]]}}
+        benchmarks.append(bench)
+    return {**document, "benchmarks": benchmarks}
 
 
 def validation_error(document: Any) -> str | None:

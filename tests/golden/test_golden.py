@@ -122,13 +122,15 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
         "go/BenchmarkFnv": ("slower", None), "go/BenchmarkSort": ("level", None),
         "go/BenchmarkJson": ("inconclusive", "counts_ahead"),
         "go/BenchmarkSearch": ("inconclusive", "same_counts"),
-        "go/BenchmarkMap": ("inconclusive", "spread")}
+        "go/BenchmarkMap": ("inconclusive", "spread"), "go/BenchmarkEncode": ("faster", None)}
     and {b.name: b.verdict.settled_by for b in d.benchmarks} == {
         "go/BenchmarkFnv": "instructions and time", "go/BenchmarkSort": "instructions and time",
-        "go/BenchmarkJson": None, "go/BenchmarkSearch": None, "go/BenchmarkMap": None}
+        "go/BenchmarkJson": None, "go/BenchmarkSearch": None, "go/BenchmarkMap": None,
+        "go/BenchmarkEncode": "instructions and time"}
     and {b.name: b.memory.outcome for b in d.benchmarks if b.memory} == {
         "go/BenchmarkFnv": "level", "go/BenchmarkSort": "level", "go/BenchmarkJson": "slower",
-        "go/BenchmarkSearch": "level", "go/BenchmarkMap": "level"}
+        "go/BenchmarkSearch": "level", "go/BenchmarkMap": "level", "go/BenchmarkEncode": "level"}
+    and d.benchmarks[-1].verdict.estimate == 1.008
     and d.spent is not None and d.spent.counting_s == 18.3,
 }
 

@@ -360,3 +360,31 @@ def test_one_failing_benchmark_does_not_stop_the_others_being_counted(make_repo:
     by = _by_name(doc)
     assert by["BenchmarkHash"].counts.method is None
     assert all(by[n].counts.method == "valgrind" for n in SPECS if n != "BenchmarkHash")
+
+
+def test_the_suite_s_report_shows_what_each_verdict_rests_on(make_repo: MakeRepo) -> None:
+    """Issue 37, through the real engine: a call the counts settled shows the work's move,
+    a level settled with them says "same work" and time's reach, and no verdict cell of the
+    markdown, the comment or the HTML report shows a figure against its outcome. Encode
+    does 3.5% less work in the same time: time's noise (±25% a run) decides which way its
+    estimate leans, never the cell's figure."""
+    from benchbot.report import render_comment, render_results
+    from tests.figurecheck import by_workload, problems
+
+    clock = FakeClock()
+    specs = {**SPECS, "BenchmarkEncode": Spec(ns=20_000, instructions=60_000, head_work=0.965)}
+    doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}),
+                   FakeGo(specs, clock), clock)
+    md = render_results(doc, "markdown")
+    for report in (md, render_results(doc, "html"), render_comment(doc, 60_000)):
+        assert problems(report) == []
+    shown = by_workload(md)
+    led = [b for b in doc.benchmarks if (b.verdict.settled_by or "").startswith("instructions")]
+    assert {b.verdict.outcome for b in led} >= {"slower", "level"}, [b.verdict for b in led]
+    for bench in led:
+        cell = shown[bench.name]
+        if bench.verdict.outcome == "level":
+            assert cell.text.startswith("level: same work; time within ±"), cell
+        else:
+            assert cell.text.endswith(" work") and cell.figure == pytest.approx(
+                bench.counts.ratio - 1, abs=0.0006), cell

@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from benchbot import engine
+from benchbot.report import render_results
 from benchbot.results import to_json as as_json
 from benchbot.settings import Overrides
+from tests import figurecheck
 from tests.conftest import MakeRepo
 from tests.integration import harnesses
 from tests.integration.harnesses import Project
@@ -37,8 +39,11 @@ def _needs(fmt: str) -> None:
 
 def _compare(project: Project, validate: Callable[[Any], None]) -> dict[str, dict[str, Any]]:
     """Compare the project's two revisions; its suite's benchmarks by their own names."""
-    doc = as_json(engine.compare(engine.Request(repo=project.repo, base="base", head="HEAD",
-                                                overrides=Overrides(seed=7))))
+    results = engine.compare(engine.Request(repo=project.repo, base="base", head="HEAD",
+                                            overrides=Overrides(seed=7)))
+    for fmt in ("markdown", "html"):  # a real suite's report: no figure against its verdict
+        assert figurecheck.problems(render_results(results, fmt)) == []
+    doc = as_json(results)
     validate(doc)
     prefix = project.suite + "/"
     return {b["name"].removeprefix(prefix): b for b in doc["benchmarks"]}

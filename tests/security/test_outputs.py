@@ -92,7 +92,7 @@ def test_a_full_disk_is_one_line_after_the_report(repo: Path, tmp_path: Path) ->
     (line,) = err.strip().splitlines()[-1:]
     assert line == "benchbot: error: cannot write /dev/full: No space left on device"
     assert "Traceback" not in err
-    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 2
+    assert json.loads((tmp_path / "r.json").read_text())["schema_version"] == 3
 
 
 @pytest.mark.real_runs("the output files a comparison writes: not its times")
@@ -119,7 +119,7 @@ def _broken(results_file: Path, tmp_path: Path, change) -> Path:
     ("garbage", lambda p, t: _write(t / "x.json", b"{ not json"), "not valid JSON"),
     ("list", lambda p, t: _write(t / "x.json", b"[1, 2]"), "no schema_version"),
     ("deep", lambda p, t: _write(t / "x.json", b"[" * 100_000 + b"]" * 100_000), "not a results file"),
-    ("newer", lambda p, t: _broken(p, t, lambda d: d.update(schema_version=3)), "schema_version 3"),
+    ("newer", lambda p, t: _broken(p, t, lambda d: d.update(schema_version=4)), "schema_version 4"),
     ("missing key", lambda p, t: _broken(p, t, lambda d: d["benchmarks"][0]["verdict"].pop("outcome")),
      "benchmarks[0].verdict: 'outcome' is a required property"),
     ("bad outcome", lambda p, t: _broken(p, t, lambda d: d["benchmarks"][0]["verdict"].update(outcome="great")),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 
 from benchbot import bisectdoc
 from benchbot.bisectdoc import BisectSettings, Commit
-from benchbot.bisectsearch import Search
+from benchbot.bisectsearch import Found, Search
 from benchbot.errors import ResultsError
 from benchbot.model import Environment, Revision, SandboxInfo
 from benchbot.report import bisect as report
@@ -159,3 +161,36 @@ def test_a_range_left_undecided_is_listed_with_its_reason() -> None:
     text = report.render(doc, "markdown")
     assert f"- after `{SHAS[7][:7]}`, up to `{SHAS[11][:7]}`: inconclusive: the spread" in text
     assert "<h2>Not placed</h2>" in report.render(doc, "html")
+
+
+@dataclass
+class CountedLab(FakeLab):
+    """The change (commit 6) is 3.3% less work: the counts call it, while time's ratio,
+    noisy, reads +0.8% (issue 37's Go suite)."""
+
+    def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
+                number: int, estimate: bool = True) -> Found:
+        work = self.cost[right] / self.cost[left]
+        if abs(work - 1) < 0.01:
+            return Found(outcome="level", ratio=1.01, ci=(0.7, 1.45), pairs=22,
+                         settled_by="instructions and time", work=1.0, counts="same")
+        return Found(outcome="faster", ratio=1.008, ci=(0.91, 1.11), pairs=34,
+                     settled_by="instructions and time", work=work, counts="down")
+
+
+def test_a_step_the_counts_settled_shows_the_work_in_every_report(tmp_path: Path) -> None:
+    fake = CountedLab(history(10, {6: 0.967}))
+    search = Search(lab=fake, shas=SHAS[:10], alpha=0.05, deadline=1e9, step_cap_s=60.0,
+                    clock=lambda: 0.0)
+    answer = search.run()
+    assert [c.sha for c in answer.culprits] == [SHAS[6]]
+    assert "(−3.3% work)" in answer.sentence and "+0.8%" not in answer.sentence
+    doc = make_doc()
+    doc = dataclasses.replace(doc, steps=tuple(search.steps), answer=answer)
+    bisectdoc.save(tmp_path / "b.json", doc)  # the new fields in the file, read back
+    again = bisectdoc.load(tmp_path / "b.json")
+    assert again == doc and again.steps[0].settled_by == "instructions and time"
+    for fmt in ("markdown", "html"):
+        text = report.render(again, fmt)
+        assert "faster −3.3% work" in text and "faster +0.8%" not in text
+        assert "level: same work; time within ±45.0%" in text

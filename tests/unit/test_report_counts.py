@@ -75,7 +75,7 @@ def test_an_instructions_workload_shows_counts_not_times(doc: Results) -> None:
     md = render_results(doc, "markdown").replace("\u00a0", " ")
     (line,) = [x for x in md.splitlines() if "`count_ops`" in x and "instructions" in x and "🔴" in x]
     assert "41.21M instructions" in line and "42.07M instructions" in line
-    assert "**slower (+2.1% instructions)**" in line
+    assert "**slower +2.1% work**" in line
     assert not re.search(r"\d (ms|µs|ns|s) ", line)
 
 

@@ -7,12 +7,14 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchbot import cli, results
 from benchbot.errors import ResultsError
-from tests.golden.scenarios import mixed
+from benchbot.report import render_results
+from tests.golden.scenarios import counted, mixed
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "results-0.1.0"
 
@@ -134,3 +136,64 @@ def test_cli_usage_error_exits_2() -> None:
     assert cli.main(["compare", "--base", "x"], out=io.StringIO(), err=err) == 2
     assert "--head" in err.getvalue()
     assert cli.main(["compare", "--base", "a", "--head", "b", "--fail-on", "worse"], out=io.StringIO(), err=err) == 2
+
+
+# --- memory said as more and less (schema_version 3, issue 37) -----------------------------
+
+FIXTURES_2 = Path(__file__).parents[1] / "fixtures" / "results-2"
+
+
+def test_a_memory_verdict_is_written_as_more_or_less_memory(tmp_path: Path, validate: Any) -> None:
+    doc = counted()
+    data = results.to_json(doc)
+    validate(data)
+    assert data["schema_version"] == 3
+    memory = {b["name"]: b["memory"]["outcome"] for b in data["benchmarks"] if "memory" in b}
+    assert memory["alloc"] == "more" and memory["sort"] == "level"
+    assert "slower" not in memory.values() and "faster" not in memory.values()
+    less = replace(doc, benchmarks=tuple(
+        replace(b, memory=replace(b.memory, outcome="faster")) if b.name == "alloc" else b
+        for b in doc.benchmarks))
+    results.save(tmp_path / "r.json", less)
+    assert '"outcome": "less"' in (tmp_path / "r.json").read_text()
+    assert results.load(tmp_path / "r.json") == less  # the model keeps its outcome
+
+
+def test_a_file_of_schema_2_says_slower_for_more_memory_and_is_still_read(tmp_path: Path) -> None:
+    """tests/fixtures/results-2/counted.json: the golden `counted` case as benchbot wrote it
+    before the bump (at 8c169d0), `alloc` using 10% more memory."""
+    raw = json.loads((FIXTURES_2 / "counted.json").read_text())
+    assert raw["schema_version"] == 2
+    [alloc] = [b for b in raw["benchmarks"] if b["name"] == "alloc"]
+    assert alloc["memory"]["outcome"] == "slower"
+    doc = results.load(FIXTURES_2 / "counted.json")
+    assert doc.schema_version == 2
+    assert {b.name: b.memory.outcome for b in doc.benchmarks if b.memory}["alloc"] == "slower"
+    md = render_results(doc, "markdown")
+    assert "+10.4% more" in md and "peak memory: 1 more" in md
+    results.save(tmp_path / "again.json", doc)  # written again in its own version's words
+    assert json.loads((tmp_path / "again.json").read_text()) == raw
+
+
+@pytest.mark.parametrize(("version", "word", "says"), [(3, "slower", "more or less"),
+                                                       (2, "more", "slower or faster")])
+def test_memory_in_the_other_versions_words_is_refused(tmp_path: Path, version: int, word: str,
+                                                       says: str) -> None:
+    data = results.to_json(replace(counted(), schema_version=version))
+    [alloc] = [b for b in data["benchmarks"] if b["name"] == "alloc"]
+    alloc["memory"]["outcome"] = word
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match=rf"memory\.outcome: '{word}' is not what schema_version "
+                       rf"{version} says \(it says {says}\)"):
+        results.load(tmp_path / "r.json")
+
+
+def test_the_memory_verdict_of_the_schema_is_a_verdict_but_for_its_words() -> None:
+    defs = results.schema()["$defs"]
+    verdict, memory = defs["verdict"], defs["memory_verdict"]
+    assert {k: v for k, v in memory.items() if k != "properties"} == {
+        k: v for k, v in verdict.items() if k != "properties"}
+    assert {k: v for k, v in memory["properties"].items() if k != "outcome"} == {
+        k: v for k, v in verdict["properties"].items() if k != "outcome"}
+    assert set(memory["properties"]["outcome"]["enum"]) == {
+        *verdict["properties"]["outcome"]["enum"], "more", "less"}

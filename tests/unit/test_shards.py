@@ -262,7 +262,7 @@ def _refusals() -> list[tuple[str, object, str]]:
     return [
         ("head", lambda d: replace(d, head=replace(d.head, sha=sha)), "head is b2b2b2b2b2b2 in shard1.json and cccccccccccc in shard2.json"),
         ("base", lambda d: replace(d, base=replace(d.base, sha=sha)), "base is a1a1a1a1a1a1 in shard1.json"),
-        ("schema", lambda d: replace(d, schema_version=1), "schema_version is 2 in shard1.json and 1 in shard2.json"),
+        ("schema", lambda d: replace(d, schema_version=1), "schema_version is 3 in shard1.json and 1 in shard2.json"),
         ("count", lambda d: replace(d, shard=replace(d.shard, count=3)), "the number of shards is 2 in shard1.json and 3 in shard2.json"),
         ("parity", lambda d: replace(d, settings=replace(d.settings, parity=0.01)), "parity is 0.02 in shard1.json and 0.01 in shard2.json"),
         ("alpha", lambda d: replace(d, settings=replace(d.settings, alpha=0.01)), "alpha is 0.05"),

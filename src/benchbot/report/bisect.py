@@ -15,8 +15,8 @@ from typing import Literal
 
 from markupsafe import Markup
 
+from benchbot import figures
 from benchbot.bisectdoc import BisectResults, Step, short
-from benchbot.report import format as fmt
 from benchbot.report import pages
 
 Role = Literal["good", "bad", "culprit", "skipped", "tried", "not built"]
@@ -37,6 +37,7 @@ class CommitRow:
     ratio: float | None
     ci: tuple[float, float] | None
     note: str | None  # "identical build output", "or the skipped …"
+    verdict: str | None = None  # the outcome and its figure (benchbot.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +53,7 @@ class StepRow:
     pairs: int
     wall_s: float
     alpha: float
+    verdict: str = ""  # the outcome and its figure (benchbot.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,10 +113,12 @@ def build_view(doc: BisectResults) -> BisectView:
         rows.append(CommitRow(
             index=i, sha=c.sha, short=short(c.sha), subject=c.subject, role=role, why=c.why,
             against=short(step.left) if step else None, outcome=step.outcome if step else None,
-            ratio=step.ratio if step else None, ci=step.ci if step else None, note=note))
+            ratio=step.ratio if step else None, ci=step.ci if step else None, note=note,
+            verdict=verdict_words(step) if step else None))
     steps = tuple(StepRow(number=s.number, left=short(s.left), right=short(s.right),
                           outcome=s.outcome, measured=s.measured, reason=s.reason,
-                          ratio=s.ratio, ci=s.ci, pairs=s.pairs, wall_s=s.wall_s, alpha=s.alpha)
+                          ratio=s.ratio, ci=s.ci, pairs=s.pairs, wall_s=s.wall_s, alpha=s.alpha,
+                          verdict=verdict_words(s))
                   for s in doc.steps)
     return BisectView(
         title=f"bisect {doc.workload}: {short(doc.good.sha)}..{short(doc.bad.sha)}",
@@ -127,6 +131,14 @@ def build_view(doc: BisectResults) -> BisectView:
         alpha=doc.settings.alpha, budget_s=doc.settings.budget_s, wall_s=doc.wall_s,
         sandbox=doc.sandbox.description if doc.sandbox else None,
         warnings=doc.environment.warnings, svg=commit_line_svg(doc))
+
+
+def verdict_words(step: Step) -> str:
+    """A step's outcome and the move of the signal that settled it, as every report says it
+    (``slower +4.3%``, ``faster −3.3% work``; benchbot.figures)."""
+    return figures.words(figures.figure_from(
+        step.outcome, settled_by=step.settled_by, time=step.ratio, at_call=step.ratio,
+        ci=step.ci, work=step.work, reading=step.counts))
 
 
 # --- the commit line ------------------------------------------------------------------------
@@ -166,8 +178,8 @@ def commit_line_svg(doc: BisectResults) -> Markup:
         parts.append(f'<text class="num" x="4" y="{y + 4:.1f}">{s.number}</text>')
         dash = "" if s.measured else ' stroke-dasharray="4 3"'
         parts.append(f'<line class="step {s.outcome}" x1="{a:.1f}" y1="{y:.1f}" '
-                     f'x2="{b:.1f}" y2="{y:.1f}"{dash}><title>step {s.number}: {s.outcome}'
-                     f'{" " + fmt.change(s.ratio) if s.ratio is not None else ""}</title></line>')
+                     f'x2="{b:.1f}" y2="{y:.1f}"{dash}><title>step {s.number}: {verdict_words(s)}'
+                     '</title></line>')
         for end in (a, b):
             parts.append(f'<circle class="end {s.outcome}" cx="{end:.1f}" cy="{y:.1f}" r="2.5"/>')
     parts.append("</svg>")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from benchbot import figures
 from benchbot.historyreport import Commit, DriftRow, HistoryReport, Series
 from benchbot.report import format as fmt
 from benchbot.report import pages, plots
@@ -53,6 +54,7 @@ class StepLine:
     ratio: float | None
     ci: tuple[float, float] | None
     href: str | None
+    verdict: str = ""  # the outcome and its figure (benchbot.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,7 +110,10 @@ def build_view(report: HistoryReport, *, results_base: str = "") -> HistoryView:
     steps = tuple(StepLine(workload=s.name, anchor=anchors[s.name], sha=commits[p.index].sha,
                            short=commits[p.index].sha[:7], subject=commits[p.index].subject,
                            outcome=p.outcome, ratio=p.ratio, ci=p.ci,
-                           href=href(commits[p.index].sha))
+                           href=href(commits[p.index].sha),
+                           verdict=figures.words(figures.figure_from(
+                               p.outcome, settled_by=p.settled_by, time=p.ratio,
+                               at_call=p.ratio, ci=p.ci, work=p.work, reading=p.counts)))
                   for s in report.workloads for p in s.steps)
     drifts = tuple(_drift_line(s.name, anchors[s.name], d, commits)
                    for s in report.workloads for d in s.drifts)

@@ -8,6 +8,7 @@ from typing import Literal
 
 import jinja2
 
+from benchbot import figures
 from benchbot.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report import plots
@@ -72,14 +73,12 @@ def render_within(view: ReportView, limit: int) -> str:
 
 
 def verdict_words(row: Row) -> str:
-    """``slower +4.3%``, ``faster (+20.0% throughput)``, or the outcome alone."""
-    if row.outcome not in ("slower", "faster") or row.ratio is None:
+    """The verdict's cell: the outcome and the move of the signal that settled it
+    (``benchbot.figures.words``): ``slower +4.3%``, ``faster −3.3% work``, ``faster (+20.0%
+    throughput)``, ``level: same work; time within ±19.8%``, or the outcome alone."""
+    if row.figure is None:
         return row.outcome
-    if row.better == "higher":  # judged as time (1/throughput); say it as throughput
-        return f"{row.outcome} ({fmt.change(1 / row.ratio)} throughput)"
-    if row.metric == "instructions":  # judged on counts alone: say what moved
-        return f"{row.outcome} ({fmt.change(row.ratio)} instructions)"
-    return f"{row.outcome} {fmt.change(row.ratio)}"
+    return figures.words(row.figure)
 
 
 def counts_cell(row: Row) -> str:

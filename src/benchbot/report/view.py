@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from benchbot.figures import Figure, figure_of
 from benchbot.model import (
     OUTCOMES,
     ArmRuns,
@@ -237,6 +238,9 @@ class Row:
     memory: MemoryView | None = None
     timed_s: float | None = None  # seconds of timed runs it took (a suite's: its share)
     counted_s: float | None = None  # seconds of counted runs it took
+    # What the verdict's cell shows beside the outcome: the move of the signal that settled
+    # it (benchbot.figures); None: the outcome alone.
+    figure: Figure | None = None
 
     @property
     def made_at(self) -> str:
@@ -372,6 +376,13 @@ class ReportView:
     show_level: bool = True  # the folded list of level workloads
 
     @property
+    def check_asked(self) -> bool:
+        """Some outcome fails the check, or a check run is made (GitHub): a report made
+        where neither holds (``benchbot compare`` without ``--fail-on``) says that no check
+        was asked for, not "success" over a slower row."""
+        return bool(self.fail_on) or self.bench_hint
+
+    @property
     def all_skipped(self) -> bool:
         """Every workload was skipped as not affected: nothing was measured."""
         return bool(self.skipped) and not self.rows
@@ -419,6 +430,12 @@ class ReportView:
     def level_rows(self) -> tuple[Row, ...]:
         """The level workloads listed apart (folded), none where the table holds them."""
         return tuple(r for r in self.rows if r.outcome == "level") if self.is_folded else ()
+
+    @property
+    def levels_by_work(self) -> bool:
+        """Some level workload listed apart (folded) was settled with the counts: the list
+        gains a verdict column that says so ("level: same work; time within ±48.1%")."""
+        return any(r.figure is not None and r.figure.by_counts for r in self.level_rows)
 
     @property
     def has_counts(self) -> bool:
@@ -689,6 +706,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         counts=counted, memory=_memory_view(bench, floor_kib),
         timed_s=bench.measuring.timed_s if bench.measuring else None,
         counted_s=bench.measuring.counted_s if bench.measuring else None,
+        figure=figure_of(v, bench.counts, metric=bench.metric, better=bench.better),
     )
 
 
