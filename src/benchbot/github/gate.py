@@ -5,13 +5,22 @@ never builds or runs the pull request's code, so everything a stranger can trigg
 here: a comment from someone without write access is answered and nothing is queued on
 the benchmark runner.
 
-- ``pull_request`` (opened, synchronize, reopened) on a branch of the repository runs.
+Who may start work is one rule, ``admit``, that every way in goes through (``Way``):
+whoever starts it (the commenter, the labeller, the sender of an own branch's event)
+needs write access, asked from the API; only a fork's own push with ``forks: true`` has
+no person behind it (the config approved every push). ``_pin`` takes the ``Admission``
+that only ``admit`` makes, so nothing is pinned, and nothing queued, past it.
+
+- ``pull_request`` (opened, synchronize, reopened) on a branch of the repository runs
+  when its sender has write access (anyone who may read can open a pull request from a
+  branch that is there already, and triage may reopen one).
   A fork's ``pull_request`` run is ignored, with a log line: GitHub gives it a read-only
   token (the check and the comment would be refused) and runs the fork's own copy of
   the workflow file.
 - ``pull_request_target`` serves forks: GitHub runs the base revision's workflow with a
   token that may write. A fork runs only when the config says ``github: {forks: true}``
-  (every push), or for the one head commit a maintainer with write access approved by
+  (every push; its ``fork_label`` then needs write access too), or for the one head
+  commit a maintainer with write access approved by
   adding the ``fork_label`` after reviewing that very commit (a ``labeled`` event whose
   sender has an approving or commenting review on the head: that head is pinned; a later
   push is not approved). Its events for the repository's own branches are ignored
@@ -46,6 +55,7 @@ also decides how many machines share the comparison (the input ``shards``): its 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import fnmatch
 import json
 from collections.abc import Callable
@@ -132,15 +142,23 @@ def _on_pull_request(action_env: ActionEnv, event: Event, api_factory: ApiFactor
             _report_refusal_as_failure(api_factory(action_env), action_env, job, str(exc))
         raise
     if event.is_fork:
-        why = (fork_refusal(config, event) or fork_trust_refusal(config, base.ref, event.default_branch)
-               or _approver_refusal(config, event, api_factory(action_env)))
+        why = fork_refusal(config, event) or fork_trust_refusal(config, base.ref, event.default_branch)
         if why is not None:
             _skip_fork(action_env, event, why, log)
             return None
+    api = api_factory(action_env)
+    admitted = admit(api, way_of(event, config), event.sender or "", number=number,
+                     head=head.sha, config=config)
+    if isinstance(admitted, Refusal):
+        if event.is_fork:
+            _skip_fork(action_env, event, admitted.why, log)
+        else:
+            _skip_branch(action_env, event, admitted.why, log)
+        return None
     config = config.with_overrides(action_env.overrides)
-    job = _pin(action_env, config, number=number, base=base, head=head,
+    job = _pin(action_env, config, admitted, number=number, base=base, head=head,
                overrides=action_env.overrides, command=BenchCommand())
-    return _open(api_factory(action_env), action_env, job, config, log)
+    return _open(api, action_env, job, config, log)
 
 
 def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
@@ -178,28 +196,102 @@ def _skip_fork(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
     write_outputs(action_env.output, {"conclusion": "skipped"})
 
 
-def _approver_refusal(config: Config, event: Event, api: GateApi) -> str | None:
-    """A label approves a fork's code only when someone with write access added it
-    (GitHub lets triage add labels too), and only the head that person reviewed: one of
-    their reviews (approving or commenting) must be on the labelled head, or a push made
-    between their review and the click would run unread. None when it may run (or no
-    label is involved)."""
-    if config.github.forks or event.action != "labeled":
-        return None
-    sender = event.sender or ""
-    permission = _permission(api, sender) if sender else "none"
+def _skip_branch(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
+    """An event on the repository's own branch whose sender may not start work."""
+    text = f"pull request #{event.number}: {why}"
+    log.line(f"skipped: {text}")
+    log.notice(text)
+    append_summary(action_env.step_summary, f"### benchbot: skipped\n\n{text}\n")
+    write_outputs(action_env.output, {"conclusion": "skipped"})
+
+
+# --- who may start work: one rule for every way in -----------------------------------------
+
+
+class Way(enum.Enum):
+    """Every way work starts in the gate, each with its starter: the one whose permission
+    ``admit`` asks. A push to the default branch (``watch.gate``) is not one of them:
+    GitHub lets only people with write access push there."""
+
+    COMMENT = "a /bench comment"  # the commenter (/bench and /bench bisect)
+    BRANCH = "a pull request from this repository's own branch"  # the event's sender
+    FORK_LABEL = "the fork_label on a fork's pull request"  # the labeller
+    FORK_PUSH = "a fork's push with forks: true"  # the config, which approved every push
+
+
+_ADMIT = object()  # only ``admit`` holds it: an Admission is proof that the rule was applied
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Admission:
+    """Work the rule admitted: the way, the starter, and their permission. ``_pin`` takes
+    one, so no job is pinned (and nothing queued) that did not pass ``admit``."""
+
+    way: Way
+    starter: str
+    permission: str
+    key: object = dataclasses.field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.key is not _ADMIT:
+            raise TypeError("an Admission is made by gate.admit only")
+
+
+def way_of(event: Event, config: Config) -> Way:
+    """The way a pull request event (one ``_serves``) starts work."""
+    if not event.is_fork:
+        return Way.BRANCH
+    if event.action == "labeled" and event.label == config.github.fork_label:
+        return Way.FORK_LABEL
+    return Way.FORK_PUSH
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why ``admit`` refused: a sentence, and the starter's permission."""
+
+    why: str
+    permission: str
+
+
+def admit(api: GateApi, way: Way, starter: str, *, number: int, head: str = "",
+          config: Config | None = None) -> Admission | Refusal:
+    """The one rule for who may start work: an Admission, or why not (a sentence).
+
+    Work queues on the benchmark runner, where a newer pending job in a concurrency group
+    replaces an older one, and it runs the pull request's code: so whoever starts it
+    needs write access (write, maintain or admin: the API folds maintain into write and
+    triage into read), asked from the API, whichever way they start it. The one way with
+    no person behind it is a fork's own push with ``forks: true``: the config approved
+    every push, and that job waits in a concurrency group of its pull request's own. A
+    fork's label approves, besides, only the head its labeller reviewed (approving or
+    commenting), unless ``forks: true`` already approved every head.
+    """
+    if way is Way.FORK_PUSH:
+        return Admission(way, "the config's forks: true", "config", _ADMIT)
+    permission = _permission(api, starter) if starter else "none"
+    label = config.github.fork_label if config is not None else None
     if permission not in ALLOWED_PERMISSIONS:
-        return (f"the `{event.label}` label was added by {sender or 'someone unknown'}, whose "
-                f"permission is {permission}; only people with write access approve a fork's code")
-    head = event.head.sha if event.head else ""
-    assert event.number is not None  # a pull_request event's
-    if reviewed(api.reviews(event.number), sender, head):
-        return None
-    return (f"the `{event.label}` label was added by {sender}, but none of their reviews is "
-            f"of the head {head[:12]} (it was pushed after their review, or they did not "
-            f"review it); a label approves the commit its labeller reviewed. Review "
-            f"{head[:12]} (approve or comment) and add the label again, or comment "
-            f"`/bench sha={head}`")
+        who = starter or "someone unknown"
+        if way is Way.FORK_LABEL:
+            why = (f"the `{label}` label was added by {who}, whose permission is {permission}; "
+                   "only people with write access approve a fork's code")
+        elif way is Way.BRANCH:
+            why = (f"started by {who}, whose permission is {permission}; only people with "
+                   "write access start a comparison (a push by one of them, or their `/bench`, "
+                   "measures it)")
+        else:
+            why = f"{way.value} from {who}, whose permission is {permission}"
+        return Refusal(why, permission)
+    forks = config is not None and config.github.forks
+    if way is Way.FORK_LABEL and not forks and not reviewed(api.reviews(number), starter, head):
+        return Refusal(
+            f"the `{label}` label was added by {starter}, but none of their reviews is of the "
+            f"head {head[:12]} (it was pushed after their review, or they did not review "
+            f"it); a label approves the commit its labeller reviewed. Review {head[:12]} "
+            f"(approve or comment) and add the label again, or comment `/bench sha={head}`",
+            permission)
+    return Admission(way, starter, permission, _ADMIT)
 
 
 REVIEWED = ("APPROVED", "COMMENTED")  # a review that says its author read the commit
@@ -291,7 +383,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
     if accepted is None:
         _done(replies, log)
         return None
-    command, pull = accepted
+    command, pull, admitted = accepted
     fork = is_fork(pull.head.repo, pull.base.repo)
     try:
         config = _config(action_env, number, pull.base, pull.head)
@@ -309,7 +401,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         _done(replies, log)
         return None
     if command.bisect:
-        return _on_bisect(api, action_env, comment, command, pull, config, log,
+        return _on_bisect(api, action_env, comment, command, pull, config, log, admitted,
                           replies=replies, fork=fork)
     overrides = action_env.overrides.over(command.overrides)
     try:
@@ -318,19 +410,20 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         _refuse(replies, log, comment, [str(exc)])
         _done(replies, log)
         return None
-    job = _pin(action_env, config, number=number, base=pull.base, head=pull.head,
+    job = _pin(action_env, config, admitted, number=number, base=pull.base, head=pull.head,
                overrides=overrides, command=command, trigger=comment.id,
                requested_by=comment.author)
     return _open(api, action_env, job, config, log)
 
 
 def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int,
-            log: Log) -> tuple[BenchCommand, PullInfo] | None:
+            log: Log) -> tuple[BenchCommand, PullInfo, Admission] | None:
     """The command and the pull request it is for, or None once a reply has said why not:
     no write permission, a command not understood, ``help``, a closed pull request, a
     fork's head not named with ``sha=``, or ``sha=`` naming another commit."""
-    permission = _permission(api, comment.author)
-    if permission not in ALLOWED_PERMISSIONS:
+    admitted = admit(api, Way.COMMENT, comment.author, number=number)
+    if isinstance(admitted, Refusal):
+        permission = admitted.permission
         log.line(f"refused: /bench from {comment.author}, whose permission is {permission}")
         replies.reply(post.permission_reply(comment.author, permission))
         return None
@@ -363,7 +456,7 @@ def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int
     if fork:
         log.line(f"running the fork pull request #{number} at {head[:12]}: "
                  f"{comment.author} named it with /bench sha=")
-    return command, pull
+    return command, pull, admitted
 
 
 def check_name(name: str, command: BenchCommand) -> str:
@@ -373,7 +466,8 @@ def check_name(name: str, command: BenchCommand) -> str:
 
 
 def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: BenchCommand,
-               pull: PullInfo, config: Config, log: Log, *, replies: post.Publisher,
+               pull: PullInfo, config: Config, log: Log, admitted: Admission, *,
+               replies: post.Publisher,
                fork: bool) -> Opened | None:
     """``/bench bisect only=NAME``: pinned as a comparison is (good: the base the config's
     ``base`` names; bad: the head), with a check, a comment and an artifact of its own
@@ -382,7 +476,7 @@ def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: B
     range ``from=`` approves (``_unapproved_range``)."""
     assert command.workload is not None  # the parser requires only=NAME
     overrides = action_env.overrides.over(Overrides(only=(command.workload,)))
-    job = _pin(action_env, config, number=pull.number, base=pull.base, head=pull.head,
+    job = _pin(action_env, config, admitted, number=pull.number, base=pull.base, head=pull.head,
                overrides=overrides, command=command, trigger=comment.id,
                requested_by=comment.author)
     job = dataclasses.replace(job, check_name=check_name(config.status.name, command),
@@ -472,10 +566,14 @@ def _config(action_env: ActionEnv, number: int, base: Side, head: Side) -> Confi
     return action_env.with_inputs(read_config(repo, base.sha, action_env.config_path))
 
 
-def _pin(action_env: ActionEnv, config: Config, *, number: int, base: Side, head: Side,
+def _pin(action_env: ActionEnv, config: Config, admitted: Admission, *, number: int,
+         base: Side, head: Side,
          overrides: Overrides, command: BenchCommand, trigger: int | None = None,
          requested_by: str | None = None) -> Job:
-    """The job with its commits fixed: the merge-base (or the base tip) and the head."""
+    """The job with its commits fixed: the merge-base (or the base tip) and the head; only
+    for work the rule admitted (``admit``)."""
+    if not isinstance(admitted, Admission):
+        raise TypeError("nothing is pinned that gate.admit did not admit")
     base_sha = base.sha
     if config.base == "merge-base":
         base_sha = gitops.merge_base(gitops.toplevel(action_env.workspace), base.sha, head.sha)
