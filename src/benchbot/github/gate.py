@@ -425,7 +425,9 @@ def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int
     if isinstance(admitted, Refusal):
         permission = admitted.permission
         log.line(f"refused: /bench from {comment.author}, whose permission is {permission}")
-        replies.reply(post.permission_reply(comment.author, permission))
+        if not replies.reply_once(post.reader_marker(comment.author),
+                                  post.permission_reply(comment.author, permission)):
+            log.line(f"not answered again: {comment.author} was answered on #{number} before")
         return None
     replies.react(comment.id, "eyes")
     try:

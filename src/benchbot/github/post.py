@@ -255,10 +255,17 @@ def _without_sha(command: BenchCommand) -> str:
     return command.describe(sha=False)
 
 
+def reader_marker(login: str) -> str:
+    """What the answer to a reader begins with, naming them: found again (``reply_once``),
+    it is not repeated, however often they comment ``/bench``."""
+    return f"<!-- benchbot:reader:{login.lower()} -->"
+
+
 def permission_reply(login: str, permission: str) -> str:
-    """The polite answer to a ``/bench`` comment from someone without write access."""
+    """The polite answer to a ``/bench`` comment from someone without write access (once
+    per reader and pull request: it begins with ``reader_marker``)."""
     return (
-        f"@{login}, thanks for asking: `/bench` runs code on this repository's own "
+        f"{reader_marker(login)}\n@{login}, thanks for asking: `/bench` runs code on this repository's own "
         f"benchmark machine, so only people with write access can start it (yours is "
         f"`{permission}`). A maintainer can run it for this pull request."
     )
@@ -483,6 +490,16 @@ class Publisher:
     def reply(self, body: str) -> None:
         """Post a separate (not sticky) comment, e.g. a refusal."""
         self._try(lambda: self.api.create_comment(self.number, body))
+
+    def reply_once(self, marker: str, body: str) -> bool:
+        """Post ``body`` (which begins with ``marker``) unless a comment of benchbot's own
+        identity on this pull request begins with it already; whether it was posted. A
+        failure to list the comments is recorded, and nothing posted."""
+        comments = self._try(lambda: self.api.comments(self.number))
+        if comments is None or find_sticky(comments, self.identity(), marker) is not None:
+            return False
+        self.reply(body)
+        return True
 
     def _try(self, call: Callable[[], T]) -> T | None:
         try:
