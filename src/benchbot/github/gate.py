@@ -80,6 +80,7 @@ from benchbot.github.event import (
 from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
 from benchbot.github.output import Log, append_summary, first_line, write_outputs
+from benchbot.report.escape import Markdown, md, md_code_span
 from benchbot.settings import Overrides
 
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
@@ -166,7 +167,7 @@ def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
     docstring); a log line (and for a fork's ``pull_request``, a notice) says why not."""
     target = event.name == "pull_request_target"
     if event.is_fork and not target:
-        _skip_fork(action_env, event, (
+        _skip_fork(action_env, event, Markdown(
             "its `pull_request` run holds a read-only token and the fork's own workflow "
             "file, so benchbot leaves it alone. A maintainer who has read the change can "
             "start it with `/bench sha=<the head's 40 digits>`, or with the config's "
@@ -186,22 +187,22 @@ def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
     return True
 
 
-def _skip_fork(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
+def _skip_fork(action_env: ActionEnv, event: Event, why: Markdown, log: Log) -> None:
     """A fork's event that does not run: say so in the log, a notice and the summary."""
     repo = event.head.repo if event.head else None
-    text = f"pull request #{event.number} comes from a fork ({repo or 'deleted'}): {why}"
-    log.line(f"skipped: {text}")
-    log.notice(text)
-    append_summary(action_env.step_summary, f"### benchbot: skipped\n\n{text}\n")
-    write_outputs(action_env.output, {"conclusion": "skipped"})
+    _skip(action_env, Markdown("pull request #{} comes from a fork ({}): {}").format(
+        event.number, repo or "deleted", why), log)
 
 
-def _skip_branch(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
+def _skip_branch(action_env: ActionEnv, event: Event, why: Markdown, log: Log) -> None:
     """An event on the repository's own branch whose sender may not start work."""
-    text = f"pull request #{event.number}: {why}"
+    _skip(action_env, Markdown("pull request #{}: {}").format(event.number, why), log)
+
+
+def _skip(action_env: ActionEnv, text: Markdown, log: Log) -> None:
     log.line(f"skipped: {text}")
     log.notice(text)
-    append_summary(action_env.step_summary, f"### benchbot: skipped\n\n{text}\n")
+    append_summary(action_env.step_summary, Markdown("### benchbot: skipped\n\n{}\n").format(text))
     write_outputs(action_env.output, {"conclusion": "skipped"})
 
 
@@ -250,7 +251,7 @@ def way_of(event: Event, config: Config) -> Way:
 class Refusal:
     """Why ``admit`` refused: a sentence, and the starter's permission."""
 
-    why: str
+    why: Markdown
     permission: str
 
 
@@ -274,22 +275,24 @@ def admit(api: GateApi, way: Way, starter: str, *, number: int, head: str = "",
     if permission not in ALLOWED_PERMISSIONS:
         who = starter or "someone unknown"
         if way is Way.FORK_LABEL:
-            why = (f"the `{label}` label was added by {who}, whose permission is {permission}; "
-                   "only people with write access approve a fork's code")
+            why = Markdown("the {} label was added by {}, whose permission is {}; only people "
+                           "with write access approve a fork's code").format(
+                md_code_span(label or ""), who, permission)
         elif way is Way.BRANCH:
-            why = (f"started by {who}, whose permission is {permission}; only people with "
-                   "write access start a comparison (a push by one of them, or their `/bench`, "
-                   "measures it)")
+            why = Markdown("started by {}, whose permission is {}; only people with write "
+                           "access start a comparison (a push by one of them, or their "
+                           "`/bench`, measures it)").format(who, permission)
         else:
-            why = f"{way.value} from {who}, whose permission is {permission}"
+            why = Markdown("{} from {}, whose permission is {}").format(way.value, who, permission)
         return Refusal(why, permission)
     forks = config is not None and config.github.forks
     if way is Way.FORK_LABEL and not forks and not reviewed(api.reviews(number), starter, head):
-        return Refusal(
-            f"the `{label}` label was added by {starter}, but none of their reviews is of the "
-            f"head {head[:12]} (it was pushed after their review, or they did not review "
-            f"it); a label approves the commit its labeller reviewed. Review {head[:12]} "
-            f"(approve or comment) and add the label again, or comment `/bench sha={head}`",
+        return Refusal(Markdown(
+            "the {} label was added by {}, but none of their reviews is of the head {} (it was "
+            "pushed after their review, or they did not review it); a label approves the "
+            "commit its labeller reviewed. Review {} (approve or comment) and add the label "
+            "again, or comment {}").format(md_code_span(label or ""), starter, head[:12],
+                                           head[:12], md_code_span(f"/bench sha={head}")),
             permission)
     return Admission(way, starter, permission, _ADMIT)
 
@@ -303,7 +306,8 @@ def reviewed(reviews: list[ReviewInfo], login: str, head: str) -> bool:
                for r in reviews)
 
 
-def fork_trust_refusal(config: Config, base_ref: str, default_branch: str | None) -> str | None:
+def fork_trust_refusal(config: Config, base_ref: str,
+                       default_branch: str | None) -> Markdown | None:
     """Why a fork's code may not run with the config, workflow and action of its base
     branch, or None. A fork chooses its base: an older branch may hold older settings
     (``forks: true``, ``sandbox: off``, an older workflow), so only the branches
@@ -313,20 +317,23 @@ def fork_trust_refusal(config: Config, base_ref: str, default_branch: str | None
     and the next pull request."""
     trusted = config.github.fork_bases or ((default_branch,) if default_branch else ())
     if not any(fnmatch.fnmatchcase(base_ref, pattern) for pattern in trusted):
-        named = ", ".join(f"`{p}`" for p in trusted) or "none (the event names no default branch)"
-        return (f"its base branch `{base_ref}` is not one whose config, workflow and action "
-                f"may run a fork's code (github.fork_bases: {named}; by default the "
-                "repository's default branch): a fork chooses its base, and an older branch "
-                "may hold older settings")
+        named = (Markdown(", ").join(md_code_span(p) for p in trusted)
+                 or "none (the event names no default branch)")
+        return Markdown(
+            "its base branch {} is not one whose config, workflow and action may run a fork's "
+            "code (github.fork_bases: {}; by default the repository's default branch): a fork "
+            "chooses its base, and an older branch may hold older settings").format(
+            md_code_span(base_ref), named)
     if config.sandbox.writable:
-        return (f"{config.path}:{config.sandbox.writable_line}: sandbox.writable: a directory "
-                "both arms share and jobs keep is one a fork's build could leave things in "
-                "for base's build and the next pull request; benchbot does not run a fork's "
-                "code with one (keep caches in the worktree)")
+        return Markdown(
+            "{}:{}: sandbox.writable: a directory both arms share and jobs keep is one a "
+            "fork's build could leave things in for base's build and the next pull request; "
+            "benchbot does not run a fork's code with one (keep caches in the worktree)").format(
+            config.path, config.sandbox.writable_line)
     return None
 
 
-def fork_refusal(config: Config, event: Event) -> str | None:
+def fork_refusal(config: Config, event: Event) -> Markdown | None:
     """Why a fork's pull_request_target event does not run, or None when it does.
 
     ``forks: true`` runs every push (and the ``fork_label``, not any other label).
@@ -338,17 +345,20 @@ def fork_refusal(config: Config, event: Event) -> str | None:
     label = config.github.fork_label
     if config.github.forks:
         if event.action == "labeled" and event.label != label:
-            return f"the `{event.label}` label adds no commit to measure (forks: true runs every push)"
+            return Markdown("the {} label adds no commit to measure (forks: true runs every "
+                            "push)").format(md_code_span(event.label or ""))
         return None
     head = event.head.sha if event.head else ""
     if label is not None:
         if event.action == "labeled" and event.label == label:
             return None
         if label in event.labels:
-            return (f"the `{label}` label approved an earlier head commit, not {head[:12]}; "
-                    f"remove and add the label again, or comment `/bench sha={head}`")
-    return ("benchbot does not run a fork's code on this runner by itself. A maintainer who "
-            f"has read the change can start it with `/bench sha={head}`.")
+            return Markdown("the {} label approved an earlier head commit, not {}; remove and "
+                            "add the label again, or comment {}").format(
+                md_code_span(label), head[:12], md_code_span(f"/bench sha={head}"))
+    return Markdown("benchbot does not run a fork's code on this runner by itself. A "
+                    "maintainer who has read the change can start it with {}.").format(
+        md_code_span(f"/bench sha={head}"))
 
 
 # --- issue_comment ----------------------------------------------------------------------
@@ -596,12 +606,12 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: L
     log.line(f"approved: {what}, base {job.base.sha[:12]}, head {short}")
     try:
         if job.bisect:
-            pub.start_check(f"benchbot: bisecting {job.command.workload} ({short})",
-                            f"Searching the commits from {job.base.sha[:12]} (base) to {short} "
-                            f"(head) for the one that changed `{job.command.workload}`.")
+            pub.start_check(f"benchbot: bisecting {job.command.workload} ({short})", Markdown(
+                "Searching the commits from {} (base) to {} (head) for the one that changed "
+                "{}.").format(job.base.sha[:12], short, md_code_span(job.command.workload or "")))
         else:
-            pub.start_check(f"benchbot: measuring {short}",
-                            f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
+            pub.start_check(f"benchbot: measuring {short}", Markdown(
+                "Comparing {} (base) with {} (head).").format(job.base.sha[:12], short))
         phase = "starting"
         if action_env.mode == "gate":
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
@@ -619,7 +629,8 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: L
         _not_started(action_env)
         if pub.check_started:
             pub.finish_check("failure", f"{_name(job)}: could not start",
-                             f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
+                             Markdown("The gate failed: {}").format(
+                                 first_line(str(exc) or type(exc).__name__)),
                              artifact=action_env.artifact, description="could not start")
         raise
     return Opened(job=job, config=config, publisher=pub)
@@ -649,14 +660,14 @@ def _not_started(action_env: ActionEnv) -> None:
 def _report_refusal_as_failure(api: post.Api, action_env: ActionEnv, job: Job, message: str) -> None:
     """The config at the base could not be read: fail a check and say why in the comment."""
     pub = post.publisher_for(api, action_env, job)
-    pub.start_check(f"{_name(job)}: could not run", first_line(message))
+    pub.start_check(f"{_name(job)}: could not run", md(first_line(message)))
     pub.show(post.error_body(message, run_url=action_env.run_url, bisect=job.bisect))
     pub.finish_check("failure", f"{_name(job)}: could not run", post.error_text(message),
                      artifact=action_env.artifact, description=f"could not run: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
-    append_summary(action_env.step_summary,
-                   f"### {_name(job)}: could not run\n\n{post.error_text(message)}\n")
+    append_summary(action_env.step_summary, Markdown("### {}: could not run\n\n{}\n").format(
+        _name(job), post.error_text(message)))
     write_outputs(action_env.output, {"conclusion": "failure"})
 
 
