@@ -350,7 +350,7 @@ def _issue(api: HistoryApi, action_env: ActionEnv, job: PushJob, step: Step,
     from benchbot.github.post import DEFAULT_BOT_LOGIN
 
     identity = (action_env.bot_login or DEFAULT_BOT_LOGIN).lower()
-    body = issue_body(job, step, report, run_url=action_env.run_url)
+    body = require(issue_body(job, step, report, run_url=action_env.run_url), "the history issue")
     title = (f"benchbot: {steps} step{'' if steps == 1 else 's'} and {drifts} "
              f"drift{'' if drifts == 1 else 's'} on the default branch")
     mine = [i for i in api.issues(LABEL)
