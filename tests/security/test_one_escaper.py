@@ -17,9 +17,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 
 from benchbot import historydoc, historyreport
+from benchbot.config import parse_config
 from benchbot.github import gate, post
 from benchbot.github.command import BenchCommand, CommandError, parse
 from benchbot.github.event import Side
@@ -153,15 +155,26 @@ def test_every_markdown_template_keeps_its_rows_and_shows_nothing_live(
 
 def test_a_code_span_escapes_its_pipe_in_a_table_row_only() -> None:
     env = escape.markdown_environment(
-        __import__("jinja2").DictLoader({"t": "{{ n | code }}\n\n| a |\n|---|\n| {{ n | code }} |\n"}), {})
+        jinja2.DictLoader({"t": "{{ n | code }}\n\n| a |\n|---|\n| {{ n | code }} |\n"}), {})
     text = env.get_template("t").render(n="a|b")
     assert text == "`a|b`\n\n| a |\n|---|\n| `a\\|b` |\n"
     assert isinstance(text, escape.Markdown)
 
 
+def test_the_templates_trust_no_value_but_their_own_macros() -> None:
+    """``markdown`` (a value taken as markdown as it is) follows only a call of a macro the
+    template defines: its output is the template's own text, each value in it escaped."""
+    for path in TEMPLATES.glob("*.md.j2"):
+        text = path.read_text()
+        macros = set(re.findall(r"{%-?\s*macro\s+(\w+)\(", text))
+        for used in re.findall(r"{{-?\s*([^{}]*?)\s*\|\s*markdown\s*-?}}", text):
+            assert re.fullmatch(r"(\w+)\([^()]*\)", used) and used.split("(")[0] in macros, (
+                path.name, used)
+
+
 def test_a_value_no_filter_made_is_escaped_in_a_template() -> None:
     env = escape.markdown_environment(
-        __import__("jinja2").DictLoader({"t": "| {{ n }} | {{ k | made }} |"}), {"made": str})
+        jinja2.DictLoader({"t": "| {{ n }} | {{ k | made }} |"}), {"made": str})
     html = html_of("| a | b |\n|---|---|\n" + env.get_template("t").render(n=NAME, k="**k**"))
     assert "<img" not in html and "<a " not in html and "<strong>k</strong>" in html
 
@@ -191,7 +204,7 @@ BUILDERS: dict[str, Callable[[], str]] = {
     "sha_mismatch_reply": lambda: post.sha_mismatch_reply(
         "alice", "abcdef1", SHA, BenchCommand(overrides=Overrides(only=(NAME,)))),
     "fork_refused_reply": lambda: post.fork_refused_reply(
-        "alice", gate.fork_trust_refusal(__import__("benchbot.config").config.parse_config(CONFIG),
+        "alice", gate.fork_trust_refusal(parse_config(CONFIG),
                                          NAME, "main") or ""),
     "bisect_range_reply": lambda: post.bisect_range_reply(
         "alice", [(BASE, "t", NAME), (SHA, "t", NAME), (SHA, "t", "")], SHA, BISECT),
