@@ -403,7 +403,7 @@ class FakeGitHub:
     * ``reactions``: list of {"id", "comment_id", "content", "user", "created_at"}.
     * ``requests``: list of :class:`RecordedRequest`, in arrival order.
     * ``permissions``: login -> admin|maintain|write|triage|read|none.  Logins not in
-      it get ``default_permission`` ("read", as on a public repository); set that to
+      it get admin where they own the (user-owned) repository, else ``default_permission`` ("read", as on a public repository); set that to
       None to answer 404 for unknown users.
     * ``validation_errors``: request/response problems found against the OpenAPI extract.
 
@@ -1162,6 +1162,8 @@ class FakeGitHub:
             for k, v in self.permissions.items():
                 if k.lower() == username.lower():
                     role = v
+        if role is None and self.owner_type == "User" and username.lower() == self.owner.lower():
+            role = "admin"  # a user-owned repository's owner is its admin
         if role is None:
             role = self.default_permission
         if role is None:

@@ -181,6 +181,29 @@ def test_bench_from_a_reader_is_refused(env: Env, fake: FakeGitHub) -> None:
     assert fake.check_runs == {} and fake.reactions == [] and not run.results_dir.exists()
 
 
+def test_a_reader_is_answered_once_per_pull_request(env: Env, fake: FakeGitHub) -> None:
+    """Five `/bench` from a reader: one reply, found again by the marker naming them in
+    benchbot's own comment (listed through the API). A reader who quotes that marker in a
+    comment of their own silences nobody; another reader, and another pull request, get
+    an answer of their own."""
+    fake.permissions.update({"Bob": "read", "tracy": "triage"})
+    fake.add_pull(2, head_sha=env.ws.head_sha, base_sha=env.ws.base_sha, head_ref="feature",
+                  base_ref="main")
+    fake.add_comment(2, "<!-- benchbot:reader:tracy -->\nnot benchbot's", "tracy")
+    for n in range(5):
+        run = env.run_in_process("issue_comment", env.comment_event(f"/bench {n}", login="Bob"))
+        assert run.returncode == 0 and run.outputs == {"run": "false"}, run.stderr
+    assert "not answered again: Bob was answered on #2 before" in run.stderr
+    for number in (2, 3):
+        run = env.run_in_process("issue_comment",
+                                 env.comment_event("/bench", login="tracy", number=number))
+        assert run.returncode == 0, run.stderr
+    answers = [(c["issue_number"], c["body"].split("\n")[1].split(",")[0])
+               for c in fake.comments.values() if c["user"]["login"] == BOT]
+    assert answers == [(2, "@Bob"), (2, "@tracy"), (3, "@tracy")]
+    assert fake.check_runs == {} and fake.reactions == []
+
+
 def test_bench_from_someone_unknown_to_the_repository_is_refused(env: Env, fake: FakeGitHub) -> None:
     fake.default_permission = None  # the API answers 404 for them
     run = env.run_in_process("issue_comment", env.comment_event("/bench", login="ghost"))

@@ -18,7 +18,7 @@ from benchbot.config import Config, parse_config
 from benchbot.errors import ConfigError, UsageError
 from benchbot.github.command import OPTIONS, BenchCommand, CommandError, parse
 from benchbot.github.job import Job
-from benchbot.report.escape import md_code_block, md_code_span, md_inline
+from benchbot.report.escape import Markdown, md_code_block, md_code_span, md_inline
 from benchbot.results import validation_error
 from benchbot.settings import Overrides
 
@@ -170,7 +170,7 @@ def test_escaped_inline_text_renders_as_text_only(text: str) -> None:
 @given(hostile)
 @settings(max_examples=150)
 def test_a_code_block_cannot_be_closed_from_inside(text: str) -> None:
-    html = _html(md_code_block(text) + "\n\nafter\n")
+    html = _html(md_code_block(text) + Markdown("\n\nafter\n"))
     assert html.count("<pre") == 1 and html.rstrip().endswith("<p>after</p>")
 
 

@@ -22,7 +22,7 @@ from benchbot.github.post import (
     status_description,
 )
 from benchbot.model import Summary
-from benchbot.report.escape import md_code_block, md_inline
+from benchbot.report.escape import Markdown, md_code_block, md_inline
 
 BOT = DEFAULT_BOT_LOGIN
 
@@ -162,7 +162,7 @@ def test_the_sticky_and_the_bisect_comment_are_told_apart_by_their_beginning() -
     assert find_sticky(comments, BOT, BISECT_MARKER) == comments[0]
     api = MemoryApi(comments_=comments[1:])
     pub = publisher(api, marker=BISECT_MARKER)
-    pub.show(f"{BISECT_MARKER}\nanswered")
+    pub.show(Markdown(f"{BISECT_MARKER}\nanswered"))
     assert [c.body for c in api.comments_][1:] == [f"{MARKER}\nthe comparison",
                                                    f"{BISECT_MARKER}\nanswered"]
 
@@ -170,9 +170,9 @@ def test_the_sticky_and_the_bisect_comment_are_told_apart_by_their_beginning() -
 def test_first_show_creates_later_ones_edit() -> None:
     api = MemoryApi(comments_=[comment(1, f"{MARKER} forged", "mallory", "User")])
     pub = publisher(api)
-    pub.start_check("measuring", "…")
-    pub.show(f"{MARKER}\nrunning")
-    pub.show(f"{MARKER}\ndone")
+    pub.start_check("measuring", Markdown("…"))
+    pub.show(Markdown(f"{MARKER}\nrunning"))
+    pub.show(Markdown(f"{MARKER}\ndone"))
     assert [c.body for c in api.comments_] == [f"{MARKER} forged", f"{MARKER}\ndone"]
     assert api.calls.count("comments") == 1 and api.calls.count("create_comment") == 1
     assert pub.failures == []
@@ -181,8 +181,8 @@ def test_first_show_creates_later_ones_edit() -> None:
 def test_a_second_job_edits_the_existing_sticky_comment() -> None:
     api = MemoryApi(comments_=[comment(1, "hello", "alice", "User"), comment(2, f"{MARKER}\nold")])
     pub = publisher(api)
-    pub.start_check("measuring", "…")
-    pub.show(f"{MARKER}\nnew")
+    pub.start_check("measuring", Markdown("…"))
+    pub.show(Markdown(f"{MARKER}\nnew"))
     assert [c.body for c in api.comments_] == ["hello", f"{MARKER}\nnew"]
     assert "create_comment" not in api.calls
 
@@ -190,8 +190,8 @@ def test_a_second_job_edits_the_existing_sticky_comment() -> None:
 def test_a_lost_create_is_found_instead_of_posted_twice() -> None:
     api = MemoryApi(lost_create=True)
     pub = publisher(api)
-    pub.show(f"{MARKER}\nrunning")
-    pub.show(f"{MARKER}\ndone")
+    pub.show(Markdown(f"{MARKER}\nrunning"))
+    pub.show(Markdown(f"{MARKER}\ndone"))
     assert [c.body for c in api.comments_] == [f"{MARKER}\ndone"]
     assert pub.failures == []
 
@@ -199,16 +199,16 @@ def test_a_lost_create_is_found_instead_of_posted_twice() -> None:
 def test_a_deleted_sticky_comment_is_made_again() -> None:
     api = MemoryApi(comments_=[comment(2, f"{MARKER}\nold")])
     pub = publisher(api)
-    pub.show(f"{MARKER}\nfirst")
+    pub.show(Markdown(f"{MARKER}\nfirst"))
     api.comments_.clear()  # someone deleted it meanwhile
-    pub.show(f"{MARKER}\nsecond")
+    pub.show(Markdown(f"{MARKER}\nsecond"))
     assert [c.body for c in api.comments_] == [f"{MARKER}\nsecond"]
 
 
 def test_comment_off_writes_no_comment() -> None:
     api = MemoryApi()
     pub = publisher(api, comment=False)
-    pub.show(f"{MARKER}\nx")
+    pub.show(Markdown(f"{MARKER}\nx"))
     assert api.calls == []
 
 
@@ -224,7 +224,7 @@ def test_comment_off_writes_no_comment() -> None:
 def test_identity(configured: str | None, slug: str | None, user: str | None, expected: str) -> None:
     api = MemoryApi(app_slug=slug, user=user)
     pub = publisher(api, bot_login=configured)
-    pub.start_check("t", "s")
+    pub.start_check("t", Markdown("s"))
     assert pub.identity() == expected
 
 
@@ -240,9 +240,9 @@ def test_identity_when_get_user_is_refused() -> None:
 def test_check_run_goes_in_progress_then_completed() -> None:
     api = MemoryApi()
     pub = publisher(api)
-    pub.start_check("measuring", "starting")
-    pub.update_check("measuring", "phase: ab")
-    pub.finish_check("failure", "1 slower", "report", artifact="a", description="d")
+    pub.start_check("measuring", Markdown("starting"))
+    pub.update_check("measuring", Markdown("phase: ab"))
+    pub.finish_check("failure", "1 slower", Markdown("report"), artifact="a", description="d")
     assert api.checks[1]["conclusion"] == "failure" and api.checks[1]["summary"] == "report"
     assert api.statuses == []
 
@@ -252,9 +252,9 @@ def test_a_check_summary_is_cut_in_bytes_not_characters() -> None:
     report = "### benchbot\n\n" + "| × | − |\n" * 7_500
     api = MemoryApi()
     pub = publisher(api)
-    pub.start_check("measuring", report)
-    pub.update_check("measuring", report)
-    pub.finish_check("failure", "1 slower", report, artifact="benchbot-results", description="d")
+    pub.start_check("measuring", Markdown(report))
+    pub.update_check("measuring", Markdown(report))
+    pub.finish_check("failure", "1 slower", Markdown(report), artifact="benchbot-results", description="d")
     check = api.checks[1]
     assert (check["status"], check["conclusion"]) == ("completed", "failure") and pub.failures == []
     summary = str(check["summary"])
@@ -267,8 +267,8 @@ def test_a_refused_check_summary_still_completes_the_check() -> None:
                           "exceeds a maximum bytesize of 65535)", status=422)
     api = MemoryApi(fail={"update_check_run": [refused]})
     pub = publisher(api)
-    pub.start_check("measuring", "starting")
-    pub.finish_check("failure", "1 slower", "the report", artifact="benchbot-results",
+    pub.start_check("measuring", Markdown("starting"))
+    pub.finish_check("failure", "1 slower", Markdown("the report"), artifact="benchbot-results",
                      description="d")
     check = api.checks[1]
     assert (check["status"], check["conclusion"], check["title"]) == ("completed", "failure", "1 slower")
@@ -283,8 +283,8 @@ def test_a_check_that_cannot_be_completed_at_all_is_a_failure() -> None:
     refused = [GithubError("PATCH failed: 422 Invalid request.", status=422) for _ in range(2)]
     api = MemoryApi(fail={"update_check_run": refused})
     pub = publisher(api, comment=False)
-    pub.start_check("measuring", "starting")
-    pub.finish_check("success", "all level", "the report", artifact="a", description="d")
+    pub.start_check("measuring", Markdown("starting"))
+    pub.finish_check("success", "all level", Markdown("the report"), artifact="a", description="d")
     assert pub.failures == ["PATCH failed: 422 Invalid request."]
     assert api.calls.count("update_check_run") == 2
 
@@ -292,9 +292,9 @@ def test_a_check_that_cannot_be_completed_at_all_is_a_failure() -> None:
 def test_forbidden_check_runs_fall_back_to_a_commit_status() -> None:
     api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 403", status=403)]})
     pub = publisher(api)
-    pub.start_check("measuring", "starting")
-    pub.update_check("measuring", "phase: ab")  # nothing to update on a status
-    pub.finish_check("neutral", "1 inconclusive", "report", artifact="a", description="1 inconclusive")
+    pub.start_check("measuring", Markdown("starting"))
+    pub.update_check("measuring", Markdown("phase: ab"))  # nothing to update on a status
+    pub.finish_check("neutral", "1 inconclusive", Markdown("report"), artifact="a", description="1 inconclusive")
     assert [(s["state"], s["context"]) for s in api.statuses] == [("pending", "benchbot"), ("success", "benchbot")]
     assert pub.failures == []
 
@@ -302,26 +302,26 @@ def test_forbidden_check_runs_fall_back_to_a_commit_status() -> None:
 def test_other_check_errors_are_failures_not_fallbacks() -> None:
     api = MemoryApi(fail={"create_check_run": [GithubError("POST check-runs failed: 422", status=422)]})
     pub = publisher(api)
-    pub.start_check("measuring", "starting")
+    pub.start_check("measuring", Markdown("starting"))
     assert pub.failures == ["POST check-runs failed: 422"] and api.statuses == []
 
 
 def test_a_check_run_stored_despite_a_server_error_is_adopted_not_duplicated() -> None:
     api = MemoryApi(lost_check=True)
     pub = publisher(api, external_id="benchbot-run-7")
-    pub.start_check("measuring", "starting")
+    pub.start_check("measuring", Markdown("starting"))
     assert pub.failures == [] and list(api.checks) == [1]
     assert api.calls == ["create_check_run", "check_runs"]  # looked before creating again
-    pub.finish_check("success", "done", "report", artifact="a", description="done")
+    pub.finish_check("success", "done", Markdown("report"), artifact="a", description="done")
     assert api.checks[1]["status"] == "completed"
 
 
 def test_a_check_run_of_another_job_is_not_adopted() -> None:
     api = MemoryApi()
-    publisher(api, external_id="benchbot-run-6").start_check("measuring", "another run")
+    publisher(api, external_id="benchbot-run-6").start_check("measuring", Markdown("another run"))
     api.fail["create_check_run"] = [GithubError("POST check-runs failed: 502", status=502)]
     pub = publisher(api, external_id="benchbot-run-7")
-    pub.start_check("measuring", "starting")
+    pub.start_check("measuring", Markdown("starting"))
     assert [c["external_id"] for c in api.checks.values()] == ["benchbot-run-6", "benchbot-run-7"]
     assert pub.state()[0].id == 2
 
@@ -332,8 +332,8 @@ def test_failures_are_collected_and_publishing_goes_on() -> None:
     api = MemoryApi(fail={"react": [err], "comments": down})
     pub = publisher(api)
     pub.react(5, "eyes")
-    pub.show(f"{MARKER}\nx")  # five 500s in a row: every try fails
-    pub.start_check("t", "s")
+    pub.show(Markdown(f"{MARKER}\nx"))  # five 500s in a row: every try fails
+    pub.start_check("t", Markdown("s"))
     assert len(pub.failures) == 2 and api.checks[1]["status"] == "in_progress"
     assert api.comments_ == []
 
@@ -342,7 +342,7 @@ def test_several_server_errors_in_a_row_still_give_one_sticky_comment() -> None:
     lost = [GithubError("POST comments failed: 502", status=502) for _ in range(3)]
     api = MemoryApi(fail={"create_comment": lost, "comments": [GithubError("x", status=503)]})
     pub = publisher(api)
-    pub.show(f"{MARKER}\nrunning")
+    pub.show(Markdown(f"{MARKER}\nrunning"))
     assert [c.body for c in api.comments_] == [f"{MARKER}\nrunning"] and pub.failures == []
     # each try looked for the comment before creating it
     assert api.calls.count("comments") == 5 and api.calls.count("create_comment") == 4
@@ -351,7 +351,7 @@ def test_several_server_errors_in_a_row_still_give_one_sticky_comment() -> None:
 def test_a_create_stored_but_answered_with_errors_is_never_duplicated() -> None:
     api = MemoryApi(lost_create=True, fail={"comments": [GithubError("x", status=500)]})
     pub = publisher(api)
-    pub.show(f"{MARKER}\nrunning")
+    pub.show(Markdown(f"{MARKER}\nrunning"))
     assert [c.body for c in api.comments_] == [f"{MARKER}\nrunning"] and pub.failures == []
 
 
@@ -360,7 +360,7 @@ def test_a_create_stored_but_answered_with_errors_is_never_duplicated() -> None:
 
 def test_final_body_is_cut_to_the_comment_limit_with_a_pointer() -> None:
     report = "### benchbot\n\n<details><summary>x</summary>\n\n" + "| row |\n" * 20_000 + "</details>\n"
-    body = final_body(report, artifact="benchbot-results", run_url="https://x/runs/1")
+    body = final_body(Markdown(report), artifact="benchbot-results", run_url="https://x/runs/1")
     assert len(body) <= COMMENT_LIMIT
     assert body.startswith(MARKER) and "benchbot-results" in body and "https://x/runs/1" in body
     assert body.endswith(BENCH_HINT) and "\n</details>\n" in body
@@ -368,7 +368,7 @@ def test_final_body_is_cut_to_the_comment_limit_with_a_pointer() -> None:
 
 
 def test_a_short_report_is_kept_whole() -> None:
-    assert final_body("### r\n", artifact="a", run_url=None) == f"{MARKER}\n### r\n"
+    assert final_body(Markdown("### r\n"), artifact="a", run_url=None) == f"{MARKER}\n### r\n"
 
 
 def test_fit() -> None:

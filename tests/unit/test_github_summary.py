@@ -15,13 +15,14 @@ from benchbot.github.event import Side
 from benchbot.github.job import Job
 from benchbot.github.output import STEP_SUMMARY_LIMIT, Log, append_summary
 from benchbot.model import Revision
+from benchbot.report.escape import Markdown
 from tests.golden.scenarios import many
 from tests.unit.test_github_post import MemoryApi, details_balance, publisher
 
 BASE, HEAD = "b" * 40, "c" * 40
 RUN_URL = "https://github.com/o/r/actions/runs/1"
 # about 2 MB of UTF-8, as a report of thousands of workloads would be
-HUGE = ("### benchbot\n\n<details><summary>The runs</summary>\n\n"
+HUGE = Markdown("### benchbot\n\n<details><summary>The runs</summary>\n\n"
         + "| `w` | ▁▂▃▅▇ | 1.2 µs × 1.05 | −3% |\n" * 40_000 + "\n</details>\n")
 
 
@@ -47,8 +48,8 @@ def test_what_the_summary_holds_already_counts(tmp_path: Path) -> None:
 
 def test_a_report_that_fits_is_appended_whole(tmp_path: Path) -> None:
     path = tmp_path / "summary.md"
-    append_summary(path, "### one")
-    append_summary(path, "### two\n")
+    append_summary(path, Markdown("### one"))
+    append_summary(path, Markdown("### two\n"))
     append_summary(None, HUGE)  # outside Actions: nothing
     assert path.read_text() == "### one\n### two\n"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchbot.report.escape import Markdown, md_code_span
 from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check_design, read
 
 PREFIX = "/bench"
@@ -103,9 +104,10 @@ class BenchCommand:
 
 
 class CommandError(ValueError):
-    """A ``/bench`` comment that was not understood; ``problems`` lists every reason."""
+    """A ``/bench`` comment that was not understood; ``problems`` lists every reason, as
+    ``Markdown`` whose values (the comment's words) are escaped."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[Markdown]) -> None:
         super().__init__("; ".join(problems))
         self.problems = tuple(problems)
 
@@ -120,41 +122,44 @@ def parse(body: str) -> BenchCommand:
     """Parse a ``/bench`` comment; raise CommandError naming everything not understood."""
     words = _first_line(body).split()
     if not words or words[0] != PREFIX:
-        raise CommandError([f"a command starts with `{PREFIX}`"])
+        raise CommandError([Markdown("a command starts with {}").format(md_code_span(PREFIX))])
     tokens = words[1:]
     if tokens == ["help"]:
         return BenchCommand(help=True)
-    problems: list[str] = []
+    problems: list[Markdown] = []
     values: dict[str, object] = {}
     for token in tokens:
         key, sep, value = token.partition("=")
         if token in WORDS:
             if token in values:
-                problems.append(f"`{token}` is given twice")
+                problems.append(Markdown("{} is given twice").format(md_code_span(token)))
             values[token] = True
         elif not sep:
-            problems.append(f"`{_shown(token)}` is not an option (write key=value, e.g. runs=50, or all)")
+            problems.append(Markdown("{} is not an option (write key=value, e.g. runs=50, or "
+                                     "all)").format(md_code_span(_shown(token))))
         elif key not in OPTIONS:
-            problems.append(f"unknown option `{_shown(key)}` (options: {', '.join(OPTIONS)}, "
-                            f"{', '.join(WORDS)})")
+            problems.append(Markdown("unknown option {} (options: {}, {})").format(
+                md_code_span(_shown(key)), ", ".join(OPTIONS), ", ".join(WORDS)))
         elif key in values:
-            problems.append(f"`{key}` is given twice")
+            problems.append(Markdown("{} is given twice").format(md_code_span(key)))
         else:
             try:
                 values[key] = (_sha(value) if key == "sha" else _full_sha(value) if key == "from"
                                else read(key, value))
             except SettingError as exc:
-                problems.append(f"`{key}={_shown(value)}`: {_unquoted(exc)}")
+                problems.append(Markdown("{}: {}").format(
+                    md_code_span(f"{key}={_shown(value)}"), _unquoted(exc)))
     try:
         check_design(values.get("runs"), values.get("budget"), values.get("max_runs"),
                      spell=lambda key: f"`{key}=`")
-    except SettingError as exc:
-        problems.append(str(exc))
+    except SettingError as exc:  # benchbot's words and the keys' names, no value of the comment's
+        problems.append(Markdown(str(exc)))
     bisect = bool(values.pop("bisect", False))
     if bisect:
         problems.extend(_bisect_problems(values))
     elif "from" in values:
-        problems.append("`from=` applies to `/bench bisect` only (the first commit of the range it builds)")
+        problems.append(Markdown("`from=` applies to `/bench bisect` only (the first commit "
+                                 "of the range it builds)"))
     if problems:
         raise CommandError(problems)
     sha = values.pop("sha", None)
@@ -163,17 +168,19 @@ def parse(body: str) -> BenchCommand:
                         bisect=bisect, base=base)  # type: ignore[arg-type]
 
 
-def _bisect_problems(values: dict[str, object]) -> list[str]:
+def _bisect_problems(values: dict[str, object]) -> list[Markdown]:
     """What ``/bench bisect`` cannot take: one workload named with ``only=``, and no option
     that chooses how one comparison measures (each step measures as the config says)."""
-    problems = [f"`{key}` does not apply to `/bench bisect` (it takes "
-                f"{', '.join(f'`{o}=`' for o in BISECT_OPTIONS)})"
+    problems = [Markdown("{} does not apply to `/bench bisect` (it takes {})").format(
+                    md_code_span(key), Markdown(", ").join(md_code_span(f"{o}=")
+                                                           for o in BISECT_OPTIONS))
                 for key in values if key not in BISECT_OPTIONS]
     only = values.get("only")
     if only is None:
-        problems.append("`/bench bisect` needs `only=NAME`: the one workload to follow")
+        problems.append(Markdown("`/bench bisect` needs `only=NAME`: the one workload to follow"))
     elif isinstance(only, tuple) and len(only) != 1:
-        problems.append(f"`/bench bisect` follows one workload; `only=` names {len(only)}")
+        problems.append(Markdown("`/bench bisect` follows one workload; `only=` names {}").format(
+            len(only)))
     return problems
 
 
@@ -188,8 +195,8 @@ def _first_line(body: str | None) -> str:
 
 
 def _shown(text: str) -> str:
-    """A user's token, made safe to quote inside backticks in a markdown reply."""
-    clean = "".join(c if c.isprintable() and c != "`" else "?" for c in text)
+    """A user's token, cut to quote in a reply (``md_code_span`` makes it safe there)."""
+    clean = "".join(c if c.isprintable() else "?" for c in text)
     return clean if len(clean) <= _SHOWN_MAX else clean[: _SHOWN_MAX - 1] + "…"
 
 

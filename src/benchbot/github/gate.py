@@ -5,13 +5,22 @@ never builds or runs the pull request's code, so everything a stranger can trigg
 here: a comment from someone without write access is answered and nothing is queued on
 the benchmark runner.
 
-- ``pull_request`` (opened, synchronize, reopened) on a branch of the repository runs.
+Who may start work is one rule, ``admit``, that every way in goes through (``Way``):
+whoever starts it (the commenter, the labeller, the sender of an own branch's event)
+needs write access, asked from the API; only a fork's own push with ``forks: true`` has
+no person behind it (the config approved every push). ``_pin`` takes the ``Admission``
+that only ``admit`` makes, so nothing is pinned, and nothing queued, past it.
+
+- ``pull_request`` (opened, synchronize, reopened) on a branch of the repository runs
+  when its sender has write access (anyone who may read can open a pull request from a
+  branch that is there already, and triage may reopen one).
   A fork's ``pull_request`` run is ignored, with a log line: GitHub gives it a read-only
   token (the check and the comment would be refused) and runs the fork's own copy of
   the workflow file.
 - ``pull_request_target`` serves forks: GitHub runs the base revision's workflow with a
   token that may write. A fork runs only when the config says ``github: {forks: true}``
-  (every push), or for the one head commit a maintainer with write access approved by
+  (every push; its ``fork_label`` then needs write access too), or for the one head
+  commit a maintainer with write access approved by
   adding the ``fork_label`` after reviewing that very commit (a ``labeled`` event whose
   sender has an approving or commenting review on the head: that head is pinned; a later
   push is not approved). Its events for the repository's own branches are ignored
@@ -46,6 +55,7 @@ also decides how many machines share the comparison (the input ``shards``): its 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import fnmatch
 import json
 from collections.abc import Callable
@@ -70,6 +80,7 @@ from benchbot.github.event import (
 from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
 from benchbot.github.output import Log, append_summary, first_line, write_outputs
+from benchbot.report.escape import Markdown, md, md_code_span
 from benchbot.settings import Overrides
 
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
@@ -132,15 +143,23 @@ def _on_pull_request(action_env: ActionEnv, event: Event, api_factory: ApiFactor
             _report_refusal_as_failure(api_factory(action_env), action_env, job, str(exc))
         raise
     if event.is_fork:
-        why = (fork_refusal(config, event) or fork_trust_refusal(config, base.ref, event.default_branch)
-               or _approver_refusal(config, event, api_factory(action_env)))
+        why = fork_refusal(config, event) or fork_trust_refusal(config, base.ref, event.default_branch)
         if why is not None:
             _skip_fork(action_env, event, why, log)
             return None
+    api = api_factory(action_env)
+    admitted = admit(api, way_of(event, config), event.sender or "", number=number,
+                     head=head.sha, config=config)
+    if isinstance(admitted, Refusal):
+        if event.is_fork:
+            _skip_fork(action_env, event, admitted.why, log)
+        else:
+            _skip_branch(action_env, event, admitted.why, log)
+        return None
     config = config.with_overrides(action_env.overrides)
-    job = _pin(action_env, config, number=number, base=base, head=head,
+    job = _pin(action_env, config, admitted, number=number, base=base, head=head,
                overrides=action_env.overrides, command=BenchCommand())
-    return _open(api_factory(action_env), action_env, job, config, log)
+    return _open(api, action_env, job, config, log)
 
 
 def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
@@ -148,7 +167,7 @@ def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
     docstring); a log line (and for a fork's ``pull_request``, a notice) says why not."""
     target = event.name == "pull_request_target"
     if event.is_fork and not target:
-        _skip_fork(action_env, event, (
+        _skip_fork(action_env, event, Markdown(
             "its `pull_request` run holds a read-only token and the fork's own workflow "
             "file, so benchbot leaves it alone. A maintainer who has read the change can "
             "start it with `/bench sha=<the head's 40 digits>`, or with the config's "
@@ -168,38 +187,114 @@ def _serves(action_env: ActionEnv, event: Event, log: Log) -> bool:
     return True
 
 
-def _skip_fork(action_env: ActionEnv, event: Event, why: str, log: Log) -> None:
+def _skip_fork(action_env: ActionEnv, event: Event, why: Markdown, log: Log) -> None:
     """A fork's event that does not run: say so in the log, a notice and the summary."""
     repo = event.head.repo if event.head else None
-    text = f"pull request #{event.number} comes from a fork ({repo or 'deleted'}): {why}"
+    _skip(action_env, Markdown("pull request #{} comes from a fork ({}): {}").format(
+        event.number, repo or "deleted", why), log)
+
+
+def _skip_branch(action_env: ActionEnv, event: Event, why: Markdown, log: Log) -> None:
+    """An event on the repository's own branch whose sender may not start work."""
+    _skip(action_env, Markdown("pull request #{}: {}").format(event.number, why), log)
+
+
+def _skip(action_env: ActionEnv, text: Markdown, log: Log) -> None:
     log.line(f"skipped: {text}")
     log.notice(text)
-    append_summary(action_env.step_summary, f"### benchbot: skipped\n\n{text}\n")
+    append_summary(action_env.step_summary, Markdown("### benchbot: skipped\n\n{}\n").format(text))
     write_outputs(action_env.output, {"conclusion": "skipped"})
 
 
-def _approver_refusal(config: Config, event: Event, api: GateApi) -> str | None:
-    """A label approves a fork's code only when someone with write access added it
-    (GitHub lets triage add labels too), and only the head that person reviewed: one of
-    their reviews (approving or commenting) must be on the labelled head, or a push made
-    between their review and the click would run unread. None when it may run (or no
-    label is involved)."""
-    if config.github.forks or event.action != "labeled":
-        return None
-    sender = event.sender or ""
-    permission = _permission(api, sender) if sender else "none"
+# --- who may start work: one rule for every way in -----------------------------------------
+
+
+class Way(enum.Enum):
+    """Every way work starts in the gate, each with its starter: the one whose permission
+    ``admit`` asks. A push to the default branch (``watch.gate``) is not one of them:
+    GitHub lets only people with write access push there."""
+
+    COMMENT = "a /bench comment"  # the commenter (/bench and /bench bisect)
+    BRANCH = "a pull request from this repository's own branch"  # the event's sender
+    FORK_LABEL = "the fork_label on a fork's pull request"  # the labeller
+    FORK_PUSH = "a fork's push with forks: true"  # the config, which approved every push
+
+
+_ADMIT = object()  # only ``admit`` holds it: an Admission is proof that the rule was applied
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Admission:
+    """Work the rule admitted: the way, the starter, and their permission. ``_pin`` takes
+    one, so no job is pinned (and nothing queued) that did not pass ``admit``."""
+
+    way: Way
+    starter: str
+    permission: str
+    key: object = dataclasses.field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.key is not _ADMIT:
+            raise TypeError("an Admission is made by gate.admit only")
+
+
+def way_of(event: Event, config: Config) -> Way:
+    """The way a pull request event (one ``_serves``) starts work."""
+    if not event.is_fork:
+        return Way.BRANCH
+    if event.action == "labeled" and event.label == config.github.fork_label:
+        return Way.FORK_LABEL
+    return Way.FORK_PUSH
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why ``admit`` refused: a sentence, and the starter's permission."""
+
+    why: Markdown
+    permission: str
+
+
+def admit(api: GateApi, way: Way, starter: str, *, number: int, head: str = "",
+          config: Config | None = None) -> Admission | Refusal:
+    """The one rule for who may start work: an Admission, or why not (a sentence).
+
+    Work queues on the benchmark runner, where a newer pending job in a concurrency group
+    replaces an older one, and it runs the pull request's code: so whoever starts it
+    needs write access (write, maintain or admin: the API folds maintain into write and
+    triage into read), asked from the API, whichever way they start it. The one way with
+    no person behind it is a fork's own push with ``forks: true``: the config approved
+    every push, and that job waits in a concurrency group of its pull request's own. A
+    fork's label approves, besides, only the head its labeller reviewed (approving or
+    commenting), unless ``forks: true`` already approved every head.
+    """
+    if way is Way.FORK_PUSH:
+        return Admission(way, "the config's forks: true", "config", _ADMIT)
+    permission = _permission(api, starter) if starter else "none"
+    label = config.github.fork_label if config is not None else None
     if permission not in ALLOWED_PERMISSIONS:
-        return (f"the `{event.label}` label was added by {sender or 'someone unknown'}, whose "
-                f"permission is {permission}; only people with write access approve a fork's code")
-    head = event.head.sha if event.head else ""
-    assert event.number is not None  # a pull_request event's
-    if reviewed(api.reviews(event.number), sender, head):
-        return None
-    return (f"the `{event.label}` label was added by {sender}, but none of their reviews is "
-            f"of the head {head[:12]} (it was pushed after their review, or they did not "
-            f"review it); a label approves the commit its labeller reviewed. Review "
-            f"{head[:12]} (approve or comment) and add the label again, or comment "
-            f"`/bench sha={head}`")
+        who = starter or "someone unknown"
+        if way is Way.FORK_LABEL:
+            why = Markdown("the {} label was added by {}, whose permission is {}; only people "
+                           "with write access approve a fork's code").format(
+                md_code_span(label or ""), who, permission)
+        elif way is Way.BRANCH:
+            why = Markdown("started by {}, whose permission is {}; only people with write "
+                           "access start a comparison (a push by one of them, or their "
+                           "`/bench`, measures it)").format(who, permission)
+        else:
+            why = Markdown("{} from {}, whose permission is {}").format(way.value, who, permission)
+        return Refusal(why, permission)
+    forks = config is not None and config.github.forks
+    if way is Way.FORK_LABEL and not forks and not reviewed(api.reviews(number), starter, head):
+        return Refusal(Markdown(
+            "the {} label was added by {}, but none of their reviews is of the head {} (it was "
+            "pushed after their review, or they did not review it); a label approves the "
+            "commit its labeller reviewed. Review {} (approve or comment) and add the label "
+            "again, or comment {}").format(md_code_span(label or ""), starter, head[:12],
+                                           head[:12], md_code_span(f"/bench sha={head}")),
+            permission)
+    return Admission(way, starter, permission, _ADMIT)
 
 
 REVIEWED = ("APPROVED", "COMMENTED")  # a review that says its author read the commit
@@ -211,7 +306,8 @@ def reviewed(reviews: list[ReviewInfo], login: str, head: str) -> bool:
                for r in reviews)
 
 
-def fork_trust_refusal(config: Config, base_ref: str, default_branch: str | None) -> str | None:
+def fork_trust_refusal(config: Config, base_ref: str,
+                       default_branch: str | None) -> Markdown | None:
     """Why a fork's code may not run with the config, workflow and action of its base
     branch, or None. A fork chooses its base: an older branch may hold older settings
     (``forks: true``, ``sandbox: off``, an older workflow), so only the branches
@@ -221,20 +317,23 @@ def fork_trust_refusal(config: Config, base_ref: str, default_branch: str | None
     and the next pull request."""
     trusted = config.github.fork_bases or ((default_branch,) if default_branch else ())
     if not any(fnmatch.fnmatchcase(base_ref, pattern) for pattern in trusted):
-        named = ", ".join(f"`{p}`" for p in trusted) or "none (the event names no default branch)"
-        return (f"its base branch `{base_ref}` is not one whose config, workflow and action "
-                f"may run a fork's code (github.fork_bases: {named}; by default the "
-                "repository's default branch): a fork chooses its base, and an older branch "
-                "may hold older settings")
+        named = (Markdown(", ").join(md_code_span(p) for p in trusted)
+                 or "none (the event names no default branch)")
+        return Markdown(
+            "its base branch {} is not one whose config, workflow and action may run a fork's "
+            "code (github.fork_bases: {}; by default the repository's default branch): a fork "
+            "chooses its base, and an older branch may hold older settings").format(
+            md_code_span(base_ref), named)
     if config.sandbox.writable:
-        return (f"{config.path}:{config.sandbox.writable_line}: sandbox.writable: a directory "
-                "both arms share and jobs keep is one a fork's build could leave things in "
-                "for base's build and the next pull request; benchbot does not run a fork's "
-                "code with one (keep caches in the worktree)")
+        return Markdown(
+            "{}:{}: sandbox.writable: a directory both arms share and jobs keep is one a "
+            "fork's build could leave things in for base's build and the next pull request; "
+            "benchbot does not run a fork's code with one (keep caches in the worktree)").format(
+            config.path, config.sandbox.writable_line)
     return None
 
 
-def fork_refusal(config: Config, event: Event) -> str | None:
+def fork_refusal(config: Config, event: Event) -> Markdown | None:
     """Why a fork's pull_request_target event does not run, or None when it does.
 
     ``forks: true`` runs every push (and the ``fork_label``, not any other label).
@@ -246,17 +345,20 @@ def fork_refusal(config: Config, event: Event) -> str | None:
     label = config.github.fork_label
     if config.github.forks:
         if event.action == "labeled" and event.label != label:
-            return f"the `{event.label}` label adds no commit to measure (forks: true runs every push)"
+            return Markdown("the {} label adds no commit to measure (forks: true runs every "
+                            "push)").format(md_code_span(event.label or ""))
         return None
     head = event.head.sha if event.head else ""
     if label is not None:
         if event.action == "labeled" and event.label == label:
             return None
         if label in event.labels:
-            return (f"the `{label}` label approved an earlier head commit, not {head[:12]}; "
-                    f"remove and add the label again, or comment `/bench sha={head}`")
-    return ("benchbot does not run a fork's code on this runner by itself. A maintainer who "
-            f"has read the change can start it with `/bench sha={head}`.")
+            return Markdown("the {} label approved an earlier head commit, not {}; remove and "
+                            "add the label again, or comment {}").format(
+                md_code_span(label), head[:12], md_code_span(f"/bench sha={head}"))
+    return Markdown("benchbot does not run a fork's code on this runner by itself. A "
+                    "maintainer who has read the change can start it with {}.").format(
+        md_code_span(f"/bench sha={head}"))
 
 
 # --- issue_comment ----------------------------------------------------------------------
@@ -291,7 +393,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
     if accepted is None:
         _done(replies, log)
         return None
-    command, pull = accepted
+    command, pull, admitted = accepted
     fork = is_fork(pull.head.repo, pull.base.repo)
     try:
         config = _config(action_env, number, pull.base, pull.head)
@@ -309,7 +411,7 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         _done(replies, log)
         return None
     if command.bisect:
-        return _on_bisect(api, action_env, comment, command, pull, config, log,
+        return _on_bisect(api, action_env, comment, command, pull, config, log, admitted,
                           replies=replies, fork=fork)
     overrides = action_env.overrides.over(command.overrides)
     try:
@@ -318,21 +420,24 @@ def _on_comment(action_env: ActionEnv, event: Event, api_factory: ApiFactory,
         _refuse(replies, log, comment, [str(exc)])
         _done(replies, log)
         return None
-    job = _pin(action_env, config, number=number, base=pull.base, head=pull.head,
+    job = _pin(action_env, config, admitted, number=number, base=pull.base, head=pull.head,
                overrides=overrides, command=command, trigger=comment.id,
                requested_by=comment.author)
     return _open(api, action_env, job, config, log)
 
 
 def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int,
-            log: Log) -> tuple[BenchCommand, PullInfo] | None:
+            log: Log) -> tuple[BenchCommand, PullInfo, Admission] | None:
     """The command and the pull request it is for, or None once a reply has said why not:
     no write permission, a command not understood, ``help``, a closed pull request, a
     fork's head not named with ``sha=``, or ``sha=`` naming another commit."""
-    permission = _permission(api, comment.author)
-    if permission not in ALLOWED_PERMISSIONS:
+    admitted = admit(api, Way.COMMENT, comment.author, number=number)
+    if isinstance(admitted, Refusal):
+        permission = admitted.permission
         log.line(f"refused: /bench from {comment.author}, whose permission is {permission}")
-        replies.reply(post.permission_reply(comment.author, permission))
+        if not replies.reply_once(post.reader_marker(comment.author),
+                                  post.permission_reply(comment.author, permission)):
+            log.line(f"not answered again: {comment.author} was answered on #{number} before")
         return None
     replies.react(comment.id, "eyes")
     try:
@@ -363,7 +468,7 @@ def _accept(api: GateApi, replies: post.Publisher, comment: Comment, number: int
     if fork:
         log.line(f"running the fork pull request #{number} at {head[:12]}: "
                  f"{comment.author} named it with /bench sha=")
-    return command, pull
+    return command, pull, admitted
 
 
 def check_name(name: str, command: BenchCommand) -> str:
@@ -373,7 +478,8 @@ def check_name(name: str, command: BenchCommand) -> str:
 
 
 def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: BenchCommand,
-               pull: PullInfo, config: Config, log: Log, *, replies: post.Publisher,
+               pull: PullInfo, config: Config, log: Log, admitted: Admission, *,
+               replies: post.Publisher,
                fork: bool) -> Opened | None:
     """``/bench bisect only=NAME``: pinned as a comparison is (good: the base the config's
     ``base`` names; bad: the head), with a check, a comment and an artifact of its own
@@ -382,7 +488,7 @@ def _on_bisect(api: GateApi, action_env: ActionEnv, comment: Comment, command: B
     range ``from=`` approves (``_unapproved_range``)."""
     assert command.workload is not None  # the parser requires only=NAME
     overrides = action_env.overrides.over(Overrides(only=(command.workload,)))
-    job = _pin(action_env, config, number=pull.number, base=pull.base, head=pull.head,
+    job = _pin(action_env, config, admitted, number=pull.number, base=pull.base, head=pull.head,
                overrides=overrides, command=command, trigger=comment.id,
                requested_by=comment.author)
     job = dataclasses.replace(job, check_name=check_name(config.status.name, command),
@@ -472,10 +578,14 @@ def _config(action_env: ActionEnv, number: int, base: Side, head: Side) -> Confi
     return action_env.with_inputs(read_config(repo, base.sha, action_env.config_path))
 
 
-def _pin(action_env: ActionEnv, config: Config, *, number: int, base: Side, head: Side,
+def _pin(action_env: ActionEnv, config: Config, admitted: Admission, *, number: int,
+         base: Side, head: Side,
          overrides: Overrides, command: BenchCommand, trigger: int | None = None,
          requested_by: str | None = None) -> Job:
-    """The job with its commits fixed: the merge-base (or the base tip) and the head."""
+    """The job with its commits fixed: the merge-base (or the base tip) and the head; only
+    for work the rule admitted (``admit``)."""
+    if not isinstance(admitted, Admission):
+        raise TypeError("nothing is pinned that gate.admit did not admit")
     base_sha = base.sha
     if config.base == "merge-base":
         base_sha = gitops.merge_base(gitops.toplevel(action_env.workspace), base.sha, head.sha)
@@ -496,12 +606,12 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: L
     log.line(f"approved: {what}, base {job.base.sha[:12]}, head {short}")
     try:
         if job.bisect:
-            pub.start_check(f"benchbot: bisecting {job.command.workload} ({short})",
-                            f"Searching the commits from {job.base.sha[:12]} (base) to {short} "
-                            f"(head) for the one that changed `{job.command.workload}`.")
+            pub.start_check(f"benchbot: bisecting {job.command.workload} ({short})", Markdown(
+                "Searching the commits from {} (base) to {} (head) for the one that changed "
+                "{}.").format(job.base.sha[:12], short, md_code_span(job.command.workload or "")))
         else:
-            pub.start_check(f"benchbot: measuring {short}",
-                            f"Comparing {job.base.sha[:12]} (base) with {short} (head).")
+            pub.start_check(f"benchbot: measuring {short}", Markdown(
+                "Comparing {} (base) with {} (head).").format(job.base.sha[:12], short))
         phase = "starting"
         if action_env.mode == "gate":
             phase = ("waiting for the benchmark runner" if job.shards == 1 else
@@ -519,7 +629,8 @@ def _open(api: post.Api, action_env: ActionEnv, job: Job, config: Config, log: L
         _not_started(action_env)
         if pub.check_started:
             pub.finish_check("failure", f"{_name(job)}: could not start",
-                             f"The gate failed: {first_line(str(exc) or type(exc).__name__)}",
+                             Markdown("The gate failed: {}").format(
+                                 first_line(str(exc) or type(exc).__name__)),
                              artifact=action_env.artifact, description="could not start")
         raise
     return Opened(job=job, config=config, publisher=pub)
@@ -549,14 +660,14 @@ def _not_started(action_env: ActionEnv) -> None:
 def _report_refusal_as_failure(api: post.Api, action_env: ActionEnv, job: Job, message: str) -> None:
     """The config at the base could not be read: fail a check and say why in the comment."""
     pub = post.publisher_for(api, action_env, job)
-    pub.start_check(f"{_name(job)}: could not run", first_line(message))
+    pub.start_check(f"{_name(job)}: could not run", md(first_line(message)))
     pub.show(post.error_body(message, run_url=action_env.run_url, bisect=job.bisect))
     pub.finish_check("failure", f"{_name(job)}: could not run", post.error_text(message),
                      artifact=action_env.artifact, description=f"could not run: {first_line(message)}")
     if job.trigger is not None:
         pub.react(job.trigger, "confused")
-    append_summary(action_env.step_summary,
-                   f"### {_name(job)}: could not run\n\n{post.error_text(message)}\n")
+    append_summary(action_env.step_summary, Markdown("### {}: could not run\n\n{}\n").format(
+        _name(job), post.error_text(message)))
     write_outputs(action_env.output, {"conclusion": "failure"})
 
 

@@ -8,12 +8,15 @@ the cut leaves open is closed, and a note says where the whole report is.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, TypeVar
+
+from benchbot.report.escape import Markdown, md_code_span, md_url, require
 
 Unit = Literal["characters", "bytes"]
+S = TypeVar("S", bound=str)
 
 
-def fit(text: str, limit: int, tail: str, *, unit: Unit = "characters") -> str:
+def fit(text: S, limit: int, tail: str, *, unit: Unit = "characters") -> S:
     """``text`` if it fits in ``limit`` characters (or UTF-8 bytes), else its first lines
     and then ``tail``.
 
@@ -23,13 +26,16 @@ def fit(text: str, limit: int, tail: str, *, unit: Unit = "characters") -> str:
     """
     if length(text, unit) <= limit:
         return text
+    if isinstance(text, Markdown) and tail:
+        require(tail, "what follows a cut")
     room = max(0, limit - length(tail, unit) - 2)
     kept = _cut(text, room, unit)
     closers = _closers(kept)
     while length(kept, unit) + length(closers, unit) > room:  # ends: closers grow each time
         kept = _cut(text, room - length(closers, unit), unit)
         closers = _closers(kept)
-    return _head(f"{kept}{closers}\n\n{tail}", limit, unit)
+    cut = _head(f"{kept}{closers}\n\n{tail}", limit, unit)
+    return Markdown(cut) if isinstance(text, Markdown) else cut  # type: ignore[return-value]
 
 
 def length(text: str, unit: Unit = "characters") -> int:
@@ -87,16 +93,17 @@ def _closers(text: str) -> str:
 
 
 def too_long_note(what: str, limit: int, artifact: str, run_url: str | None,
-                  unit: Unit = "characters") -> str:
+                  unit: Unit = "characters") -> Markdown:
     """The pointer that replaces the end of a report that does not fit."""
-    return (
-        f"> [!NOTE]\n> The report is longer than {what} allows ({limit:,} {unit}) and "
-        f"was cut here; the whole report (`report.md`) and the results file are in "
-        f"{artifact_link(artifact, run_url)}."
-    )
+    return Markdown(
+        "> [!NOTE]\n> The report is longer than {} allows ({:,} {}) and was cut here; the "
+        "whole report (`report.md`) and the results file are in {}."
+    ).format(what, limit, unit, artifact_link(artifact, run_url))
 
 
-def artifact_link(artifact: str, run_url: str | None) -> str:
+def artifact_link(artifact: str, run_url: str | None) -> Markdown:
     """Where the artifact is: its name, and the workflow run's page where it is known."""
-    where = f"the workflow run's artifact `{artifact}`"
-    return where + f" ([workflow run]({run_url}))" if run_url else where
+    where = Markdown("the workflow run's artifact {}").format(md_code_span(artifact))
+    if not run_url:
+        return where
+    return where + Markdown(" ([workflow run]({}))").format(md_url(run_url))

@@ -48,6 +48,7 @@ from benchbot.model import Results, Revision, Shard
 from benchbot.progress import TerminalReporter
 from benchbot.report import bisect as bisect_report
 from benchbot.report import render_results
+from benchbot.report.escape import require
 
 
 def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
@@ -173,7 +174,7 @@ def write_bisect(action_env: ActionEnv, doc: bisectdoc.BisectResults, *,
     """The bisect document and its report, in the results directory and the job summary."""
     out = action_env.results_dir
     bisectdoc.save(out / BISECT, doc)
-    report = bisect_report.render(doc, "markdown")
+    report = require(bisect_report.render(doc, "markdown"), "the bisect's report")
     files.write_text(out / BISECT_REPORT, report)
     append_summary(action_env.step_summary, report, artifact=artifact, run_url=action_env.run_url)
     return report
@@ -185,7 +186,8 @@ def write_results(action_env: ActionEnv, doc: Results, *, artifact: str | None =
     directory is uploaded under)."""
     out = action_env.results_dir
     files.write_text(out / RESULTS, results.dumps(doc))
-    report = render_results(doc, "markdown", run_url=action_env.run_url, command_style="bench")
+    report = require(render_results(doc, "markdown", run_url=action_env.run_url,
+                                    command_style="bench"), "the report")
     files.write_text(out / REPORT, report)
     append_summary(action_env.step_summary, report, artifact=artifact or action_env.artifact,
                    run_url=action_env.run_url)

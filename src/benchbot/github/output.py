@@ -10,6 +10,7 @@ from typing import TextIO
 
 from benchbot.errors import OutputError
 from benchbot.github.limits import fit, too_long_note
+from benchbot.report.escape import Markdown, require
 
 # What benchbot appends to one step's job summary, in bytes: GitHub refuses a step's whole
 # summary over 1024 KiB ("$GITHUB_STEP_SUMMARY upload aborted, supports content up to a
@@ -51,16 +52,18 @@ def _command_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def append_summary(path: Path | None, text: str, *, artifact: str = DEFAULT_ARTIFACT,
+def append_summary(path: Path | None, text: Markdown, *, artifact: str = DEFAULT_ARTIFACT,
                    run_url: str | None = None) -> None:
     """Add markdown to the job summary (GITHUB_STEP_SUMMARY), cut with a pointer to the
-    artifact where the summary would pass ``STEP_SUMMARY_LIMIT`` bytes."""
+    artifact where the summary would pass ``STEP_SUMMARY_LIMIT`` bytes; only ``Markdown``
+    (``escape.py``): every value in it escaped."""
+    require(text, "the job summary")
     if path is None:
         return
     room = STEP_SUMMARY_LIMIT - _size(path) - 1  # 1: the line end after a pointer
     tail = too_long_note("a job summary", STEP_SUMMARY_LIMIT, artifact, run_url, "bytes")
     text = fit(text, room, tail, unit="bytes")
-    _append(path, "GITHUB_STEP_SUMMARY", text if text.endswith("\n") else text + "\n")
+    _append(path, "GITHUB_STEP_SUMMARY", text if text.endswith("\n") else text + Markdown("\n"))
 
 
 def _size(path: Path) -> int:

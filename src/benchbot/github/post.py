@@ -25,6 +25,7 @@ tests use an in-memory one), so every decision here is tested without HTTP:
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -39,15 +40,24 @@ from benchbot.github.job import CheckRef, Job
 from benchbot.github.limits import artifact_link, fit, too_long_note
 from benchbot.model import OUTCOMES, Results, Summary
 from benchbot.progress import PHASE_NAMES, TerminalReporter
-from benchbot.report.escape import md_code_block, md_inline
+from benchbot.report.escape import (
+    Markdown,
+    md,
+    md_code_block,
+    md_code_span,
+    md_inline,
+    md_url,
+    mention,
+    require,
+)
 
 if TYPE_CHECKING:
     from benchbot.github.env import ActionEnv
 
 MARKER = rescue.MARKER  # "<!-- benchbot:sticky -->", where the rescue step needs it too
 BISECT_MARKER = rescue.BISECT_MARKER  # "<!-- benchbot:bisect -->": the bisect's own comment
-BISECT_HINT = ("<sub>Bisect again with a comment: `/bench bisect only=NAME` (options "
-               "`budget=1h sha=…`; `/bench help`).</sub>")
+BISECT_HINT = Markdown("<sub>Bisect again with a comment: `/bench bisect only=NAME` (options "
+                       "`budget=1h sha=…`; `/bench help`).</sub>")
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
 COMMENT_LIMIT = 65_536  # characters GitHub accepts in a comment body
 REPORT_ROOM = COMMENT_LIMIT - len(MARKER) - 1  # what is left of it for the report (final_body)
@@ -57,7 +67,7 @@ REPORT_ROOM = COMMENT_LIMIT - len(MARKER) - 1  # what is left of it for the repo
 CHECK_SUMMARY_LIMIT = 65_535
 STATUS_DESCRIPTION_LIMIT = 140
 REASON_LIMIT = 300  # characters of GitHub's refusal quoted in a check's summary
-BENCH_HINT = (
+BENCH_HINT = Markdown(
     "<sub>Re-run with a comment: `/bench` (options `budget=20m max_runs=N runs=N only=a,b "
     "parity=0.01 confirm=off aa=off`; `/bench help`).</sub>"
 )
@@ -101,167 +111,204 @@ def app_login(slug: str) -> str:
     return f"{slug}[bot]"
 
 
-def refused_note(reason: str, artifact: str, run_url: str | None, *, comment: bool) -> str:
+def refused_note(reason: str, artifact: str, run_url: str | None, *, comment: bool) -> Markdown:
     """The check's summary when GitHub refused the report there: where to read it instead."""
     where = "the pull request's benchbot comment, " if comment else ""
-    return (
-        f"> [!NOTE]\n> GitHub refused the report as this check's summary "
-        f"({md_inline(reason[:REASON_LIMIT])}), so it is not shown here. It is in {where}the "
-        f"job summary, and with the results file in {artifact_link(artifact, run_url)}."
-    )
+    return Markdown(
+        "> [!NOTE]\n> GitHub refused the report as this check's summary ({}), so it is not "
+        "shown here. It is in {}the job summary, and with the results file in {}."
+    ).format(reason[:REASON_LIMIT], where, artifact_link(artifact, run_url))
 
 
-def final_body(report: str, *, artifact: str, run_url: str | None) -> str:
+def final_body(report: Markdown, *, artifact: str, run_url: str | None) -> Markdown:
     """The sticky comment once the results are in: marker, report (with run link and hint)."""
-    tail = too_long_note("a GitHub comment", COMMENT_LIMIT, artifact, run_url) + "\n\n" + BENCH_HINT
-    return fit(f"{MARKER}\n{report}", COMMENT_LIMIT, tail)
+    tail = too_long_note("a GitHub comment", COMMENT_LIMIT, artifact, run_url) + \
+        Markdown("\n\n") + BENCH_HINT
+    return fit(Markdown(f"{MARKER}\n") + require(report, "the report"), COMMENT_LIMIT, tail)
 
 
 def running_body(*, base_sha: str, head_sha: str, base_ref: str | None, head_ref: str | None,
-                 phase: str, run_url: str | None, request: str | None = None) -> str:
+                 phase: str, run_url: str | None, request: Markdown | None = None) -> Markdown:
     """The sticky comment while measuring: what is compared and the phase it is in."""
     lines = [
-        MARKER,
-        f"{rescue.RUNNING}…",
-        "",
-        f"**{_side(base_ref, base_sha)}** → **{_side(head_ref, head_sha)}** · {phase}",
+        Markdown(MARKER),
+        Markdown("{}…").format(rescue.RUNNING),
+        Markdown(""),
+        Markdown("**{}** → **{}** · {}").format(_side(base_ref, base_sha),
+                                              _side(head_ref, head_sha), phase),
     ]
     if request:
-        lines += ["", request]
-    link = f"[workflow run]({run_url}) · " if run_url else ""
-    lines += ["", f"{link}this comment is replaced by the report when it is done.", "", BENCH_HINT]
-    return "\n".join(lines) + "\n"
+        lines += [Markdown(""), request]
+    lines += [Markdown(""), _run_link(run_url) + "this comment is replaced by the report when it is done.",
+              Markdown(""), BENCH_HINT]
+    return Markdown("\n").join(lines) + Markdown("\n")
+
+
+def link_target(run_url: str) -> Markdown:
+    """The workflow run's URL as a link's target (``escape.md_url``)."""
+    return md_url(run_url)
+
+
+def _run_link(run_url: str | None) -> Markdown:
+    """``[workflow run](URL) · ``, or nothing without a run's URL."""
+    return Markdown("[workflow run]({}) · ").format(link_target(run_url)) if run_url else Markdown("")
 
 
 def error_body(message: str, *, run_url: str | None, title: str = "could not run",
-               measured: str = "Nothing was measured.", bisect: bool = False) -> str:
+               measured: str = "Nothing was measured.", bisect: bool = False) -> Markdown:
     """The sticky comment (or with ``bisect``, the bisect's) when the comparison could not
     run (the message is shown as text: it may hold a build log's tail, which the pull
     request's code wrote)."""
-    link = f" See the [workflow run]({run_url}) for the log." if run_url else ""
-    marker, what, hint = ((BISECT_MARKER, "bisect", BISECT_HINT) if bisect
-                          else (MARKER, "", BENCH_HINT))
-    body = (
-        f"{marker}\n### benchbot{' ' + what if what else ''}: {title}\n\n"
-        f"{md_code_block(message.strip())}\n\n{measured}{link}\n\n{hint}\n"
-    )
+    link = (Markdown(" See the [workflow run]({}) for the log.").format(link_target(run_url))
+            if run_url else "")
+    marker, what, hint = ((BISECT_MARKER, Markdown(" bisect"), BISECT_HINT) if bisect
+                          else (MARKER, Markdown(""), BENCH_HINT))
+    body = Markdown("{}\n### benchbot{}: {}\n\n{}\n\n{}{}\n\n{}\n").format(
+        Markdown(marker), what, title, md_code_block(message.strip()), measured, link, hint)
     return fit(body, COMMENT_LIMIT, hint)
 
 
-def bisect_final_body(report: str, *, artifact: str, run_url: str | None) -> str:
+def bisect_final_body(report: Markdown, *, artifact: str, run_url: str | None) -> Markdown:
     """The bisect's comment once it is done: marker, report, run link and hint."""
-    link = f"[workflow run]({run_url}) · " if run_url else ""
-    tail = too_long_note("a GitHub comment", COMMENT_LIMIT, artifact, run_url) + "\n\n" + BISECT_HINT
-    return fit(f"{BISECT_MARKER}\n{report}\n{link}{BISECT_HINT}\n", COMMENT_LIMIT, tail)
+    tail = too_long_note("a GitHub comment", COMMENT_LIMIT, artifact, run_url) + \
+        Markdown("\n\n") + BISECT_HINT
+    body = Markdown("{}\n{}\n{}{}\n").format(Markdown(BISECT_MARKER), require(report, "the report"),
+                                             _run_link(run_url), BISECT_HINT)
+    return fit(body, COMMENT_LIMIT, tail)
 
 
-def bisect_running_body(job: Job, phase: str, run_url: str | None) -> str:
+def bisect_running_body(job: Job, phase: str, run_url: str | None) -> Markdown:
     """The bisect's comment while it waits or searches."""
+    return Markdown("\n").join([
+        Markdown(BISECT_MARKER), Markdown("{}…").format(rescue.BISECT_RUNNING), "",
+        Markdown("{}: **{}** (good) → **{}** (bad), this pull request's commits · {}").format(
+            md_code_span(job.command.workload or ""), _side(job.base.ref, job.base.sha),
+            _side(job.head.ref, job.head.sha), phase),
+        "", requested_by(job) or "",
+        "", _run_link(run_url) + "this comment is replaced by the answer when it is done.", "",
+        BISECT_HINT]) + Markdown("\n")
+
+
+def requested_by(job: Job) -> Markdown | None:
+    """``Requested by @login: `/bench …```, or None where no comment asked for the job."""
+    if not job.requested_by:
+        return None
     command = f"/bench {job.command.describe()}".strip()
-    link = f"[workflow run]({run_url}) · " if run_url else ""
-    return "\n".join([
-        BISECT_MARKER, f"{rescue.BISECT_RUNNING}…", "",
-        f"`{job.command.workload}`: **{_side(job.base.ref, job.base.sha)}** (good) → "
-        f"**{_side(job.head.ref, job.head.sha)}** (bad), this pull request's commits · {phase}",
-        "", f"Requested by @{job.requested_by}: `{command}`" if job.requested_by else "",
-        "", f"{link}this comment is replaced by the answer when it is done.", "",
-        BISECT_HINT]) + "\n"
+    return Markdown("Requested by {}: {}").format(mention(job.requested_by), md_code_span(command))
 
 
-def error_text(message: str) -> str:
+def error_text(message: str) -> Markdown:
     """A message that may hold a build log's tail, as markdown that shows it as text."""
     return md_code_block(message.strip())
 
 
-def help_reply(login: str) -> str:
+def help_reply(login: str) -> Markdown:
     """The answer to ``/bench help``."""
-    return f"@{login}\n\n{HELP}\n"
+    return Markdown("{}\n\n{}\n").format(mention(login), Markdown(HELP))
 
 
-def refusal_reply(login: str, problems: Sequence[str]) -> str:
-    """The answer to a ``/bench`` comment with options that were not understood."""
-    items = "\n".join(f"- {p}" for p in problems)
-    syntax = f"<details><summary>/bench syntax</summary>\n\n{HELP}\n\n</details>\n"
-    head = f"@{login}, benchbot did not understand that command, so nothing was run:\n\n"
+def refusal_reply(login: str, problems: Sequence[str]) -> Markdown:
+    """The answer to a ``/bench`` comment with options that were not understood: each
+    problem as ``md`` makes it (the parser's are ``Markdown``, whose values it escaped; a
+    config's error is text, and may quote what the comment said)."""
+    items = Markdown("\n").join(Markdown("- {}").format(p) for p in problems)
+    syntax = Markdown("<details><summary>/bench syntax</summary>\n\n{}\n\n</details>\n").format(
+        Markdown(HELP))
+    head = Markdown("{}, benchbot did not understand that command, so nothing was run:\n\n").format(
+        mention(login))
     room = COMMENT_LIMIT - len(head) - len(syntax) - 4
-    return head + fit(items, room, "- …") + "\n\n" + syntax
+    return head + fit(items, room, Markdown("- …")) + Markdown("\n\n") + syntax
 
 
-def fork_needs_sha_reply(login: str, head_sha: str, command: BenchCommand) -> str:
+def fork_needs_sha_reply(login: str, head_sha: str, command: BenchCommand) -> Markdown:
     """``/bench`` on a fork's pull request without the head's full SHA: name the commit
     and the command that confirms it."""
     again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
-    short = ""
+    short = Markdown("")
     if command.sha is not None:
-        short = (f" `sha={command.sha}` is not enough: on a fork only the full 40-digit SHA "
-                 "runs, since a shorter prefix can be matched by a commit made for the purpose.")
-    return (
-        f"@{login}, this pull request comes from a fork, so benchbot runs its code on the "
-        f"benchmark machine only at a commit a maintainer has read.{short} Its head is now "
-        f"`{head_sha}`. To measure exactly that commit, comment:\n\n```text\n{again}\n```\n\n"
-        "Nothing was run. A later push needs a new `/bench sha=…`."
-    )
+        short = Markdown(" {} is not enough: on a fork only the full 40-digit SHA runs, since "
+                         "a shorter prefix can be matched by a commit made for the purpose."
+                         ).format(md_code_span(f"sha={command.sha}"))
+    return Markdown(
+        "{}, this pull request comes from a fork, so benchbot runs its code on the benchmark "
+        "machine only at a commit a maintainer has read.{} Its head is now {}. To measure "
+        "exactly that commit, comment:\n\n{}\n\nNothing was run. A later push needs a new "
+        "`/bench sha=…`."
+    ).format(mention(login), short, md_code_span(head_sha), md_code_block(again))
 
 
-def sha_mismatch_reply(login: str, given: str, head_sha: str, command: BenchCommand) -> str:
+def sha_mismatch_reply(login: str, given: str, head_sha: str, command: BenchCommand) -> Markdown:
     """``/bench sha=X`` where the pull request's head is no longer X."""
     again = " ".join(filter(None, ["/bench", f"sha={head_sha}", _without_sha(command)]))
-    return (
-        f"@{login}, `sha={given}` does not name this pull request's head, which is now "
-        f"`{head_sha}` (pushed since, or a typo), so nothing was run. Read the new commits; "
-        f"to measure the head as it is now, comment:\n\n```text\n{again}\n```"
-    )
+    return Markdown(
+        "{}, {} does not name this pull request's head, which is now {} (pushed since, or a "
+        "typo), so nothing was run. Read the new commits; to measure the head as it is now, "
+        "comment:\n\n{}"
+    ).format(mention(login), md_code_span(f"sha={given}"), md_code_span(head_sha),
+             md_code_block(again))
 
 
 FORK_BISECT_LIMIT = 100  # commits a maintainer is asked to approve in one reply, at most
 
 
-def fork_refused_reply(login: str, why: str) -> str:
+def fork_refused_reply(login: str, why: str) -> Markdown:
     """``/bench`` on a fork's pull request whose base (or config) may not run it."""
-    return (f"@{login}, this pull request comes from a fork, and benchbot does not run its "
-            f"code here: {why}. Nothing was run.")
+    return Markdown("{}, this pull request comes from a fork, and benchbot does not run its "
+                    "code here: {}. Nothing was run.").format(mention(login), why)
 
 
 def bisect_range_reply(login: str, commits: Sequence[tuple[str, str, str]], head: str,
-                       command: BenchCommand) -> str:
+                       command: BenchCommand) -> Markdown:
     """``/bench bisect`` on a fork without ``from=`` naming the range's base (or naming
     another): the commits it would build, and the command that approves exactly those.
     ``commits``: the base, then the first-parent commits up to the head, as (sha, tree,
     subject); the subjects are the pull request's text, escaped."""
     base, built = commits[0][0], commits[1:]
-    given = ""
+    given = Markdown("")
     if command.base is not None:
-        given = (f" `from={command.base}` is not the base of its commits, which is "
-                 f"`{base}`.")
-    head_words = (f"@{login}, a bisect builds and runs every commit of this pull request "
-                  "between its base and its head, not only the head: a commit can hold a "
-                  "build script that a later one takes out again, which the pull request's "
-                  "diff never shows. This pull request comes from a fork, so benchbot bisects "
-                  f"only the range of commits a maintainer has read, commit by commit.{given}")
+        given = Markdown(" {} is not the base of its commits, which is {}.").format(
+            md_code_span(f"from={command.base}"), md_code_span(base))
+    head_words = Markdown(
+        "{}, a bisect builds and runs every commit of this pull request between its base and "
+        "its head, not only the head: a commit can hold a build script that a later one "
+        "takes out again, which the pull request's diff never shows. This pull request comes "
+        "from a fork, so benchbot bisects only the range of commits a maintainer has read, "
+        "commit by commit.{}").format(mention(login), given)
     if len(built) > FORK_BISECT_LIMIT:
-        return (f"{head_words} It has {len(built)} commits, more than the "
-                f"{FORK_BISECT_LIMIT} benchbot asks anyone to approve in one comment: run "
-                "`benchbot bisect` on a machine of your own instead. Nothing was run.")
-    listed = "\n".join(f"- `{sha[:12]}` {md_inline(subject[:120]) or '(no subject)'}"
-                       for sha, _, subject in built)
+        return head_words + Markdown(
+            " It has {} commits, more than the {} benchbot asks anyone to approve in one "
+            "comment: run `benchbot bisect` on a machine of your own instead. Nothing was "
+            "run.").format(len(built), FORK_BISECT_LIMIT)
+    listed = Markdown("\n").join(
+        Markdown("- {} {}").format(md_code_span(sha[:12]),
+                                   md_inline(subject[:120]) or "(no subject)")
+        for sha, _, subject in built)
     again = " ".join(filter(None, ["/bench", f"sha={head}", command.describe(sha=False),
                                    f"from={base}"]))
-    return (f"{head_words} These are the {len(built)} commits it would build, oldest "
-            f"first (and the base, `{base[:12]}`):\n\n{listed}\n\nTo bisect exactly these, "
-            f"comment:\n\n```text\n{again}\n```\n\nNothing was run.")
+    return head_words + Markdown(
+        " These are the {} commits it would build, oldest first (and the base, {}):\n\n"
+        "{}\n\nTo bisect exactly these, comment:\n\n{}\n\nNothing was run.").format(
+        len(built), md_code_span(base[:12]), listed, md_code_block(again))
 
 
 def _without_sha(command: BenchCommand) -> str:
     return command.describe(sha=False)
 
 
-def permission_reply(login: str, permission: str) -> str:
-    """The polite answer to a ``/bench`` comment from someone without write access."""
-    return (
-        f"@{login}, thanks for asking: `/bench` runs code on this repository's own "
-        f"benchmark machine, so only people with write access can start it (yours is "
-        f"`{permission}`). A maintainer can run it for this pull request."
-    )
+def reader_marker(login: str) -> str:
+    """What the answer to a reader begins with, naming them: found again (``reply_once``),
+    it is not repeated, however often they comment ``/bench``."""
+    return f"<!-- benchbot:reader:{re.sub(r'[^a-z0-9-]', '', login.lower())} -->"
+
+
+def permission_reply(login: str, permission: str) -> Markdown:
+    """The polite answer to a ``/bench`` comment from someone without write access (once
+    per reader and pull request: it begins with ``reader_marker``)."""
+    return Markdown(
+        "{}\n{}, thanks for asking: `/bench` runs code on this repository's own benchmark "
+        "machine, so only people with write access can start it (yours is {}). A maintainer "
+        "can run it for this pull request."
+    ).format(Markdown(reader_marker(login)), mention(login), md_code_span(permission))
 
 
 def headline(summary: Summary) -> str:
@@ -286,8 +333,8 @@ def status_description(summary: Summary, conclusion: str, note: str = "") -> str
     return text[:STATUS_DESCRIPTION_LIMIT]
 
 
-def _side(ref: str | None, sha: str) -> str:
-    return f"{md_inline(ref)} ({sha[:12]})" if ref else sha[:12]
+def _side(ref: str | None, sha: str) -> Markdown:
+    return Markdown("{} ({})").format(ref, sha[:12]) if ref else md(sha[:12])
 
 
 class Publisher:
@@ -351,8 +398,9 @@ class Publisher:
         """Whether a check run (or the fallback status) was started."""
         return self._check.kind != "none"
 
-    def start_check(self, title: str, summary: str) -> None:
+    def start_check(self, title: str, summary: Markdown) -> None:
         """Create the check run in_progress, or a pending commit status where that is refused."""
+        require(summary, "a check's summary")
         try:
             run = self._create_check(title, fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes"))
         except GithubError as exc:
@@ -389,14 +437,15 @@ class Publisher:
         ours = [r for r in runs if r.external_id == self.external_id]
         return min(ours, key=lambda r: r.id) if ours else None
 
-    def update_check(self, title: str, summary: str) -> None:
+    def update_check(self, title: str, summary: Markdown) -> None:
         """Show progress in the check run's summary (statuses have no room for it)."""
+        require(summary, "a check's summary")
         if self._check.kind == "check" and self._check.id is not None:
             check_id = self._check.id
             self._try(lambda: self.api.update_check_run(
                 check_id, title=title, summary=fit(summary, CHECK_SUMMARY_LIMIT, "", unit="bytes")))
 
-    def finish_check(self, conclusion: str, title: str, summary: str, *, artifact: str,
+    def finish_check(self, conclusion: str, title: str, summary: Markdown, *, artifact: str,
                      description: str) -> None:
         """Complete the check run with a conclusion, or set the final commit status.
 
@@ -404,8 +453,9 @@ class Publisher:
         the summary, by a rule of its own), the check is completed with a short summary
         that says where the report is, so that it never stays in progress.
         """
+        require(summary, "a check's summary")
         if not self.check_started:
-            self.start_check(title, description)
+            self.start_check(title, md(description))
         if self._check.kind == "check" and self._check.id is not None:
             tail = too_long_note("a check's summary", CHECK_SUMMARY_LIMIT, artifact,
                                  self.run_url, "bytes")
@@ -436,8 +486,9 @@ class Publisher:
 
     # --- the sticky comment -------------------------------------------------------
 
-    def show(self, body: str) -> None:
+    def show(self, body: Markdown) -> None:
         """Put ``body`` in the sticky comment: edit ours if there is one, else create it."""
+        require(body, "a comment")
         if not self.comment_enabled:
             return
         try:
@@ -480,9 +531,20 @@ class Publisher:
         """React to the triggering comment; a failure is recorded, not raised."""
         self._try(lambda: self.api.react(self.number, comment_id, content))
 
-    def reply(self, body: str) -> None:
+    def reply(self, body: Markdown) -> None:
         """Post a separate (not sticky) comment, e.g. a refusal."""
+        require(body, "a reply")
         self._try(lambda: self.api.create_comment(self.number, body))
+
+    def reply_once(self, marker: str, body: Markdown) -> bool:
+        """Post ``body`` (which begins with ``marker``) unless a comment of benchbot's own
+        identity on this pull request begins with it already; whether it was posted. A
+        failure to list the comments is recorded, and nothing posted."""
+        comments = self._try(lambda: self.api.comments(self.number))
+        if comments is None or find_sticky(comments, self.identity(), marker) is not None:
+            return False
+        self.reply(body)
+        return True
 
     def _try(self, call: Callable[[], T]) -> T | None:
         try:
@@ -504,17 +566,13 @@ def publisher_for(api: Api, action_env: ActionEnv, job: Job) -> Publisher:
     )
 
 
-def job_running_body(job: Job, phase: str, run_url: str | None) -> str:
+def job_running_body(job: Job, phase: str, run_url: str | None) -> Markdown:
     """The sticky comment (or the bisect's) while the job waits or measures."""
     if job.bisect:
         return bisect_running_body(job, phase, run_url)
-    request = None
-    if job.requested_by:
-        command = f"/bench {job.command.describe()}".strip()
-        request = f"Requested by @{job.requested_by}: `{command}`"
     return running_body(
         base_sha=job.base.sha, head_sha=job.head.sha, base_ref=job.base.ref,
-        head_ref=job.head.ref, phase=phase, run_url=run_url, request=request,
+        head_ref=job.head.ref, phase=phase, run_url=run_url, request=requested_by(job),
     )
 
 
@@ -547,5 +605,5 @@ class PhasePoster(engine.Reporter):
     def _show(self, phase: str) -> None:
         body = job_running_body(self._job, phase, self._run_url)
         self._pub.update_check(f"benchbot: measuring {self._job.head.sha[:12]}",
-                               body.replace(MARKER + "\n", ""))
+                               Markdown(body.replace(MARKER + "\n", "")))
         self._pub.show(body)

@@ -49,6 +49,7 @@ from benchbot.github.output import (
 from benchbot.model import OUTCOMES, FailedShard, Results, Shard
 from benchbot.report import bisect as bisect_report
 from benchbot.report import render_comment, render_results
+from benchbot.report.escape import Markdown, md, require
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +227,8 @@ def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: 
                      doc: Results) -> None:
     doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
     summary = doc.summary
-    report = render_results(doc, "markdown", run_url=action_env.run_url, command_style="bench")
+    report = require(render_results(doc, "markdown", run_url=action_env.run_url,
+                                    command_style="bench"), "the report")
     if action_env.mode == "publish":
         # The checked (or merged) document and the report made here from it, at the top
         # of the results directory: the artifact itself lies in a folder of its name.
@@ -243,8 +245,8 @@ def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: 
     headline = post.headline(summary) + post.shards_note(doc)
     # The comment and the check's summary: the report within a comment's limit, leaving
     # out details where it must (the whole report is in the artifact).
-    comment = render_comment(doc, post.REPORT_ROOM, run_url=action_env.run_url,
-                             artifact=action_env.artifact)
+    comment = require(render_comment(doc, post.REPORT_ROOM, run_url=action_env.run_url,
+                                     artifact=action_env.artifact), "the report")
     pub.show(post.final_body(comment, artifact=action_env.artifact, run_url=action_env.run_url))
     pub.finish_check(conclusion, f"benchbot: {headline} ({job.head.sha[:7]})",
                      comment, artifact=action_env.artifact,
@@ -265,7 +267,7 @@ BISECT_TITLES = {"culprits": "found", "no_change": "no commit carries a change",
 
 def _publish_bisect(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log,
                     doc: bisectdoc.BisectResults) -> None:
-    report = bisect_report.render(doc, "markdown")
+    report = require(bisect_report.render(doc, "markdown"), "the bisect's report")
     artifact = job.artifact(action_env.artifact, None)
     out = action_env.results_dir
     if action_env.mode == "publish":
@@ -295,7 +297,7 @@ def _publish_failure(action_env: ActionEnv, job: Job, pub: post.Publisher,
     name = "benchbot bisect" if job.bisect else "benchbot"
     artifact = job.artifact(action_env.artifact, None) if job.bisect else action_env.artifact
     append_summary(action_env.step_summary,
-                   f"### {name}: could not run\n\n{post.error_text(message)}\n",
+                   Markdown("### {}: could not run\n\n{}\n").format(name, post.error_text(message)),
                    artifact=artifact, run_url=action_env.run_url)
     write_outputs(action_env.output, {"conclusion": outcome.conclusion})
     title = "cancelled" if outcome.conclusion == "cancelled" else "could not run"
@@ -303,7 +305,7 @@ def _publish_failure(action_env: ActionEnv, job: Job, pub: post.Publisher,
                              measured="Nothing was bisected." if job.bisect
                              else "Nothing was measured.", bisect=job.bisect))
     if not pub.check_started:
-        pub.start_check(f"{name}: {title}", first_line(message))
+        pub.start_check(f"{name}: {title}", md(first_line(message)))
     pub.finish_check(outcome.conclusion, f"{name}: {title} ({job.head.sha[:7]})",
                      post.error_text(message), artifact=action_env.artifact,
                      description=f"{title}: {first_line(message)}")

@@ -54,7 +54,7 @@ from benchbot.historydoc import CommitRecord
 from benchbot.progress import TerminalReporter
 from benchbot.report import bisect as bisect_report
 from benchbot.report import history as page
-from benchbot.report.escape import md_code_span
+from benchbot.report.escape import Markdown, md_code_span, md_url, require
 from benchbot.report.format import change
 from benchbot.settings import Overrides
 
@@ -170,7 +170,8 @@ def gate(action_env: ActionEnv, event: Event, log: Log) -> PushJob | None:
                 "the history goes on from the next push")
         log.line(f"skipped: {text}")
         log.notice(text)
-        append_summary(action_env.step_summary, f"### benchbot history: skipped\n\n{text}\n")
+        append_summary(action_env.step_summary,
+                       Markdown("### benchbot history: skipped\n\n{}\n").format(text))
         return None
     job = PushJob(ref=push.ref, before=push.before, after=push.after,
                   commits=tuple(c[0] for c in line[1:]), config_path=action_env.config_path,
@@ -289,8 +290,8 @@ def publish(action_env: ActionEnv, job: PushJob, api: HistoryApi, log: Log) -> i
     try:
         step = read_artifact(action_env, job)
     except BenchbotError as exc:
-        append_summary(action_env.step_summary,
-                       f"### benchbot history: not recorded\n\n{first_line(str(exc))}\n")
+        append_summary(action_env.step_summary, Markdown(
+            "### benchbot history: not recorded\n\n{}\n").format(first_line(str(exc))))
         raise
     head = api.branch_head(job.branch)
     with tempfile.TemporaryDirectory(prefix="benchbot-store-") as tmp:
@@ -303,7 +304,7 @@ def publish(action_env: ActionEnv, job: PushJob, api: HistoryApi, log: Log) -> i
         sha = _commit(api, job, head, step.record, report)
     log.line(f"recorded {job.after[:12]} on {job.branch} ({sha[:12]})")
     issue = _issue(api, action_env, job, step, report, log)
-    markdown = page.render(report, "markdown")
+    markdown = require(page.render(report, "markdown"), "the history's report")
     append_summary(action_env.step_summary, markdown, artifact=artifact(action_env),
                    run_url=action_env.run_url)
     write_outputs(action_env.output, {"history": f"{job.branch}:{STORE}/{job.after}.json",
@@ -349,7 +350,7 @@ def _issue(api: HistoryApi, action_env: ActionEnv, job: PushJob, step: Step,
     from benchbot.github.post import DEFAULT_BOT_LOGIN
 
     identity = (action_env.bot_login or DEFAULT_BOT_LOGIN).lower()
-    body = issue_body(job, step, report, run_url=action_env.run_url)
+    body = require(issue_body(job, step, report, run_url=action_env.run_url), "the history issue")
     title = (f"benchbot: {steps} step{'' if steps == 1 else 's'} and {drifts} "
              f"drift{'' if drifts == 1 else 's'} on the default branch")
     mine = [i for i in api.issues(LABEL)
@@ -366,22 +367,27 @@ def _issue(api: HistoryApi, action_env: ActionEnv, job: PushJob, step: Step,
 
 
 def issue_body(job: PushJob, step: Step, report: historyreport.HistoryReport, *,
-               run_url: str | None) -> str:
+               run_url: str | None) -> Markdown:
     """The issue: the latest push's step (and its bisects), then the history's report;
-    every text from the repository or the measured code escaped by the templates."""
+    every text from the repository or the measured code escaped (``escape.Markdown``)."""
     record = step.record
     moved = [w for w in record.workloads if w.outcome in ("slower", "faster")]
-    lines = [MARKER, "### benchbot: what changed on the default branch", "",
-             f"The latest push, `{job.before[:12]}` → `{job.after[:12]}` "
-             f"({len(job.commits)} first-parent commit{'' if len(job.commits) == 1 else 's'}): "
-             + (", ".join(f"{md_code_span(w.name)} {w.outcome} {change(w.ratio)}" for w in moved)
-                if moved else f"no change called ({record.state})") + "."]
+    changes = (Markdown(", ").join(Markdown("{} {} {}").format(md_code_span(w.name), w.outcome,
+                                                               Markdown(change(w.ratio)))
+                                   for w in moved)
+               if moved else Markdown("no change called ({})").format(record.state))
+    lines = [Markdown(MARKER), Markdown("### benchbot: what changed on the default branch"), "",
+             Markdown("The latest push, {} → {} ({} first-parent commit{}): {}.").format(
+                 md_code_span(job.before[:12]), md_code_span(job.after[:12]), len(job.commits),
+                 "" if len(job.commits) == 1 else "s", changes)]
     for doc in step.bisects:
-        lines += ["", "<details><summary>bisect of the push</summary>", "",
-                  bisect_report.render(doc, "markdown"), "</details>"]
-    lines += ["", page.render(report, "markdown")]
+        lines += ["", Markdown("<details><summary>bisect of the push</summary>"), "",
+                  require(bisect_report.render(doc, "markdown"), "the bisect's report"),
+                  Markdown("</details>")]
+    lines += ["", require(page.render(report, "markdown"), "the history's report")]
     if run_url:
-        lines += ["", f"<sub>[the workflow run]({run_url}) · the trend page is `index.html` on "
-                      f"the `{job.branch}` branch (GitHub Pages)</sub>"]
-    tail = "… (cut to fit an issue: the whole report is in the job summary)"
-    return limits.fit("\n".join(lines) + "\n", ISSUE_LIMIT, tail)
+        lines += ["", Markdown("<sub>[the workflow run]({}) · the trend page is `index.html` "
+                               "on the {} branch (GitHub Pages)</sub>").format(
+                                   md_url(run_url), md_code_span(job.branch))]
+    tail = Markdown("… (cut to fit an issue: the whole report is in the job summary)")
+    return limits.fit(Markdown("\n").join(lines) + Markdown("\n"), ISSUE_LIMIT, tail)

@@ -1,30 +1,33 @@
 """The templates of the reports beside the comparison's (a bisect's, a history's): one
-jinja2 environment for markdown and one for HTML (autoescaped), their filters, and the
-markdown tidied the same way."""
+jinja2 environment for markdown (``escape.markdown_environment``: every value escaped) and
+one for HTML (autoescaped), their filters, and the markdown tidied the same way."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, Literal
 
 import jinja2
 
 from benchbot.report import format as fmt
-from benchbot.report.escape import md_code_span, md_inline
+from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
 
 PageFormat = Literal["markdown", "html"]
 
 
 @cache
 def environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("benchbot", "report/templates"),
-        undefined=jinja2.StrictUndefined, autoescape=autoescape, keep_trailing_newline=True)
-    env.filters.update(change=fmt.change, interval=fmt.interval, md=md_inline,
-                       code=md_code_span, seconds=_seconds, alpha=_alpha,
-                       percent=fmt.setting_percent)
+    filters: dict[str, Callable[..., Any]] = dict(
+        change=fmt.change, interval=fmt.interval, seconds=_seconds, alpha=_alpha,
+        percent=fmt.setting_percent)
+    loader = jinja2.PackageLoader("benchbot", "report/templates")
+    if not autoescape:  # every value escaped unless a filter made it (escape.py)
+        return markdown_environment(loader, filters)
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, autoescape=True,
+                             keep_trailing_newline=True)
+    env.filters.update(filters, md=md_inline, code=md_code_span)
     return env
 
 
@@ -42,4 +45,4 @@ def render(view: Any, templates: Mapping[str, str], fmt_: PageFormat) -> str:
     if fmt_ == "html":
         return environment(True).get_template(templates["html"]).render(view=view)
     text = environment(False).get_template(templates["markdown"]).render(view=view)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return Markdown(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n")

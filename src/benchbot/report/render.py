@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 import jinja2
 
@@ -12,7 +13,7 @@ from benchbot import figures
 from benchbot.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report import plots
-from benchbot.report.escape import md_cell_code, md_code_span, md_inline
+from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
 from benchbot.report.view import Distribution, ReportView, Row, shortened
 from benchbot.settings import duration_words
 
@@ -21,24 +22,23 @@ Format = Literal["markdown", "html"]
 
 @cache
 def _environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("benchbot", "report/templates"),
-        undefined=jinja2.StrictUndefined,
-        autoescape=autoescape,
-        keep_trailing_newline=True,
-        trim_blocks=False,
-    )
-    env.filters.update(
+    filters: dict[str, Callable[..., Any]] = dict(
         duration=fmt.duration, number=fmt.number, quantity=fmt.quantity, ratio=fmt.ratio,
         change=fmt.change, percent=fmt.percent, setting_percent=fmt.setting_percent,
         tolerance=fmt.tolerance, interval=fmt.interval, load=fmt.load, short_sha=fmt.short_sha,
-        spark=fmt.spark, verdict=verdict_words, md=md_inline, code=md_code_span,
-        cell_code=md_cell_code,
+        spark=fmt.spark, verdict=verdict_words,
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
         instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
         memory_cell=memory_cell,
     )
+    loader = jinja2.PackageLoader("benchbot", "report/templates")
+    if not autoescape:  # every value escaped unless a filter made it (escape.py)
+        env = markdown_environment(loader, filters)
+    else:
+        env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                                 autoescape=True, keep_trailing_newline=True, trim_blocks=False)
+        env.filters.update(filters, md=md_inline, code=md_code_span)
     env.globals["outcomes"] = OUTCOMES
     return env
 
@@ -53,11 +53,11 @@ def prepare(*formats: Format) -> None:
 
 
 def render(view: ReportView, fmt_: Format = "markdown") -> str:
-    """Render the report."""
+    """Render the report (the markdown one is ``Markdown``)."""
     if fmt_ == "html":
         return _environment(True).get_template(TEMPLATES["html"]).render(view=view)
     text = _environment(False).get_template(TEMPLATES["markdown"]).render(view=view)
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    return Markdown(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n")
 
 
 def render_within(view: ReportView, limit: int) -> str:
