@@ -121,7 +121,8 @@ def test_a_fork_against_an_older_branch_runs_nothing(make_world: MakeWorld,
     # config that says `forks: true`. The jobs used to check out the base revision and
     # run its action: that older gate approved, with the write token, and the fork's
     # code was measured. Now the gate does not start for a base other than the default
-    # branch: no job runs, no code of any benchbot, no token used.
+    # branch: no job runs, no code of any benchbot, no token used. (A /bench comment runs
+    # main's workflow and action, before as now: its gate refuses the base.)
     config = CONFIG + "github:\n  forks: true\n"
     old = older_benchbot(act_tools["snapshot"]) | {"kernels/benchbot.yml": config}
     world = make_world(workflow="bench", fork=True, branches={"v1": old}, base_branch="v1")
@@ -136,6 +137,17 @@ def test_a_fork_against_an_older_branch_runs_nothing(make_world: MakeWorld,
     assert not world.leaks.exists()
     assert all(not run.artifacts.exists() or not any(run.artifacts.iterdir())
                for run in delivery.runs.values() if run.artifacts is not None)
+    # A maintainer's `/bench sha=<head>` there: a comment runs main's workflow and action
+    # (a comment names no base for the workflow's if:), whose gate refuses the base.
+    comment = world.deliver("issue_comment", world.comment(f"/bench sha={world.repo.head_sha}",
+                                                           "alice"))
+    assert comment.results("bench/gate") == ["success"], comment.errors()
+    assert set(comment.results("bench/measure")) <= {"skipped"}, comment.errors()
+    assert OLDER_BENCHBOT not in comment.log
+    (reply,) = world.replies()
+    assert "`v1`" in reply and "fork_bases" in reply, reply
+    assert world.checks() == [] and world.sticky() == []
+    world.assert_no_leak(comment)
 
 
 def test_a_fork_s_run_takes_the_action_from_the_default_branch_and_the_config_from_its_base(
