@@ -1,7 +1,8 @@
 """GitHub Actions expressions (``${{ … }}``), evaluated as GitHub documents them, for the
 parts the shipped workflows use: literals, property paths (``github.event.action``,
 ``strategy.job-index``), ``==`` and ``!=`` (strings compared ignoring case), ``!``,
-``&&`` and ``||`` (which give an operand, not a boolean), parentheses, and ``format()``.
+``&&`` and ``||`` (which give an operand, not a boolean), parentheses, ``format()`` and
+``startsWith()`` (ignoring case).
 Anything else is an error, so that a workflow that starts using more makes the test say
 so rather than guess.
 """
@@ -135,4 +136,6 @@ class _Parser:
     def _call(self, name: str, args: list[Any]) -> Any:
         if name == "format":
             return re.sub(r"\{(\d+)\}", lambda m: _string(args[1 + int(m.group(1))]), args[0])
+        if name == "startsWith":
+            return _string(args[0]).lower().startswith(_string(args[1]).lower())
         raise ValueError(f"the function {name}() is not known to tests/expressions.py")

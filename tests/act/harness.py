@@ -317,11 +317,15 @@ exit 97
 @dataclass
 class ServedRepository:
     """The repository a workflow runs on: base on ``main``, head on ``feature`` (and as
-    ``refs/pull/<number>/head``), served bare under ``<git root>/<owner>/<repo>.git``."""
+    ``refs/pull/<number>/head``), served bare under ``<git root>/<owner>/<repo>.git``.
+    ``main_sha`` is main's tip (the base, unless main moved on since), ``branches`` the
+    tips of the other branches."""
 
     bare: Path
     base_sha: str
     head_sha: str
+    main_sha: str = ""
+    branches: dict[str, str] = field(default_factory=dict)
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -342,9 +346,13 @@ def _write(repo: Path, files: dict[str, str]) -> None:
 
 def make_repository(work: Path, git_root: Path, full_name: str, *, base_files: dict[str, str],
                     head_files: dict[str, str], number: int = 2,
-                    tree: Path | None = None) -> ServedRepository:
+                    tree: Path | None = None, branches: dict[str, dict[str, str]] | None = None,
+                    main_after: dict[str, str] | None = None) -> ServedRepository:
     """Commit ``tree``'s files and ``base_files`` on main and ``head_files`` over them on
-    feature, then publish both as GitHub does (branches and the pull request's head ref)."""
+    feature, then publish both as GitHub does (branches and the pull request's head ref).
+    ``branches``: more branches, each one commit of its files over the base; ``main_after``:
+    a commit of these files on main after the base (main moved on since the pull request's
+    base)."""
     repo = work / "source"
     if tree is not None:
         shutil.copytree(tree, repo)
@@ -354,18 +362,55 @@ def make_repository(work: Path, git_root: Path, full_name: str, *, base_files: d
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "base")
     base = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "checkout", "-q", "-b", "feature")
+    tips = {}
+    for name, files in (branches or {}).items():
+        _git(repo, "checkout", "-q", "-b", name, base)
+        _write(repo, files)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", name)
+        tips[name] = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "checkout", "-q", "-b", "feature", base)
     _write(repo, head_files)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "head")
     head = _git(repo, "rev-parse", "HEAD")
+    main = base
+    if main_after:
+        _git(repo, "checkout", "-q", "main")
+        _write(repo, main_after)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "main moves on")
+        main = _git(repo, "rev-parse", "HEAD")
     bare = git_root / f"{full_name}.git"
     bare.parent.mkdir(parents=True, exist_ok=True)
     _git(work, "clone", "-q", "--bare", str(repo), str(bare))
     _git(bare, "update-ref", f"refs/pull/{number}/head", head)
     _git(bare, "config", "uploadpack.allowAnySHA1InWant", "true")
     _git(bare, "config", "http.receivepack", "false")
-    return ServedRepository(bare=bare, base_sha=base, head_sha=head)
+    return ServedRepository(bare=bare, base_sha=base, head_sha=head, main_sha=main,
+                            branches=tips)
+
+
+# What an older benchbot says whenever it runs (on stderr: a measuring worker's stdout
+# is its protocol), and the older benchbot itself: benchbot's own tree as it stood
+# before `github.fork_bases` (issue 38), the refusal of a fork's untrusted base gone.
+OLDER_BENCHBOT = "OLDER-BENCHBOT: the action of the pull request's base revision runs"
+
+
+def older_benchbot(snapshot: Path) -> dict[str, str]:
+    """The files that make ``snapshot`` (benchbot's tree) an older benchbot: its gate
+    approves a fork against any base (``fork_trust_refusal`` finds nothing, as before
+    ``fork_bases``), and every mode prints ``OLDER_BENCHBOT``."""
+    gate = snapshot / "src" / "benchbot" / "github" / "gate.py"
+    text = gate.read_text()
+    assert "def fork_trust_refusal(" in text, "the gate's fork_trust_refusal moved: update older_benchbot"
+    text += ('\n\ndef fork_trust_refusal(config: Config, base_ref: str,  # noqa: F811\n'
+             '                       default_branch: str | None) -> str | None:\n'
+             '    return None  # before github.fork_bases: every base trusted\n')
+    init = snapshot / "src" / "benchbot" / "github" / "__init__.py"
+    announce = f"\nimport sys as _sys\n\n_sys.stderr.write({OLDER_BENCHBOT!r} + '\\n')\n"
+    return {"src/benchbot/github/gate.py": text,
+            "src/benchbot/github/__init__.py": init.read_text() + announce}
 
 
 def hunter(token: str, layout: Layout, leaks: Path) -> str:

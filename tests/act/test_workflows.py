@@ -10,10 +10,11 @@ credential (``World.assert_no_leak``: the build and every run hunt for both).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from tests.act.conftest import MakeWorld
-from tests.act.harness import CONFIG, broken_python
+from tests.act.harness import CONFIG, OLDER_BENCHBOT, broken_python, older_benchbot
 from tests.act.world import Delivery, World
 
 FORK_LABEL = "run-benchmark"
@@ -111,6 +112,60 @@ def test_fork_label_is_measured_once_with_githubs_token_rules(make_world: MakeWo
     refused = [r for r in world.fake.requests if r.status == 403]
     assert refused == [], refused  # nothing tried to write with the read-only token
     world.assert_no_leak(delivery)
+
+
+def test_a_fork_against_an_older_branch_runs_nothing(make_world: MakeWorld,
+                                                    act_tools: dict[str, Path]) -> None:
+    # Issue 38: a fork chooses its base branch. `v1` holds an older benchbot, from
+    # before `github.fork_bases` (its gate approves a fork against any base), and a
+    # config that says `forks: true`. The jobs used to check out the base revision and
+    # run its action: that older gate approved, with the write token, and the fork's
+    # code was measured. Now the gate does not start for a base other than the default
+    # branch: no job runs, no code of any benchbot, no token used. (A /bench comment runs
+    # main's workflow and action, before as now: its gate refuses the base.)
+    config = CONFIG + "github:\n  forks: true\n"
+    old = older_benchbot(act_tools["snapshot"]) | {"kernels/benchbot.yml": config}
+    world = make_world(workflow="bench", fork=True, branches={"v1": old}, base_branch="v1")
+    delivery = world.deliver("pull_request", world.pull_request("opened"))
+    assert set(delivery.runs) == {"pull_request", "pull_request_target"}
+    for job in ("bench/gate", "bench/measure", "bench/publish", "bench/history"):
+        assert set(delivery.results(job)) <= {"skipped"}, (job, delivery.errors())
+    assert OLDER_BENCHBOT not in delivery.log, delivery.errors()
+    assert world.checks() == [] and world.fake.comments_on(2) == []
+    used = [r.path for r in world.fake.requests if world.token in str(r.headers)]
+    assert used == [] and world.token not in world.git.tokens, (used, world.git.tokens)
+    assert not world.leaks.exists()
+    assert all(not run.artifacts.exists() or not any(run.artifacts.iterdir())
+               for run in delivery.runs.values() if run.artifacts is not None)
+    # A maintainer's `/bench sha=<head>` there: a comment runs main's workflow and action
+    # (a comment names no base for the workflow's if:), whose gate refuses the base.
+    comment = world.deliver("issue_comment", world.comment(f"/bench sha={world.repo.head_sha}",
+                                                           "alice"))
+    assert comment.results("bench/gate") == ["success"], comment.errors()
+    assert set(comment.results("bench/measure")) <= {"skipped"}, comment.errors()
+    assert OLDER_BENCHBOT not in comment.log
+    (reply,) = world.replies()
+    assert "`v1`" in reply and "fork_bases" in reply, reply
+    assert world.checks() == [] and world.sticky() == []
+    world.assert_no_leak(comment)
+
+
+def test_a_fork_s_run_takes_the_action_from_the_default_branch_and_the_config_from_its_base(
+        make_world: MakeWorld, act_tools: dict[str, Path]) -> None:
+    # Issue 38: the pull request's base commit is an older commit of main (a pull
+    # request keeps the base it was opened on), holding an older benchbot; main has
+    # moved on to today's. Every job runs main's action (the workflow's own commit),
+    # which reads the config (`forks: true`) at the base commit and measures the fork.
+    config = CONFIG + "github:\n  forks: true\n"
+    older = older_benchbot(act_tools["snapshot"])
+    today = {name: (act_tools["snapshot"] / name).read_text() for name in older}
+    world = make_world(workflow="bench", fork=True, files=older | {"kernels/benchbot.yml": config},
+                       main_after=today)
+    assert world.repo.main_sha != world.repo.base_sha
+    delivery = world.deliver("pull_request", world.pull_request("opened"))
+    assert_measured(world, delivery, shards=2)
+    assert OLDER_BENCHBOT not in delivery.log
+    assert "OLDER-BENCHBOT" not in str(world.fake.comments)
 
 
 def test_two_shards_one_failing_still_completes_the_check(make_world: MakeWorld) -> None:

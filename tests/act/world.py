@@ -76,7 +76,9 @@ class World:
 
     def __init__(self, base: Path, act: Act, *, flavour: str, work_inside: bool,
                  snapshot: Path, workflow: Path, fork: bool = False,
-                 files: dict[str, str] | None = None) -> None:
+                 files: dict[str, str] | None = None,
+                 branches: dict[str, dict[str, str]] | None = None,
+                 main_after: dict[str, str] | None = None, base_branch: str = "main") -> None:
         self.base, self.act, self.workflow = base, act, workflow
         self.layout = Layout.make(base, work_inside=work_inside)
         self.token = "ghs_" + os.urandom(16).hex()
@@ -85,17 +87,23 @@ class World:
                                default_branch="main", token=self.token).start()
         self.fake.permissions.update({"alice": "write", "maria": "maintain", "bob": "read"})
         self.git = GitServer(base / "git").start()
-        self.repo = self._repository(flavour, snapshot, files or {})
-        self.env = Env(base, self.fake, Workspace(self.repo.bare, self.repo.base_sha,
-                                                  self.repo.head_sha))
+        self.repo = self._repository(flavour, snapshot, files or {}, branches or {},
+                                     main_after or {})
+        # The pull request's base: main's commit when it was opened (main may have moved
+        # on since), or the tip of another branch it names.
+        self.base_branch = base_branch
+        base_sha = self.repo.base_sha if base_branch == "main" else self.repo.branches[base_branch]
+        self.env = Env(base, self.fake, Workspace(self.repo.bare, base_sha, self.repo.head_sha))
         self.fork = fork
         if fork:
-            self.fake.add_pull(NUMBER, head_sha=self.repo.head_sha, base_sha=self.repo.base_sha,
-                               head_ref="feature", base_ref="main", head_repo_full_name=FORK,
+            self.fake.add_pull(NUMBER, head_sha=self.repo.head_sha, base_sha=base_sha,
+                               head_ref="feature", base_ref=base_branch, head_repo_full_name=FORK,
                                user_login="someone")
         self.count = 0
 
-    def _repository(self, flavour: str, snapshot: Path, files: dict[str, str]) -> ServedRepository:
+    def _repository(self, flavour: str, snapshot: Path, files: dict[str, str],
+                    branches: dict[str, dict[str, str]],
+                    main_after: dict[str, str]) -> ServedRepository:
         """``self``: benchbot's own tree (bench.yml's `uses: ./`), its kernels config
         replaced by the test's; ``readme``: just the benchmark (the action is mapped)."""
         base_files = workload_files(self.token, self.layout, self.leaks, seconds=FAST)
@@ -103,7 +111,8 @@ class World:
         head = {"bench/nap.sh": NAP.format(seconds=SLOW)}
         return make_repository(self.base, self.base / "git", f"{OWNER}/{REPO}",
                                base_files=base_files | files, head_files=head, number=NUMBER,
-                               tree=snapshot if flavour == "self" else None)
+                               tree=snapshot if flavour == "self" else None,
+                               branches=branches, main_after=main_after)
 
     def close(self) -> None:
         self.git.stop()
@@ -117,6 +126,8 @@ class World:
         ``sender``: who did it (default: the payload's own)."""
         payload = self.env.pull_request_event(action, number=NUMBER,
                                               fork=FORK if self.fork else None, labels=labels)
+        payload["pull_request"]["base"]["ref"] = self.base_branch
+        self.fake.pulls[NUMBER]["base_ref"] = self.base_branch
         if label is not None:
             payload["label"] = {"name": label}
         if sender is not None:
@@ -159,10 +170,14 @@ class World:
         return payload
 
     def _github_sha(self, event: str) -> str:
-        """``github.sha``: the default branch's tip for comments and pull_request_target;
-        for pull_request GitHub's merge commit, for which the base stands in here; for a
+        """``github.sha`` (and ``github.workflow_sha``, which act lacks): the default
+        branch's tip for comments and pull_request_target (whatever base the pull request
+        names: GitHub runs the default branch's workflow file for both); for pull_request
+        GitHub's merge commit, for which the pull request's base stands in here; for a
         push, the tip it pushed."""
-        return self.repo.head_sha if event == "push" else self.repo.base_sha
+        if event == "push":
+            return self.repo.head_sha
+        return self.env.ws.base_sha if event == "pull_request" else self.repo.main_sha
 
     def _token_for(self, event: str) -> str:
         """GitHub gives a fork's ``pull_request`` run a read-only token."""

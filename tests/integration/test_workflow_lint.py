@@ -24,6 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
 FILES = [*WORKFLOWS, ACTION]
+# Where every job of the three-job workflow takes the action from (issue 38): the
+# workflow's own commit, except for the repository's own branches' pull_request.
+ACTION_REF = ("${{ github.event_name == 'pull_request' && github.event.pull_request.base.sha "
+              "|| github.workflow_sha || github.sha }}")
 
 
 def _zizmor() -> str:
@@ -116,9 +120,9 @@ def check_trust_zones(doc: dict) -> None:
             "github.event.pull_request.head.repo.full_name == github.repository") in condition
     assert ("github.event_name == 'pull_request_target' && "
             "github.event.pull_request.head.repo.full_name != github.repository") in condition
-    for name, job in jobs.items():  # every job runs the base revision's action
+    for name, job in jobs.items():  # every job runs the action of the workflow's own commit
         checkout = next(s for s in job["steps"] if "actions/checkout" in s.get("uses", ""))
-        assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha || github.sha }}", name
+        assert checkout["with"]["ref"] == ACTION_REF, name
     modes = {}
     for name, job in jobs.items():
         step = next(s for s in job["steps"] if s.get("with", {}).get("mode"))
@@ -200,6 +204,74 @@ def test_a_stranger_s_pushes_never_cancel_a_maintainer_s_pending_job(machines: i
         assert all(g.startswith(f"benchbot-benchmark-runner-{slot}") for g in
                    [*maintainers, *strangers])  # one machine slot each, as before
     assert len({_group(measure, "issue_comment", "created", 3, s) for s in range(machines)}) == machines
+
+
+OLD, TIP, MERGE, HEAD = "01d" * 13 + "0", "71b" * 13 + "0", "3e6" * 13 + "0", "4ead" * 10
+
+
+def _context(event: str, base_ref: str, *, fork: bool) -> dict:
+    """The expression context of one event on a repository whose default branch is main
+    (its tip TIP): a fork's pull request names ``base_ref`` as its base, at commit OLD (a
+    fork chooses both: a base branch, and a pull request opened long ago keeps its
+    base.sha). ``github.sha`` and ``github.workflow_sha`` as GitHub sets them."""
+    own = "owner/repo"
+    pull = {"number": 2, "base": {"ref": base_ref, "sha": OLD},
+            "head": {"sha": HEAD, "repo": {"full_name": "someone/repo" if fork else own}}}
+    sha = {"pull_request": MERGE, "push": HEAD}.get(event, TIP)
+    payload: dict = {"repository": {"default_branch": "main"}, "action": "opened"}
+    if event.startswith("pull_request"):
+        payload["pull_request"] = pull
+    if event == "issue_comment":
+        payload.update(issue={"number": 2, "pull_request": {"url": "…"}},
+                       comment={"body": "/bench sha=" + HEAD})
+    return {"github": {"event_name": event, "repository": own, "sha": sha,
+                       "workflow_sha": sha, "event": payload}}
+
+
+@pytest.mark.parametrize("workflow", ["bench.yml", "adapted"])
+def test_a_fork_never_chooses_which_benchbot_runs(workflow: str) -> None:
+    """Issue 38: on pull_request_target a fork chooses its base branch, and the jobs used
+    to check out that branch's revision (``base.sha``) and run its action, the gate with
+    the write token: an older branch's benchbot, which predates the ``fork_bases``
+    refusal, approved the fork. Now the gate does not start for a fork whose base is not
+    the default branch, and every job runs the action of the workflow's own commit
+    (GitHub runs the default branch's file), whatever base branch or commit the pull
+    request names."""
+    text = ((ROOT / ".github" / "workflows" / "bench.yml").read_text() if workflow == "bench.yml"
+            else adapted_workflow(1))
+    jobs = yaml.safe_load(text)["jobs"]
+    gate_if = "${{ " + jobs["gate"]["if"] + " }}"
+    starts = {(event, base, fork): interpolate(gate_if, _context(event, base, fork=fork))
+              for event in ("pull_request", "pull_request_target")
+              for base in ("main", "v1", "release/2.0") for fork in (False, True)}
+    assert starts == {
+        # the repository's own branches (their authors may write), against any base
+        ("pull_request", "main", False): "true", ("pull_request", "v1", False): "true",
+        ("pull_request", "release/2.0", False): "true",
+        # a fork's pull_request run: its own copy of the workflow, a read-only token
+        ("pull_request", "main", True): "false", ("pull_request", "v1", True): "false",
+        ("pull_request", "release/2.0", True): "false",
+        # pull_request_target: forks only, and only against the default branch
+        ("pull_request_target", "main", False): "false",
+        ("pull_request_target", "v1", False): "false",
+        ("pull_request_target", "release/2.0", False): "false",
+        ("pull_request_target", "main", True): "true",
+        ("pull_request_target", "v1", True): "false",
+        ("pull_request_target", "release/2.0", True): "false"}
+    assert interpolate(gate_if, _context("issue_comment", "v1", fork=True)) == "true"
+    assert interpolate(gate_if, _context("push", "main", fork=False)) == "true"
+    for name, job in jobs.items():
+        checkout = next(s for s in job["steps"] if "actions/checkout" in s.get("uses", ""))
+        steps = job["steps"]
+        action = next(i for i, s in enumerate(steps) if s.get("with", {}).get("mode"))
+        assert steps.index(checkout) < action, name  # the action is what that checkout left
+        for event in ("pull_request_target", "issue_comment", "push"):
+            for base in ("main", "v1"):
+                ref = interpolate(checkout["with"]["ref"], _context(event, base, fork=True))
+                assert ref == (HEAD if event == "push" else TIP), (name, event, base, ref)
+        # the repository's own branch: the base revision, never the merge commit's code
+        ref = interpolate(checkout["with"]["ref"], _context("pull_request", "v1", fork=False))
+        assert ref == OLD, (name, ref)
 
 
 def test_bench_workflow_shape() -> None:
