@@ -751,9 +751,10 @@ GITHUB = Section((
         "A label that allows running a pull request from a fork (its head, when the "
         "labeller's review names it)."),
     Key("fork_bases", _list(_branch_pattern, {"type": "string", "minLength": 1}),
-        "The base branches (names or shell patterns such as release/*) whose config, "
-        "workflow and action may run a fork's code; default: the repository's default "
-        "branch. A fork chooses its base, and an older branch may hold older settings."),
+        "The base branches (names or shell patterns such as release/*) whose config may "
+        "judge a fork's code; default: the repository's default branch. A fork chooses its "
+        "base, and an older branch may hold older settings (the workflow refuses other "
+        "bases too, before any of benchbot's code runs)."),
     Key("comment", _SWITCH,
         "Post (and update) one sticky comment with the report on the pull request."),
 ), GithubConfig)

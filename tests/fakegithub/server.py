@@ -632,7 +632,7 @@ class FakeGitHub:
         """The token GitHub hands a workflow run of this event: a fork's ``pull_request``
         run gets a read-only one, whatever the workflow's ``permissions:`` ask (writes
         answer 403 "Resource not accessible by integration"); ``pull_request_target``
-        and ``issue_comment`` run the base revision's workflow with a token that may
+        and ``issue_comment`` run the default branch's workflow with a token that may
         write."""
         return self.read_token if event_name == "pull_request" and fork else self.token
 

@@ -125,7 +125,7 @@ def test_the_head_is_pinned_when_the_gate_runs(tmp_path: Path, fake: FakeGitHub)
 #
 # GitHub's token rules (FakeGitHub.workflow_token): a fork's `pull_request` run gets a
 # read-only token and runs the fork's own workflow file; `pull_request_target` runs the
-# base revision's workflow with a token that may write. So forks are served by
+# default branch's workflow with a token that may write. So forks are served by
 # pull_request_target, and a fork's pull_request run writes nothing.
 
 

@@ -17,8 +17,9 @@ that only ``admit`` makes, so nothing is pinned, and nothing queued, past it.
   A fork's ``pull_request`` run is ignored, with a log line: GitHub gives it a read-only
   token (the check and the comment would be refused) and runs the fork's own copy of
   the workflow file.
-- ``pull_request_target`` serves forks: GitHub runs the base revision's workflow with a
-  token that may write. A fork runs only when the config says ``github: {forks: true}``
+- ``pull_request_target`` serves forks: GitHub runs the default branch's workflow with a
+  token that may write, and the shipped workflow takes benchbot's own code from the
+  workflow's commit too (``github.workflow_sha``), never from the fork's base. A fork runs only when the config says ``github: {forks: true}``
   (every push; its ``fork_label`` then needs write access too), or for the one head
   commit a maintainer with write access approved by
   adding the ``fork_label`` after reviewing that very commit (a ``labeled`` event whose
@@ -27,8 +28,8 @@ that only ``admit`` makes, so nothing is pinned, and nothing queued, past it.
   (``pull_request`` serves those). Only the three-job workflow may take it: ``mode:
   all`` would run the fork's code in the job that holds the write token.
 - Every way a fork's code runs (the label, ``forks: true``, ``/bench sha=``) needs a
-  trusted base branch: a fork chooses its base, and the config, workflow and action come
-  from there, so only the branches ``github.fork_bases`` names (default: the
+  trusted base branch: a fork chooses its base, and the config is read there, so only the
+  branches ``github.fork_bases`` names (default: the
   repository's default branch, as the event says) may measure one; and never with a
   ``sandbox.writable`` directory, which both arms share and jobs keep
   (``fork_trust_refusal``).
