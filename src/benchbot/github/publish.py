@@ -26,13 +26,12 @@ when the bisect could not run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchbot import bisectdoc, files, merging, results
 from benchbot.errors import BenchbotError, GithubError, ResultsError
-from benchbot.github import post
+from benchbot.github import artifact, post
 from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
 from benchbot.github.output import (
@@ -117,7 +116,7 @@ def _read_artifact(directory: Path, job: Job, shard: Shard | None) -> Outcome | 
     the shard it should hold; its error file; or None when it holds neither."""
     if (directory / RESULTS).is_file():
         try:
-            doc = results.load(directory / RESULTS)
+            doc = artifact.results_file(directory / RESULTS)
         except BenchbotError as exc:
             return NotMeasured(f"the results file from the measure job is not valid: {exc}")
         for side in ("base", "head"):
@@ -142,7 +141,7 @@ def _read_bisect(directory: Path, job: Job) -> Outcome | None:
     and the workload asked for; its error file; or None when it holds neither."""
     if (directory / BISECT).is_file():
         try:
-            doc = bisectdoc.load(directory / BISECT)
+            doc = artifact.bisect_file(directory / BISECT)
         except BenchbotError as exc:
             return NotMeasured(f"the bisect file from the measure job is not valid: {exc}")
         for side, named, pinned in (("good", doc.good.sha, job.base.sha),
@@ -185,11 +184,9 @@ def _read_shards(action_env: ActionEnv, job: Job) -> Outcome:
 
 def _error_file(path: Path) -> NotMeasured:
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        message = str(data["message"])[:20_000]
-        kind = str(data.get("kind"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return NotMeasured("the measure job failed and its error file cannot be read")
+        message, kind = artifact.error_file(path)
+    except ResultsError as exc:
+        return NotMeasured(f"the measure job failed and its error file cannot be read: {exc}")
     return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
 
 
