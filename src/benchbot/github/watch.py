@@ -269,6 +269,9 @@ def read_artifact(action_env: ActionEnv, job: PushJob) -> Step:
                            f"against {job.before[:12]}: not recording other commits")
     if tuple(c.sha for c in (*record.spans, record.commit)) != job.commits:
         raise ResultsError(f"{RECORD} names other commits than the push's")
+    if record.skipped:  # a push's step holds its commits in spans; skipped is the CLI's
+        raise ResultsError(f"{RECORD} lists {len(record.skipped)} commit(s) as skipped, which "
+                           "a push's step never does (its commits are its spans): not recording")
     found = sorted(directory.glob("bisect-*.json"))
     if len(found) > MAX_BISECTS:
         raise ResultsError(f"the artifact holds {len(found)} bisect files; a push's measure job "
@@ -291,6 +294,9 @@ def publish(action_env: ActionEnv, job: PushJob, api: HistoryApi, log: Log) -> i
         append_summary(action_env.step_summary,
                        f"### benchbot history: not recorded\n\n{first_line(str(exc))}\n")
         raise
+    # The store's order is benchbot's own: the time this step writes the record, not the
+    # artifact's word (its `created`, like all of it, came from the measured machine).
+    step = dataclasses.replace(step, record=historydoc.stamped(step.record))
     head = api.branch_head(job.branch)
     with tempfile.TemporaryDirectory(prefix="benchbot-store-") as tmp:
         store = historydoc.Store(Path(tmp) / STORE)
