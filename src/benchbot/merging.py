@@ -144,9 +144,10 @@ def check(files: Sequence[ShardFile], split: Split | None = None) -> None:
 
 
 def refusal(doc: Results, split: Split) -> str | None:
-    """Why a shard's file is not its share of the comparison ``split`` (the config's) says,
-    in words naming what it claims; None when it is. Its workloads first (a workload of
-    another shard's, or none's; one of its own it lacks), then what it states of the whole."""
+    """Why a shard's file is not the share ``split`` (the config's) gives it, in words
+    naming what it claims; None when it is. Its workloads first (one that is another
+    shard's, or no shard's; one of its own it lacks), then what it states of the whole.
+    A workload is a name of ``split.plan`` (a suite's benchmarks cannot be sharded yet)."""
     shard = doc.shard
     if shard is None:
         return "it is not a shard's results file"

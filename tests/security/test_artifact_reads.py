@@ -14,6 +14,7 @@ that module which the allow-list does not name.
 from __future__ import annotations
 
 import ast
+import io
 import json
 import os
 from collections.abc import Callable
@@ -293,3 +294,21 @@ def test_the_artifact_reader_s_limits_are_what_its_files_need() -> None:
     written = json.dumps({"kind": "error", "message": "x" * artifact.MESSAGE_LIMIT,
                           "detail": "y" * artifact.MESSAGE_LIMIT}, indent=2)
     assert len(written.encode()) < artifact.ERROR_LIMIT
+
+
+def test_the_rescue_script_says_one_line_for_a_hand_over_nested_too_deeply(tmp_path: Path) -> None:
+    """The rescue step (standard library only) reads no artifact; what it does read, the
+    hand-over and the event payload, ends in one line however deep (it used to raise)."""
+    from benchbot.github import rescue
+
+    base = {"GITHUB_TOKEN": "t", "GITHUB_RUN_ID": "1", "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_API_URL": "http://127.0.0.1:9"}
+    err = io.StringIO()
+    assert rescue.main({**base, "BENCHBOT_JOB": nested(DEEP)}, err) == 1
+    assert err.getvalue() == ("benchbot rescue: BENCHBOT_JOB is not the gate's hand-over: "
+                              "nested too deeply\n")
+    event = tmp_path / "event.json"
+    event.write_text(nested(DEEP))
+    err = io.StringIO()
+    assert rescue.main({**base, "GITHUB_EVENT_PATH": str(event)}, err) == 1
+    assert err.getvalue().endswith("cannot read: nested too deeply\n")
