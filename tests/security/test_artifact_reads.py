@@ -312,3 +312,15 @@ def test_the_rescue_script_says_one_line_for_a_hand_over_nested_too_deeply(tmp_p
     err = io.StringIO()
     assert rescue.main({**base, "GITHUB_EVENT_PATH": str(event)}, err) == 1
     assert err.getvalue().endswith("cannot read: nested too deeply\n")
+
+
+def test_report_on_a_fifo_is_one_line_not_a_hang(tmp_path: Path) -> None:
+    """`benchbot report` reads through the same bounded reader (it used to wait for a
+    writer for ever, first in telling a bisect's document from a results file)."""
+    from benchbot import cli
+
+    fifo = tmp_path / "results.json"
+    os.mkfifo(fifo)
+    err = io.StringIO()
+    assert cli.main(["report", str(fifo)], out=io.StringIO(), err=err) == 1
+    assert err.getvalue() == f"benchbot: error: {fifo}: not a regular file, not a results file\n"
