@@ -194,8 +194,10 @@ def parse(document: Any, *, where: str = "bisect") -> BisectResults:
 def is_bisect_file(path: Path) -> bool:
     """Whether ``path`` holds a JSON object whose ``kind`` is ``bisect`` (False for anything
     else, unreadable files included: the results loader then says what is wrong)."""
+    from benchbot.results import READ_LIMIT
+
     try:
-        document = json.loads(Path(path).read_bytes().decode("utf-8"))
+        document = json.loads(files.read_bounded(path, READ_LIMIT).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("kind") == "bisect"

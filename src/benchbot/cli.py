@@ -23,8 +23,10 @@ from benchbot.errors import BenchbotError, OutputError, UsageError
 from benchbot.settings import Overrides, argparse_type
 
 if TYPE_CHECKING:
+    from benchbot.merging import ShardFile
     from benchbot.model import Results
     from benchbot.progress import TerminalReporter
+    from benchbot.shards import Split
 
 # Each command imports what it uses: `compare` starts its builds before the statistics
 # and the report stack are imported (engine._Ahead imports them while git and the builds run).
@@ -67,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--allow-missing", action="store_true",
                    help="merge the shards that reported even when some did not; the document "
                    "names the missing shards and its check is neutral")
+    _merge_parser(m)
     sub.add_parser("doctor", help="inspect this machine as a benchmark runner", formatter_class=_FORMAT)
     _github_parser(sub.add_parser("github", formatter_class=_FORMAT,
                                   help="the GitHub Action's entry point (reads the Actions environment)"))
@@ -93,12 +96,42 @@ def _outputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+def _merge_parser(m: argparse.ArgumentParser) -> None:
+    m.description = ("Each shard's file states the split of the workloads and the family of "
+                     "the error control; with --repo, merge computes both again from the "
+                     "config at the files' base commit (give the compare's own --config, "
+                     "--shard-costs and settings) and refuses a file that differs, naming "
+                     "what it claims.")
+    m.add_argument("--repo", type=Path, default=None,
+                   help="the git repository compared: check each file against the split its "
+                   "config makes (default: the files checked only against each other)")
+    m.add_argument("--shard-costs", dest="shard_costs", type=Path, default=None,
+                   metavar="FILE.json", help="with --repo: the --shard-costs the shards were "
+                   "split by")
+    _config_options(m)
+
+
 def _compare_parser(c: argparse.ArgumentParser) -> None:
     c.add_argument("--base", required=True, help="the reference revision (branch, tag, SHA)")
     c.add_argument("--head", required=True,
                    help="the candidate revision, or WORKTREE (or .) for the working tree with "
                    "its uncommitted changes")
     c.add_argument("--repo", type=Path, default=Path("."), help="the git repository")
+    _config_options(c)
+    c.add_argument("--seed", type=argparse_type("seed"), default=None,
+                   help="order and bootstrap seed (default: random, recorded)")
+    c.add_argument("--shard", type=argparse_type("shard"), default=None, metavar="K/N",
+                   help="measure only share K of N of the workloads (after --only), split by "
+                   "expected cost the same way on every machine; `benchbot merge` combines "
+                   "the shards' results files (default: all workloads)")
+    c.add_argument("--shard-costs", dest="shard_costs", type=Path, default=None,
+                   metavar="FILE.json", help="with --shard: split by the cost each workload "
+                   "took in this earlier results file (default: the config's weights)")
+    _outputs(c)
+
+
+def _config_options(c: argparse.ArgumentParser) -> None:
+    """The config and the settings over it (compare's, and merge's to split as it did)."""
     c.add_argument("--config", type=Path, default=None,
                    help="config file (default: .github/benchbot.yml or benchbot.yml at the base revision)")
     c.add_argument("--runs", type=argparse_type("runs"), default=None,
@@ -121,16 +154,6 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
                    help="with --runs: skip the confirmation of standouts (Bonferroni instead)")
     c.add_argument("--no-aa", dest="aa", action="store_const", const=False, default=None,
                    help="skip the A/A check (not recommended)")
-    c.add_argument("--seed", type=argparse_type("seed"), default=None,
-                   help="order and bootstrap seed (default: random, recorded)")
-    c.add_argument("--shard", type=argparse_type("shard"), default=None, metavar="K/N",
-                   help="measure only share K of N of the workloads (after --only), split by "
-                   "expected cost the same way on every machine; `benchbot merge` combines "
-                   "the shards' results files (default: all workloads)")
-    c.add_argument("--shard-costs", dest="shard_costs", type=Path, default=None,
-                   metavar="FILE.json", help="with --shard: split by the cost each workload "
-                   "took in this earlier results file (default: the config's weights)")
-    _outputs(c)
 
 
 def _demo_parser(d: argparse.ArgumentParser) -> None:
@@ -310,6 +333,38 @@ def _github_parser(g: argparse.ArgumentParser) -> None:
                    help="which part of the job to do (default: BENCHBOT_MODE, else all)")
 
 
+def _run_merge(args: argparse.Namespace, out: TextIO) -> int:
+    from benchbot import merging, results
+
+    files = [merging.ShardFile(str(f), results.load(f)) for f in args.files]
+    split = None
+    if args.repo is not None:
+        split = _split_again(args, files)
+    elif args.shard_costs is not None:
+        raise UsageError("benchbot merge: --shard-costs checks the split with --repo; give "
+                         "--repo too (see --help)")
+    merged = merging.merge(files, allow_missing=args.allow_missing, split=split)
+    _write(results.dumps(merged), args.output, out)
+    return EXIT_OK
+
+
+def _split_again(args: argparse.Namespace, files: Sequence[ShardFile]) -> Split | None:
+    """The split of the files' comparison in as many shards as they say, computed from the
+    config at their base commit (or --config) with the command line's settings, as
+    ``compare --shard`` computed it; None when no file is a shard's (merge says so)."""
+    from benchbot import engine, gitops, results, shards
+
+    first = next((f.doc for f in files if f.doc.shard is not None), None)
+    if first is None or first.shard is None:
+        return None
+    repo = gitops.toplevel(args.repo)
+    request = engine.Request(repo=repo, base=first.base.sha, head=first.head.sha,
+                             config_path=args.config, overrides=overrides(args))
+    config = engine.read_request_config(request, repo, first.base.sha)
+    costs = shards.costs_from(results.load(args.shard_costs)) if args.shard_costs else None
+    return engine.split_of(repo, config, first.base.sha, first.head.sha, first.shard.count, costs)
+
+
 def overrides(args: argparse.Namespace) -> Overrides:
     """The command line's settings over the config's (--fail-on: none unless given)."""
     from benchbot.settings import SettingError, check_design
@@ -323,7 +378,8 @@ def overrides(args: argparse.Namespace) -> Overrides:
     return Overrides(
         runs=getattr(args, "runs", None), only=getattr(args, "only", None),
         parity=getattr(args, "parity", None), confirm=getattr(args, "confirm", None),
-        aa=getattr(args, "aa", None), seed=getattr(args, "seed", None), fail_on=args.fail_on,
+        aa=getattr(args, "aa", None), seed=getattr(args, "seed", None),
+        fail_on=getattr(args, "fail_on", ()),
         budget=getattr(args, "budget", None), max_runs=getattr(args, "max_runs", None),
         all=getattr(args, "all", None),
     )
@@ -440,12 +496,7 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _write(render_results(results.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":
-        from benchbot import merging, results
-
-        files = [merging.ShardFile(str(f), results.load(f)) for f in args.files]
-        merged = merging.merge(files, allow_missing=args.allow_missing)
-        _write(results.dumps(merged), args.output, out)
-        return EXIT_OK
+        return _run_merge(args, out)
     if args.command == "doctor":
         from benchbot import doctor
 

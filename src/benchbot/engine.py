@@ -83,7 +83,7 @@ class Reporter:
         self.note(f"building {side} ({sha[:12]})")
 
 
-def _read_config(request: Request, repo: Path, base_sha: str) -> Config:
+def read_request_config(request: Request, repo: Path, base_sha: str) -> Config:
     """The config with the request's overrides over it: as given, else --config's file,
     else the one at the base revision (never the head's)."""
     if request.config is not None:
@@ -119,7 +119,7 @@ def _resolve(request: Request) -> _Plan:
         base_sha, head_sha = gitops.resolve(repo, request.base), gitops.snapshot(repo)
     else:
         base_sha, head_sha = gitops.resolve_all(repo, [request.base, request.head])
-    whole = _read_config(request, repo, base_sha)
+    whole = read_request_config(request, repo, base_sha)
     if request.resolve_merge_base and whole.base == "merge-base":
         base_sha = gitops.merge_base(repo, base_sha, head_sha)
     whole, skipped = _skip_unaffected(repo, whole, base_sha, head_sha)
@@ -129,6 +129,15 @@ def _resolve(request: Request) -> _Plan:
     return _Plan(repo=repo, git_dir=git_dir, base=Revision(ref=request.base, sha=base_sha),
                  head=Revision(ref=head_ref, sha=head_sha), whole=whole, part=part, seed=seed,
                  skipped=skipped)
+
+
+def split_of(repo: Path, config: Config, base_sha: str, head_sha: str, count: int,
+             measured: Mapping[str, float] | None = None) -> shards.Split:
+    """The split of a comparison of ``base_sha`` and ``head_sha`` in ``count`` shards, as
+    each shard's ``_resolve`` makes it: ``config`` (read and overridden as the shards read
+    it) less the workloads the change cannot affect, split by ``measured`` costs."""
+    whole, skipped = _skip_unaffected(repo, config, base_sha, head_sha)
+    return shards.expected(whole, count, measured, tuple(s.name for s in skipped or ()))
 
 
 def _skip_unaffected(repo: Path, config: Config, base_sha: str,

@@ -1,4 +1,5 @@
-"""Writing the files a user asked for (results, reports) without surprises.
+"""Writing the files a user asked for (results, reports) without surprises, and reading
+a file with a bound on what it may cost (``read_bounded``).
 
 - Atomic: a temporary file in the same directory, then a rename, so that a crash or a
   cancellation leaves the old file or the new one, never half of one.
@@ -20,6 +21,53 @@ import tempfile
 from pathlib import Path
 
 from benchbot.errors import OutputError
+
+
+class TooLarge(OSError):
+    """A file holds more bytes than its reader takes (``size``: what it held, at least)."""
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(f"{path}: {size} bytes, more than the {limit} read of it")
+        self.size, self.limit = size, limit
+
+
+class NotAFile(OSError):
+    """Not a regular file: a FIFO, a socket or a device, which a reader never waits on."""
+
+
+def read_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    The file's size is looked at (``fstat`` of the descriptor opened) before anything is
+    read: a file of more is ``TooLarge`` and costs nothing to refuse. The read takes at
+    most that size and one byte more, so a file that grows meanwhile is refused too
+    (``NotAFile``), never read on past its limit. It is opened without
+    waiting (``O_NONBLOCK``), so a FIFO is refused (``NotAFile``) rather than read;
+    ``IsADirectoryError`` for a directory; any other ``OSError`` as the system says.
+    """
+    shown = os.fspath(path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "Is a directory", shown)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFile(f"{shown}: not a regular file")
+        if info.st_size > limit:
+            raise TooLarge(shown, info.st_size, limit)
+        buffer = bytearray(info.st_size + 1)  # one more: a file that grew is seen to have
+        with memoryview(buffer) as view:
+            held = 0
+            while held < len(buffer):
+                got = os.readv(fd, [view[held:]])
+                if not got:
+                    break
+                held += got
+            if held > info.st_size:
+                raise NotAFile(f"{shown}: grew while it was read")
+            return bytes(view[:held])
+    finally:
+        os.close(fd)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

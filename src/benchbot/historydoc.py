@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -126,9 +126,21 @@ class CommitRecord:
 
 def record(**parts: Any) -> CommitRecord:
     """A record stamped with the tool and the time."""
-    return CommitRecord(tool=ToolInfo(name="benchbot", version=__version__),
-                        created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                        **parts)
+    return CommitRecord(tool=_tool(), created=_now(), **parts)
+
+
+def stamped(doc: CommitRecord) -> CommitRecord:
+    """``doc`` stamped again with this benchbot and the time now: what the store orders by
+    (``historyreport.line``) is when benchbot wrote a record, never a time it was handed."""
+    return replace(doc, tool=_tool(), created=_now())
+
+
+def _tool() -> ToolInfo:
+    return ToolInfo(name="benchbot", version=__version__)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- JSON ------------------------------------------------------------------------------------

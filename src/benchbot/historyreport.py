@@ -140,14 +140,21 @@ class HistoryReport:
 
 
 def line(records: Mapping[str, CommitRecord]) -> tuple[list[CommitRecord], int]:
-    """The records of the first-parent line, oldest first, and how many are off it."""
+    """The records of the first-parent line, oldest first, and how many are off it.
+
+    A record of a commit that could not be built is on the line like any other (a push
+    whose head failed is the next push's ``against``) and shown as failed. Of several
+    tips (a branch rewritten), the line is the one whose tip was written last, by the time
+    benchbot stamped on it when it wrote the record into the store (``created``: the
+    publish step stamps its own, never the artifact's); of tips written in the same
+    second, the longest line's.
+    """
     named = {r.against.sha for r in records.values()}
     named |= {s.sha for r in records.values() for s in r.skipped}
-    tips = [r for r in records.values() if r.sha not in named and r.state != "failed"]
-    if not tips:  # a store of nothing, or of commits that could not be built
+    tips = [r for r in records.values() if r.sha not in named]
+    if not tips:  # a store of nothing, or a loop of records naming each other
         return [], len(records)
-    # The tip written last; of tips written in the same second, the longest line's.
-    chain = max((_back(t, records) for t in tips), key=lambda c: (c[-1].created, len(c)))
+    chain = max((_back(t, records) for t in tips), key=lambda c: (c[0].created, len(c)))
     chain.reverse()
     on = {r.sha for r in chain} | {s.sha for r in chain for s in r.skipped}
     return chain, sum(1 for sha in records if sha not in on)
@@ -218,7 +225,8 @@ def build(store: Path, *, url: str | None = None) -> HistoryReport:
                              z=0.0, ranges=0, commits=(), workloads=(), off_line=off,
                              problems=read.problems)
     commits = _commits(chain, read.records)
-    index = {c.sha: c.index for c in commits if c.state != "failed"}
+    on_line = {r.sha for r in chain}
+    index = {c.sha: c.index for c in commits if c.index == 0 or c.sha in on_line}
     steps_of: dict[str, dict[int, WorkloadStep]] = {}
     for r in chain:
         for w in r.workloads:

@@ -9,6 +9,14 @@ together, and the error control is the whole comparison's, as each shard already
 judged with (``settings.family``). Each workload keeps its shard's seed, so its verdict
 changes only where the abort rule over the whole says otherwise than its shard alone.
 
+What a shard's file says of the whole (the split, the family, the config's digest, the
+workloads skipped) is its own word, written on a machine that ran the code under test.
+Given the ``Split`` computed again from the config (``engine.split_of``: the publish step
+always, ``benchbot merge --repo``), a file whose word differs from it is refused naming
+what it claims (``refusal``): a forged shard cannot take another's workloads while that
+one fails, nor judge with a smaller family. The merged document's split and family are
+then the config's, never a file's.
+
 A shard that did not report (its job failed, was cancelled or never ran) is an error
 unless ``allow_missing``; then the document records it in ``missing_shards`` (and a
 shard that ran but left no usable file in ``failed_shards``), names the workloads that
@@ -29,10 +37,12 @@ from benchbot.model import (
     Benchmark,
     Environment,
     FailedShard,
+    Family,
     Results,
     SandboxInfo,
     ShardRecord,
 )
+from benchbot.shards import Split
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +75,16 @@ _SAME: tuple[tuple[str, Callable[[Results], object]], ...] = (
 
 
 def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
-          failed: Sequence[FailedShard] = ()) -> Results:
+          failed: Sequence[FailedShard] = (), split: Split | None = None) -> Results:
     """One document of the whole comparison from its shards' files (module docstring).
 
     ``failed``: shards whose job ran but left no usable results file (the publish step
     knows them from their artifacts); they count as not missing, and as incomplete.
+    ``split``: the comparison's split computed from the config, which every file must
+    match (None: the files' own, checked only against each other).
     Every refusal is a ResultsError of one line naming the files.
     """
-    check(files)
+    check(files, split)
     ordered = sorted(files, key=lambda f: f.doc.shard.index if f.doc.shard else 0)
     first = ordered[0].doc  # the document's settings and seed are the lowest shard's
     assert first.shard is not None
@@ -90,12 +102,14 @@ def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
             "pass --allow-missing to merge the shards that reported"
         )
     docs = [f.doc for f in ordered]
-    benchmarks, aa = _judged(docs)
+    family = split.family if split is not None else first.settings.family
+    benchmarks, aa = _judged(docs, family)
     unreported = [*missing, *(f.index for f in failed)]
-    plan = first.shard.plan
+    plan = split.plan if split is not None else first.shard.plan
     unmeasured = tuple(n for k in sorted(unreported) if k <= len(plan) for n in plan[k - 1])
     return replace(
         first, created=max(d.created for d in docs), benchmarks=tuple(benchmarks), aa=aa,
+        settings=replace(first.settings, family=family),
         environment=_environment(docs), sandbox=_weakest_sandbox(docs),
         summary=results.summarize(benchmarks, first.status.fail_on, aa.aborted,
                                   incomplete=bool(unreported)),
@@ -104,8 +118,9 @@ def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
     )
 
 
-def check(files: Sequence[ShardFile]) -> None:
-    """Refuse files that are not distinct shards of one comparison, in one line naming them."""
+def check(files: Sequence[ShardFile], split: Split | None = None) -> None:
+    """Refuse files that are not distinct shards of one comparison, or (given ``split``)
+    not shards of the comparison the config makes, in one line naming them."""
     if not files:
         raise ResultsError("nothing to merge: give the results files of the shards")
     for f in files:
@@ -115,6 +130,9 @@ def check(files: Sequence[ShardFile]) -> None:
         if not 1 <= f.doc.shard.index <= f.doc.shard.count:
             raise ResultsError(f"cannot merge {f.where}: shard {f.doc.shard.index} of "
                                f"{f.doc.shard.count} does not exist")
+        why = refusal(f.doc, split) if split is not None else None
+        if why is not None:
+            raise ResultsError(f"cannot merge {f.where}: {why}")
     head = files[0]
     for f in files[1:]:
         for what, read in _SAME:
@@ -123,6 +141,46 @@ def check(files: Sequence[ShardFile]) -> None:
                 raise ResultsError(f"cannot merge {head.where} and {f.where}: {what} "
                                    f"{_differs(what, mine, theirs, head.where, f.where)}")
     _check_distinct(files)
+
+
+def refusal(doc: Results, split: Split) -> str | None:
+    """Why a shard's file is not the share ``split`` (the config's) gives it, in words
+    naming what it claims; None when it is. Its workloads first (one that is another
+    shard's, or no shard's; one of its own it lacks), then what it states of the whole.
+    A workload is a name of ``split.plan`` (a suite's benchmarks cannot be sharded yet)."""
+    shard = doc.shard
+    if shard is None:
+        return "it is not a shard's results file"
+    count = len(split.plan)
+    if shard.count != count:
+        return f"it says it is shard {shard.index} of {shard.count}; the config's split has {count}"
+    share = split.plan[shard.index - 1]
+    for b in doc.benchmarks:
+        if b.name not in share:
+            owner = split.owner(b.name)
+            whose = f"shard {owner}'s" if owner else "no shard's (the config does not name it)"
+            return (f"shard {shard.index} claims workload {b.name!r}, which is {whose} in the "
+                    "split of the config at the pinned base")
+    held = {b.name for b in doc.benchmarks}
+    lacking = [n for n in share if n not in held]
+    if lacking:
+        return f"shard {shard.index} lacks workload {lacking[0]!r} of its share"
+    if shard.plan != split.plan:
+        return f"shard {shard.index} states a split other than the config's"
+    if doc.settings.family != split.family:
+        return (f"shard {shard.index} states a family of {_family(doc.settings.family)}; the "
+                f"config's is {_family(split.family)}")
+    if doc.settings.config_digest != split.digest:
+        return f"shard {shard.index} was measured with another config than the one at the pinned base"
+    if tuple(s.name for s in doc.skipped or ()) != split.skipped:
+        return f"shard {shard.index} states other workloads skipped as not affected than the change does"
+    return None
+
+
+def _family(family: Family | None) -> str:
+    if family is None:
+        return "none"
+    return f"{family.sequential} sequential and {family.fixed} fixed workloads"
 
 
 def _differs(what: str, a: object, b: object, where_a: str, where_b: str) -> str:
@@ -163,15 +221,16 @@ def _check_distinct(files: Sequence[ShardFile]) -> None:
             by_name[b.name] = f.where
 
 
-def _judged(docs: Sequence[Results]) -> tuple[list[Benchmark], AASummary]:
-    """Every shard's benchmarks, judged again together, each marked with its machine, and
-    the A/A check over all of them."""
+def _judged(docs: Sequence[Results],
+            family: Family | None) -> tuple[list[Benchmark], AASummary]:
+    """Every shard's benchmarks, judged again together (the error control of ``family``),
+    each marked with its machine, and the A/A check over all of them."""
     first = docs[0]
     seeds = {b.name: d.settings.seed for d in docs for b in d.benchmarks}
     benchmarks = [replace(b, machine=d.environment.machine) for d in docs for b in d.benchmarks]
     policy = Policy(alpha=first.settings.alpha, confirm=first.settings.confirm,
                     aa=first.settings.aa, abort_fraction=first.aa.abort_fraction,
-                    seed=first.settings.seed, family=first.settings.family)
+                    seed=first.settings.seed, family=family)
     judgement = judge([_workload(b, seeds[b.name]) for b in benchmarks], policy)
     return [_with(b, judgement.workloads[b.name]) for b in benchmarks], judgement.aa
 

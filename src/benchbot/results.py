@@ -328,13 +328,25 @@ def load(path: Path) -> Results:
     return parse(read_json(path, "a results file"), where=str(path))
 
 
-def read_json(path: Path, what: str) -> Any:
-    """The JSON values of a file benchbot wrote (``what`` it should be, for messages);
-    every problem is a one-line ResultsError naming the file."""
+# The most bytes of one JSON document benchbot reads: a results file of 500 workloads'
+# runs at 200 pairs each is 27 MB (benchmarks/README.md, section 8), so this holds
+# about 900 workloads at 1,000 pairs; a file of more is refused before it is read.
+READ_LIMIT = 256 * 1024 * 1024
+
+
+def read_json(path: Path, what: str, *, limit: int = READ_LIMIT) -> Any:
+    """The JSON values of a file benchbot wrote (``what`` it should be, for messages),
+    read through ``files.read_bounded`` (at most ``limit`` bytes); every problem is a
+    one-line ResultsError naming the file."""
     try:
-        data = Path(path).read_bytes()
+        data = files.read_bounded(path, limit)
     except IsADirectoryError:
         raise ResultsError(f"{path}: is a directory, not {what}") from None
+    except files.TooLarge as exc:
+        raise ResultsError(f"{path}: not read: {_size(exc.size)}, more than the "
+                           f"{_size(limit)} benchbot reads of {what}") from None
+    except files.NotAFile:
+        raise ResultsError(f"{path}: not a regular file, not {what}") from None
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -345,6 +357,13 @@ def read_json(path: Path, what: str) -> Any:
         raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise ResultsError(f"{path}: not {what} (nested too deeply)") from None
+
+
+def _size(count: int) -> str:
+    """A size in bytes with its unit: 1,024 bytes, 16 MiB, 300.5 MiB."""
+    if count < 1024 * 1024:
+        return f"{count:,} bytes"
+    return f"{count / (1024 * 1024):,.1f}".removesuffix(".0") + " MiB"
 
 
 T = TypeVar("T")
@@ -360,13 +379,15 @@ def parse_kind(document: Any, cls: type[T], *, where: str, kind: str, label: str
     if document.get("schema_version") != version:
         raise ResultsError(f"{where}: schema_version {str(document.get('schema_version'))[:40]!r} "
                            f"is not supported (this benchbot reads {version})")
-    found = problem(document)
-    if found is not None:
-        raise ResultsError(f"{where}: does not match the {label} schema: {found}")
     try:
+        found = problem(document)
+        if found is not None:
+            raise ResultsError(f"{where}: does not match the {label} schema: {found}")
         return codec.decode(cls, document)
     except (codec.DecodeError, TypeError, ValueError) as exc:
         raise ResultsError(f"{where}: does not match the {label} schema: {_clip(str(exc))}") from None
+    except RecursionError:  # parsed, but too deep for the schema's check
+        raise ResultsError(f"{where}: not a benchbot {label} file (nested too deeply)") from None
 
 
 def best_match(errors: Any) -> str | None:
@@ -389,13 +410,15 @@ def parse(document: Any, *, where: str = "results") -> Results:
             f"{where}: schema_version {_clip(repr(document['schema_version']))} is not supported "
             f"(this benchbot reads {' and '.join(map(str, READS))})"
         )
-    problem = validation_error(document) or _memory_words_problem(document)
-    if problem is not None:
-        raise ResultsError(f"{where}: does not match the results schema: {problem}")
     try:
+        problem = validation_error(document) or _memory_words_problem(document)
+        if problem is not None:
+            raise ResultsError(f"{where}: does not match the results schema: {problem}")
         return codec.decode(Results, _memory_as_outcomes(document))
     except (codec.DecodeError, TypeError, ValueError) as exc:
         raise ResultsError(f"{where}: does not match the results schema: {_clip(str(exc))}") from None
+    except RecursionError:  # parsed, but too deep for the schema's check
+        raise ResultsError(f"{where}: not a benchbot results file (nested too deeply)") from None
 
 
 def _memory_words_problem(document: dict[str, Any]) -> str | None:

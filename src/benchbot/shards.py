@@ -64,6 +64,33 @@ def plan(config: Config, shard: Shard | None, measured: Mapping[str, float] | No
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Split:
+    """A sharded comparison as its config makes it: each shard's workloads, the family of
+    the whole, the config's digest and the workloads skipped as not affected. Each shard's
+    file states all of these; ``merging`` checks them against this, computed again from
+    the config, since a shard's word is no proof (its machine ran the code under test)."""
+
+    plan: tuple[tuple[str, ...], ...]
+    family: Family
+    digest: str
+    skipped: tuple[str, ...] = ()  # names, as every shard's file lists them
+
+    def owner(self, name: str) -> int | None:
+        """The shard (1 …) whose share holds the workload ``name``; None: no shard's."""
+        return next((k for k, share in enumerate(self.plan, 1) if name in share), None)
+
+
+def expected(config: Config, count: int, measured: Mapping[str, float] | None = None,
+             skipped: Sequence[str] = ()) -> Split:
+    """The split of ``config`` (after ``--only`` and the workloads skipped as not
+    affected, ``skipped``) in ``count`` shards, as every shard's ``plan`` computed it."""
+    first = plan(config, Shard(index=1, count=count), measured)
+    assert first.shard is not None and first.digest is not None
+    return Split(plan=first.shard.plan, family=first.family, digest=first.digest,
+                 skipped=tuple(skipped))
+
+
 def family(config: Config) -> Family:
     """How many workloads of the comparison share each error control."""
     sequential = sum(1 for w in config.workloads if w.runs is None)

@@ -225,3 +225,74 @@ def test_a_history_branch_benchbot_would_not_write_is_refused(env: Env, name: st
     run = env.run_in_process("push", push_event(env, env.ws.base_sha, env.ws.head_sha),
                              BENCHBOT_MODE="gate", BENCHBOT_HISTORY_BRANCH=name)
     assert run.returncode == 2 and "BENCHBOT_HISTORY_BRANCH (input history-branch)" in run.stderr
+
+
+# --- the line survives any record (issue 38, finding 6) --------------------------------------
+
+
+def _measured_push(env: Env, before: str, after: str) -> tuple[dict[str, Any], Run, Run]:
+    """The gate and the measure job of a push; its artifact, to forge, in measure.results_dir."""
+    payload = push_event(env, before, after)
+    gate = env.run("push", payload, BENCHBOT_MODE="gate")
+    assert gate.returncode == 0 and gate.outputs["run"] == "true", gate.stderr
+    measure = env.run("push", payload, BENCHBOT_MODE="measure", BENCHBOT_JOB=gate.outputs["job"],
+                      _drop_token="1")
+    assert measure.returncode == 0, measure.stderr
+    return payload, gate, measure
+
+
+def _publish(env: Env, payload: dict[str, Any], gate: Run, measure: Run) -> Run:
+    return env.run("push", payload, BENCHBOT_MODE="publish", BENCHBOT_JOB=gate.outputs["job"],
+                   BENCHBOT_MEASURE_RESULT="success", BENCHBOT_RESULTS_DIR=str(measure.results_dir))
+
+
+def _forge(measure: Run, **changes: Any) -> None:
+    path = measure.results_dir / watch.RECORD
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+
+
+def test_a_push_recorded_as_failed_is_shown_failed_and_the_next_push_is_recorded(
+        env: Env, fake: FakeGitHub, planted_steps: FakeClock) -> None:
+    """The first push's step failed (a flaky build; or the measured code made it fail): the
+    next push is measured against it, and its publish used to raise KeyError building the
+    report (so did every later one: the history stopped)."""
+    first = _commit(env, "flaky build", {"nap.sh": SLOW})
+    payload, gate, measure = _measured_push(env, env.ws.base_sha, first)
+    _forge(measure, state="failed", why="build of head failed (exit 2)", workloads=[],
+           settings=None, environment=None)
+    assert _publish(env, payload, gate, measure).returncode == 0
+    second = _commit(env, "and slower again", {"nap.sh": SLOW.replace("0.02", "0.2")})
+    _, _, publish = _split(env, push_event(env, first, second))
+    assert publish is not None and publish.returncode == 0, publish.stderr
+    files = fake.branch_files(BRANCH)
+    assert {f"commits/{first}.json", f"commits/{second}.json"} <= set(files)
+    page = files["index.html"].decode()
+    assert "build of head failed (exit 2)" in page and first[:7] in page and second[:7] in page
+    [issue] = _issues(fake)
+    assert second[:7] in issue["body"]
+
+
+def test_a_push_s_record_with_skipped_commits_is_not_written(
+        env: Env, fake: FakeGitHub, planted_steps: FakeClock) -> None:
+    after = _commit(env, "make nap slower", {"nap.sh": SLOW})
+    payload, gate, measure = _measured_push(env, env.ws.base_sha, after)
+    _forge(measure, skipped=[{"sha": "e" * 40, "subject": "hidden"}])
+    publish = _publish(env, payload, gate, measure)
+    assert publish.returncode == 1 and "lists 1 commit(s) as skipped" in publish.stderr
+    assert "not recorded" in publish.summary
+    assert fake.branch_files(BRANCH) == {} and _issues(fake) == []
+
+
+def test_the_store_keeps_publish_s_time_not_the_artifact_s(
+        env: Env, fake: FakeGitHub, planted_steps: FakeClock) -> None:
+    """A record claiming to be written in 2099 would stay the line's tip for ever after a
+    rewrite of the branch; publish stamps its own time on what it writes."""
+    after = _commit(env, "make nap slower", {"nap.sh": SLOW})
+    payload, gate, measure = _measured_push(env, env.ws.base_sha, after)
+    _forge(measure, created="2099-01-01T00:00:00Z", tool={"name": "benchbot", "version": "99"})
+    assert _publish(env, payload, gate, measure).returncode == 0
+    record = historydoc.parse(json.loads(fake.branch_files(BRANCH)[f"commits/{after}.json"]),
+                              where="branch")
+    assert record.created < "2099" and record.tool.version != "99"

@@ -136,6 +136,14 @@ def test_shards_skip_alike_and_merge(make_repo: MakeRepo, tmp_path: Path, valida
     merged = merging.merge([merging.ShardFile(f"shard{k}", d) for k, d in enumerate(docs, 1)])
     validate(merged)
     assert [b.name for b in merged.benchmarks] == ["beta"] and merged.skipped == docs[0].skipped
+    # the split publish computes again (the changed files included) is the one they hold
+    config = engine.read_request_config(engine.Request(repo=repo, base="base", head="HEAD"),
+                                        repo, docs[0].base.sha)
+    split = engine.split_of(repo, config, docs[0].base.sha, docs[0].head.sha, 2)
+    assert split.skipped == ("alpha",) and all(merging.refusal(d, split) is None for d in docs)
+    again = merging.merge([merging.ShardFile(f"shard{k}", d) for k, d in enumerate(docs, 1)],
+                          split=split)
+    assert again.benchmarks == merged.benchmarks
 
 
 def test_a_file_name_that_is_not_utf8_is_still_seen(make_repo: MakeRepo, tmp_path: Path) -> None:

@@ -116,8 +116,8 @@ def test_another_run_s_open_check_on_the_head_is_not_adopted(env: Env, fake: Fak
 
 def test_an_artifact_that_breaks_the_reader_still_ends_the_check(
         env: Env, fake: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    """E.g. a forged results file too large for memory: the reader fails, the check ends."""
-    from benchbot import results
+    """E.g. a reader that runs out of memory: the reader fails, the check ends."""
+    from benchbot.github import artifact
 
     payload = env.comment_event("/bench")
     gate = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="gate")
@@ -129,7 +129,7 @@ def test_an_artifact_that_breaks_the_reader_still_ends_the_check(
     def too_big(path: Path) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(results, "load", too_big)
+    monkeypatch.setattr(artifact, "results_file", too_big)
     run = env.run_in_process("issue_comment", payload, BENCHBOT_MODE="publish",
                              BENCHBOT_JOB=gate.outputs["job"], BENCHBOT_MEASURE_RESULT="success",
                              BENCHBOT_RESULTS_DIR=str(folder.parent))

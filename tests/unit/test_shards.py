@@ -369,3 +369,66 @@ def test_a_machine_is_named_by_its_host_and_a_stable_hashed_id() -> None:
     raw = Path("/etc/machine-id")
     if raw.is_file():
         assert raw.read_text().strip()[:12] != me.id  # hashed, never the id itself
+
+
+# --- the split computed again from the config (issue 38, finding 7) ------------------------
+
+
+def _config_split(doc: Results, parts: Sequence[Sequence[str]]) -> shards.Split:
+    return shards.Split(plan=tuple(tuple(p) for p in parts), family=family_of(doc), digest=DIGEST)
+
+
+def _claim(f: merging.ShardFile, other: merging.ShardFile) -> Results:
+    """``f``'s document claiming ``other``'s workloads too, with a split that says so."""
+    names = tuple(b.name for b in (*f.doc.benchmarks, *other.doc.benchmarks))
+    assert f.doc.shard is not None
+    plan = tuple(names if k == f.doc.shard.index - 1 else () for k in range(f.doc.shard.count))
+    return replace(f.doc, benchmarks=(*f.doc.benchmarks, *other.doc.benchmarks),
+                   shard=replace(f.doc.shard, plan=plan))
+
+
+@pytest.mark.parametrize(("forge", "words"), [
+    (lambda f, o: _claim(f, o), "shard 1 claims workload 'edit_distance', which is shard 2's in the split"),
+    (lambda f, o: replace(f.doc, benchmarks=f.doc.benchmarks[1:]), "shard 1 lacks workload"),
+    (lambda f, o: replace(f.doc, settings=replace(f.doc.settings, family=Family(sequential=0, fixed=1))),
+     "shard 1 states a family of 0 sequential and 1 fixed workloads; the config's is"),
+    (lambda f, o: replace(f.doc, settings=replace(f.doc.settings, config_digest="sha256:" + "1" * 64)),
+     "shard 1 was measured with another config than the one at the pinned base"),
+    (lambda f, o: replace(f.doc, shard=replace(f.doc.shard, count=3)),  # type: ignore[arg-type]
+     "it says it is shard 1 of 3; the config's split has 2"),
+    (lambda f, o: replace(f.doc, shard=replace(f.doc.shard, plan=(("x",), ()))),  # type: ignore[arg-type]
+     "shard 1 states a split other than the config's"),
+])
+def test_merge_refuses_a_shard_whose_word_differs_from_the_config_s_split(forge, words: str) -> None:
+    doc = mixed()
+    names = [b.name for b in doc.benchmarks]
+    parts = [names[:3], names[3:]]
+    first, second = split_doc(doc, parts)
+    split = _config_split(doc, parts)
+    assert merging.refusal(first.doc, split) is None and merging.refusal(second.doc, split) is None
+    forged = merging.ShardFile(first.where, forge(first, second))
+    with pytest.raises(ResultsError) as caught:
+        merging.merge([forged], allow_missing=True, split=split)
+    assert str(caught.value).startswith(f"cannot merge {first.where}: ") and words in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_merged_split_and_family_are_the_config_s() -> None:
+    doc = mixed()
+    names = [b.name for b in doc.benchmarks]
+    parts = [names[:3], names[3:]]
+    first, _ = split_doc(doc, parts)
+    split = _config_split(doc, parts)
+    merged = merging.merge([first], allow_missing=True, split=split)
+    assert merged.unmeasured == tuple(names[3:]) and merged.settings.family == split.family
+
+
+def test_a_workload_no_shard_holds_is_named_as_none_s() -> None:
+    doc = mixed()
+    names = [b.name for b in doc.benchmarks]
+    first, _ = split_doc(doc, [names[:3], names[3:]])
+    split = _config_split(doc, [names[:3], names[3:5]])  # the config lacks the last
+    forged = replace(first.doc, benchmarks=(*first.doc.benchmarks, doc.benchmarks[-1]))
+    assert merging.refusal(forged, split) == (
+        f"shard 1 claims workload {names[-1]!r}, which is no shard's (the config does not name "
+        "it) in the split of the config at the pinned base")

@@ -114,7 +114,7 @@ def shard_of(action_env: ActionEnv, job: Job) -> Shard | None:
     return shard
 
 
-def _fetched(action_env: ActionEnv, job: Job, config: Config | None) -> tuple[Path, Config]:
+def fetched(action_env: ActionEnv, job: Job, config: Config | None) -> tuple[Path, Config]:
     """The clone with the pinned commits, and the config: the gate's, else read at the
     commit it named, with the job's settings over it."""
     repo = fetch_commits(action_env, {
@@ -131,7 +131,7 @@ def _fetched(action_env: ActionEnv, job: Job, config: Config | None) -> tuple[Pa
 def _measure(action_env: ActionEnv, job: Job, log: Log, shard: Shard | None, *,
              source_env: Mapping[str, str], reporter: engine.Reporter | None,
              config: Config | None) -> Results:
-    repo, config = _fetched(action_env, job, config)
+    repo, config = fetched(action_env, job, config)
     part = f", shard {shard}" if shard else ""
     log.line(f"measuring #{job.number}{part}: base {job.base.sha[:12]}, head {job.head.sha[:12]}")
     doc = engine.compare(
@@ -153,7 +153,7 @@ def _bisect(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[st
             reporter: engine.Reporter | None,
             config: Config | None) -> bisectdoc.BisectResults:
     """The bisect of the job's workload from the pinned base (good) to the head (bad)."""
-    repo, config = _fetched(action_env, job, config)
+    repo, config = fetched(action_env, job, config)
     workload = job.command.workload
     if workload is None:
         raise UsageError("BENCHBOT_JOB (input job): a bisect names no workload")

@@ -26,13 +26,12 @@ when the bisect could not run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchbot import bisectdoc, files, merging, results
+from benchbot import bisectdoc, files, merging, results, shards
 from benchbot.errors import BenchbotError, GithubError, ResultsError
-from benchbot.github import post
+from benchbot.github import artifact, post
 from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
 from benchbot.github.output import (
@@ -118,7 +117,7 @@ def _read_artifact(directory: Path, job: Job, shard: Shard | None) -> Outcome | 
     the shard it should hold; its error file; or None when it holds neither."""
     if (directory / RESULTS).is_file():
         try:
-            doc = results.load(directory / RESULTS)
+            doc = artifact.results_file(directory / RESULTS)
         except BenchbotError as exc:
             return NotMeasured(f"the results file from the measure job is not valid: {exc}")
         for side in ("base", "head"):
@@ -143,7 +142,7 @@ def _read_bisect(directory: Path, job: Job) -> Outcome | None:
     and the workload asked for; its error file; or None when it holds neither."""
     if (directory / BISECT).is_file():
         try:
-            doc = bisectdoc.load(directory / BISECT)
+            doc = artifact.bisect_file(directory / BISECT)
         except BenchbotError as exc:
             return NotMeasured(f"the bisect file from the measure job is not valid: {exc}")
         for side, named, pinned in (("good", doc.good.sha, job.base.sha),
@@ -162,12 +161,21 @@ def _read_bisect(directory: Path, job: Job) -> Outcome | None:
 
 
 def _read_shards(action_env: ActionEnv, job: Job) -> Outcome:
-    """Every shard's artifact, merged into one document of the shards that reported."""
+    """Every shard's artifact, merged into one document of the shards that reported. Each
+    file is checked against the split the config at the pinned base makes (computed here,
+    not taken from any shard's file); one that claims otherwise has failed, named so."""
+    try:
+        split = _split(action_env, job)
+    except BenchbotError as exc:
+        return NotMeasured("the shards' split cannot be computed again from the config at "
+                           f"{job.config_sha[:12]} to check them: {first_line(str(exc))}")
     found: list[merging.ShardFile] = []
     failed: list[FailedShard] = []
     for shard in job.shard_list:
         directory = action_env.results_dir / job.artifact(action_env.artifact, shard)
         outcome = _read_artifact(directory, job, shard)
+        if isinstance(outcome, Measured) and (why := merging.refusal(outcome.doc, split)):
+            outcome = NotMeasured(f"not merged: {why}")
         if isinstance(outcome, Measured):
             found.append(merging.ShardFile(f"shard {shard}", outcome.doc))
         elif isinstance(outcome, NotMeasured):
@@ -179,18 +187,28 @@ def _read_shards(action_env: ActionEnv, job: Job) -> Outcome:
         return NotMeasured(f"no shard of the {job.shards} reported results\n" + "\n".join(lines),
                            "cancelled" if word == "cancelled" and not failed else "failure")
     try:
-        return Measured(merging.merge(found, allow_missing=True, failed=failed))
+        return Measured(merging.merge(found, allow_missing=True, failed=failed, split=split))
     except ResultsError as exc:
         return NotMeasured(f"the shards' results cannot be merged: {exc}")
 
 
+def _split(action_env: ActionEnv, job: Job) -> shards.Split:
+    """The comparison's split into the job's shards, from the config read at the commit
+    the gate pinned with the job's settings over it, as each measure job read it
+    (``measure.fetched``): the repository is fetched here for that (the base, the head
+    and the config's commit, as objects: nothing of them runs)."""
+    from benchbot import engine
+    from benchbot.github.measure import fetched
+
+    repo, config = fetched(action_env, job, None)
+    return engine.split_of(repo, config, job.base.sha, job.head.sha, job.shards)
+
+
 def _error_file(path: Path) -> NotMeasured:
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        message = str(data["message"])[:20_000]
-        kind = str(data.get("kind"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return NotMeasured("the measure job failed and its error file cannot be read")
+        message, kind = artifact.error_file(path)
+    except ResultsError as exc:
+        return NotMeasured(f"the measure job failed and its error file cannot be read: {exc}")
     return NotMeasured(message, "cancelled" if kind == "cancelled" else "failure")
 
 

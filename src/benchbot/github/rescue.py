@@ -118,7 +118,7 @@ def _is_push(job: str) -> bool:
     """Whether the hand-over is a push's (``watch.PushJob``: ``kind: push``)."""
     try:
         data = json.loads(job)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(data, dict) and data.get("kind") == "push"
 
@@ -146,6 +146,8 @@ def _target(env: Mapping[str, str], api: _Api) -> Target | None:
                           comment_id=comment_id if isinstance(comment_id, int) else None)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise RescueError(f"BENCHBOT_JOB is not the gate's hand-over: {exc!r}") from None
+        except RecursionError:
+            raise RescueError("BENCHBOT_JOB is not the gate's hand-over: nested too deeply") from None
     payload = _payload(env.get("GITHUB_EVENT_PATH", ""))
     pull = payload.get("pull_request")
     if isinstance(pull, dict):
@@ -165,6 +167,8 @@ def _payload(path: str) -> dict[str, Any]:
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         raise RescueError(f"GITHUB_EVENT_PATH {path}: cannot read: {exc}") from None
+    except RecursionError:
+        raise RescueError(f"GITHUB_EVENT_PATH {path}: cannot read: nested too deeply") from None
     return data if isinstance(data, dict) else {}
 
 

@@ -43,6 +43,7 @@ from benchbot import bisect, bisectdoc, codec, files, history, historydoc, histo
 from benchbot.config import Config
 from benchbot.errors import BenchbotError, GitError, ResultsError, UsageError
 from benchbot.findconfig import read_config
+from benchbot.github import artifact as artifact_files
 from benchbot.github import limits
 from benchbot.github.api import BranchHead
 from benchbot.github.env import ActionEnv
@@ -256,33 +257,34 @@ def read_artifact(action_env: ActionEnv, job: PushJob) -> Step:
     if not (directory / RECORD).is_file():
         if (directory / ERROR).is_file():
             try:
-                said = str(json.loads((directory / ERROR).read_text(errors="replace"))["message"])
-            except (OSError, ValueError, KeyError, TypeError):
-                said = "its error file cannot be read"
+                said = artifact_files.error_file(directory / ERROR)[0]
+            except ResultsError as exc:
+                said = f"its error file cannot be read: {exc}"
             raise ResultsError(f"the push was not measured: {first_line(said)[:2000]}")
         word = action_env.measure_result or "failure"
         raise ResultsError(f"the measure job left no record of the push (its result: {word})")
-    record = historydoc.parse(_json(directory / RECORD), where=RECORD)
+    record = artifact_files.history_record(directory / RECORD, where=RECORD)
     if (record.commit.sha, record.against.sha) != (job.after, job.before):
         raise ResultsError(f"{RECORD} holds {record.commit.sha[:12]} against "
                            f"{record.against.sha[:12]}, but the gate pinned {job.after[:12]} "
                            f"against {job.before[:12]}: not recording other commits")
     if tuple(c.sha for c in (*record.spans, record.commit)) != job.commits:
         raise ResultsError(f"{RECORD} names other commits than the push's")
+    if record.skipped:  # a push's step holds its commits in spans; skipped is the CLI's
+        raise ResultsError(f"{RECORD} lists {len(record.skipped)} commit(s) as skipped, which "
+                           "a push's step never does (its commits are its spans): not recording")
+    found = sorted(directory.glob("bisect-*.json"))
+    if len(found) > MAX_BISECTS:
+        raise ResultsError(f"the artifact holds {len(found)} bisect files; a push's measure job "
+                           f"writes at most {MAX_BISECTS}: not published")
     bisects = []
-    for path in sorted(directory.glob("bisect-*.json")):
-        doc = bisectdoc.load(path)
+    for path in found:
+        doc = artifact_files.bisect_file(path)
         if (doc.good.sha, doc.bad.sha) != (job.before, job.after) or doc.workload not in called(record):
             raise ResultsError(f"{path.name}: a bisect of other commits or of a workload the "
                                "step did not call: not published")
         bisects.append(doc)
     return Step(record=record, bisects=tuple(bisects))
-
-
-def _json(path: Path) -> object:
-    from benchbot.results import read_json
-
-    return read_json(path, "a history file")
 
 
 def publish(action_env: ActionEnv, job: PushJob, api: HistoryApi, log: Log) -> int:
@@ -293,6 +295,9 @@ def publish(action_env: ActionEnv, job: PushJob, api: HistoryApi, log: Log) -> i
         append_summary(action_env.step_summary, Markdown(
             "### benchbot history: not recorded\n\n{}\n").format(first_line(str(exc))))
         raise
+    # The store's order is benchbot's own: the time this step writes the record, not the
+    # artifact's word (its `created`, like all of it, came from the measured machine).
+    step = dataclasses.replace(step, record=historydoc.stamped(step.record))
     head = api.branch_head(job.branch)
     with tempfile.TemporaryDirectory(prefix="benchbot-store-") as tmp:
         store = historydoc.Store(Path(tmp) / STORE)
