@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchbot import engine, harness
 from benchbot.model import Results
 from benchbot.report import render_comment, render_results
+from benchbot.results import to_json
 from benchbot.runner import RawRun, SpawnRequest
 from benchbot.settings import Overrides
 from tests.clock import FakeClock
@@ -136,10 +138,12 @@ def test_counting_that_stopped_says_what_it_cost_and_each_stderr_line_once(
         assert "then counting stopped" in line and RECIPE not in line
 
 
-def test_a_benchmark_too_fast_to_time_is_not_said_to_have_failed(make_repo: MakeRepo) -> None:
+def test_a_benchmark_too_fast_to_time_is_not_said_to_have_failed(make_repo: MakeRepo,
+                                                                  validate: Any) -> None:
     clock = FakeClock()
     fake = TooFast({**SPECS, "BenchmarkNop": Spec(ns=1.0, instructions=3)}, clock)
     doc = _compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock)
+    validate(to_json(doc))
     [nop] = [b for b in doc.benchmarks if b.name == "go/BenchmarkNop"]
     assert nop.verdict.outcome == "invalid" and nop.verdict.reason_code == "too_fast"
     assert nop.measuring is not None and nop.measuring.why == "too fast to time"
