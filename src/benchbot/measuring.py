@@ -545,7 +545,7 @@ class Sequential:
             settle = sequential.pairs_to_settle_uncapped(verdict, self.by_name[name].parity)
         self.measured.timed_s[name] = result.timed_s
         return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
-                         why=sequential.WHY[reason], looks=looks, orders="".join(result.orders),
+                         why=sequential.why(reason, verdict), looks=looks, orders="".join(result.orders),
                          settle_pairs=settle, called_at=self.measured.called.get(name),
                          **_seconds(self.measured, name))
 
@@ -719,7 +719,6 @@ def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any]
 
     if not names:
         return
-    ctx.reporter.phase("counting", len(names), len(names) * len(suitecount.PLAN))
 
     def tick(name: str, done: int, planned: int) -> None:
         ctx.reporter.progress("counting", name, done, planned)
@@ -727,7 +726,8 @@ def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any]
     setting = suitecount.Setting(
         config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
         figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
-        progress=tick)
+        progress=tick,  # the phase's line is said as runs are made, with their number
+        phase=lambda benchmarks, runs: ctx.reporter.phase("counting", benchmarks, runs))
     counted = suitecount.count_all(setting, names, deadline=deadline)
     measured.counts.update(counted.counts)
     measured.suites = suitecount.recorded(measured.suites, counted)

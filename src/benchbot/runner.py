@@ -103,8 +103,10 @@ def record(raw: RawRun, workload: WorkloadConfig, *, timeout_s: float | None = N
         failure, error = "timeout", f"timed out after {timeout_s or workload.timeout_s:g} s"
     elif raw.returncode != 0:
         # The last three lines of its stderr, each cut short: the report's note stays a
-        # line, however long a line the program printed.
-        tail = [_clip(line, STDERR_LINE_CHARS) for line in raw.stderr_tail.strip().splitlines()[-3:]]
+        # line, however long a line the program printed; a line the program printed
+        # again (a harness's "FAIL" after each benchmark) is quoted once, at its last place.
+        lines = [_clip(line, STDERR_LINE_CHARS) for line in raw.stderr_tail.strip().splitlines()]
+        tail = list(dict.fromkeys(reversed(lines)))[:3][::-1]
         failure = "exit_status"
         error = f"exited with status {raw.returncode}" + (f": {' | '.join(tail)}" if tail else "")
     captures = iter(raw.captures)

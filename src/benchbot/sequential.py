@@ -211,3 +211,17 @@ WHY: dict[StopReason, str] = {
     "aborted": "the A/A check failed for too many workloads",
     "fixed": "a fixed number of pairs was asked for",
 }
+# Why a workload whose verdict is invalid stopped, by the verdict's reason code: not every
+# invalid verdict is a run that failed (a benchmark too fast to time ran as it should).
+INVALID_WHY: dict[str, str] = {
+    "too_fast": "too fast to time",
+    "no_metric": "a run reported no value",
+    "expect_mismatch": "the runs' outputs differed",
+}
+
+
+def why(reason: StopReason, verdict: Verdict | None = None) -> str:
+    """Why measuring stopped, in words; a stop on an invalid verdict says what made it so."""
+    if reason == "failed" and verdict is not None and verdict.outcome == "invalid":
+        return INVALID_WHY.get(verdict.reason_code or "", WHY["failed"])
+    return WHY[reason]

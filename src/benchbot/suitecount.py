@@ -69,6 +69,9 @@ class Setting:
     # The seam for whatever places a run elsewhere (another worktree, padding of its
     # environment): every counted run's request passes through it before it is made.
     place: Callable[[SpawnRequest], SpawnRequest] | None = None
+    # Told before each batch of counted runs is made: (benchmarks, runs planned). Nothing is
+    # told where none are made (counting off, a harness refused, the budget spent).
+    phase: Callable[[int, int], None] | None = None
 
 
 @dataclass(slots=True)
@@ -123,6 +126,16 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         for w in own:
             into[w.name] = Counts(method=None, why=f"not counted: {chosen}")
         return f"none: {chosen}", 0, setting.clock() - started
+    made = [0]  # counted runs made, those that failed too
+
+    def make(batch: Mapping[str, _Plan]) -> dict[str, dict[int, RawRun]]:
+        if batch and setting.phase is not None and (deadline is None
+                                                     or setting.clock() < deadline):
+            setting.phase(len(batch), sum(len(p.requests) for p in batch.values()))
+        raws = _made(setting, batch, deadline)
+        made[0] += sum(len(r) for r in raws.values())
+        return raws
+
     plans: dict[str, _Plan] = {}
     for w in own:
         planned = _plan(setting, w, chosen, base, head)
@@ -141,7 +154,7 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
                 into[name] = Counts(method=None, why=f"not counted: {stopped}")
             continue
         staged = {name: plans[name] for name in stage}
-        raws = _made(setting, staged, deadline)
+        raws = make(staged)
         for name, plan in staged.items():
             into[name] = _counts(plan, raws.get(name, {}), chosen)
         if len(names) > FAIL_FAST:
@@ -152,16 +165,15 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
     parity = {w.name: w.parity for w in own}
     again = _to_confirm(into, plans, parity)
     if again:
-        more = _made(setting, again, deadline)
+        more = make(again)
         for name, plan in again.items():
             into[name] = _confirmed(into[name], plan, more.get(name, {}), chosen)
     for size in (SAMPLES, SAMPLES_MORE):
         sample = _to_sample(into, plans, parity, size)
-        more = _made(setting, sample, deadline) if sample else {}
+        more = make(sample) if sample else {}
         for name, plan in sample.items():
             into[name] = _sampled(into[name], plan, more.get(name, {}), chosen, size)
-    made = sum(len(into[n].runs or ()) for n in plans)
-    return (chosen.how if stopped is None else f"stopped: {stopped}"), made, \
+    return (chosen.how if stopped is None else f"stopped: {stopped}"), made[0], \
         setting.clock() - started
 
 
@@ -177,9 +189,11 @@ def _failing_alike(first: Sequence[tuple[str, Counts]]) -> str | None:
         shapes.add(re.sub(r"\d+", "#", (c.why or "").replace(bench, "<bench>")))
     if len(shapes) != 1:
         return None
-    why = (first[0][1].why or "").removeprefix("not counted: ")
-    return (f"the first {len(first)} benchmarks' counted runs all failed the same way "
-            f"({first[0][0]}: {why}), so no others were counted")
+    # Their names, not their failure: each of them says that (its own note), and a report
+    # that quoted it here too would show the same line of the harness's stderr twice.
+    return (f"the counted runs of the first {len(first)} benchmarks "
+            f"({', '.join(bench for bench, _ in first)}) all failed the same way, so no "
+            "others were counted")
 
 
 @dataclass(frozen=True, slots=True)

@@ -347,6 +347,9 @@ def test_counting_stops_when_the_first_benchmarks_all_fail_the_same_way(
     for name in list(SPECS)[suitecount.FAIL_FAST:]:
         assert by[name].counts.method is None
         assert "all failed the same way" in by[name].counts.why
+        # the first ones are named; their own notes give the failure (quoted once)
+        assert "(BenchmarkHash, BenchmarkSort, BenchmarkParse)" in by[name].counts.why
+    for name in list(SPECS)[:suitecount.FAIL_FAST]:
         assert "exited with status 2" in by[name].counts.why
     [suite] = doc.suites
     assert (suite.counting or "").startswith("stopped: ")

@@ -203,3 +203,12 @@ def test_a_failure_quotes_the_last_lines_of_stderr_each_cut_short() -> None:
     rec = record(raw, workload())
     assert rec.failure == "exit_status"
     assert rec.error == f"exited with status 3: {'x' * 159}… | second | boom"
+
+
+def test_a_failure_quotes_a_line_of_stderr_printed_again_once() -> None:
+    """A harness that prints the same line after each failing benchmark: the reason quotes
+    it once, at its last place, and the last distinct lines before it."""
+    raw = RawRun(wall_ns=5, cpu_ns=5, maxrss_kib=1, returncode=1,
+                 stderr_tail="setup\nerror: fixture missing\nFAIL\nerror: fixture missing\nFAIL\n")
+    rec = record(raw, workload())
+    assert rec.error == "exited with status 1: setup | error: fixture missing | FAIL"

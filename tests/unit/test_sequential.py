@@ -139,6 +139,21 @@ def test_why_a_workload_stops(ab: Verdict, aa: Verdict | None, expected: str | N
     assert stop_reason(ab, aa, pairs=30, max_pairs=1000, parity=0.02) == expected
 
 
+def test_a_workload_too_fast_to_time_stops_as_such_not_as_a_failed_run() -> None:
+    """A program whose median lies below the 25 us floor of process timing, and a harness
+    that reports 0 ns: both invalid, and measuring stops on it, but no run failed."""
+    rule = stats.Rule(parity=0.02, alpha=0.05, floor_ns=25_000.0, seed=1)
+    below = stats.compare([10_000.0] * 12, [10_100.0] * 12, rule=rule)
+    zero = stats.compare([0.0] * 12, [0.0] * 12, rule=rule)
+    failed = stats.invalid("run_failed", "the head run exited with status 2")
+    for verdict in (below, zero):
+        assert verdict.outcome == "invalid" and verdict.reason_code == "too_fast"
+        stop = stop_reason(verdict, None, pairs=12, max_pairs=1000, parity=0.02)
+        assert stop == "failed" and sequential.why(stop, verdict) == "too fast to time"
+    assert sequential.why("failed", failed) == "a run failed"
+    assert sequential.why("budget", below) == sequential.WHY["budget"]
+
+
 @pytest.mark.parametrize(("ab", "expected"), [
     # the median left its tolerance; the best-run side or the 51-pair start holds it back
     (_verdict(reason_code="timing_modes", ratio=1.04, tolerance=0.02), True),

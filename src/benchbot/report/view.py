@@ -36,6 +36,7 @@ from benchbot.model import (
     SuiteRecord,
 )
 from benchbot.sequential import CALLS, FIRST_LOOK
+from benchbot.sequential import why as sequential_why
 from benchbot.settings import (
     DEFAULT_PARITY,
     MAX_BUDGET_S,
@@ -323,8 +324,30 @@ class SuiteView:
     counting: str | None = None  # how its benchmarks' counted runs were made, or why none
     counted_runs: int | None = None
     counting_s: float | None = None
+    # What the suite line says of counting: its benchmarks counted, the share of the
+    # comparison's wall time the counted runs took, whether counting stopped early, and the
+    # recipe the runs followed (None where no run was made: the notes say why).
+    counted: int = 0
+    counting_share: float | None = None
+    stopped: bool = False
+    how: str | None = None
+    # The note of the suite's own invalid row, where its harness failed: the line refers to
+    # it rather than quote the harness's stderr a second time.
+    failure_note: int | None = None
 
     SHOWN = 20  # names listed of added or removed benchmarks; the rest are counted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Uncounted:
+    """One reason instructions were not counted, as a footnote: its letter (the table's
+    cells point to it), the reason, and the workloads it applies to."""
+
+    letter: str
+    why: str
+    names: tuple[str, ...]
+
+    SHOWN = 3  # names listed; the rest are counted ("and 4 more")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -362,8 +385,8 @@ class ReportView:
     created: str
     rule: str
     shards: ShardsView | None = None  # None: measured on one machine, not sharded
-    # Why instructions were not counted, one footnote per distinct reason: (letter, why).
-    uncounted: tuple[tuple[str, str], ...] = ()
+    # Why instructions were not counted, one footnote per distinct reason, naming its workloads.
+    uncounted: tuple[Uncounted, ...] = ()
     suites: tuple[SuiteView, ...] = ()  # the harnesses' suites, in the config's order
     spent: Spent | None = None  # where the comparison's wall time went
     # Workloads not measured because the change cannot affect them (their ``paths``).
@@ -550,22 +573,38 @@ def build_view(doc: Results, *, run_url: str | None = None, command_style: Comma
         sandbox=doc.sandbox.description if doc.sandbox else None,
         run_url=run_url, bench_hint=command_style == "bench", created=doc.created,
         rule=doc.noise_model.rule, shards=_shards_view(doc),
-        uncounted=tuple((letter, why.removeprefix("not counted: "))  # the heading says so
+        uncounted=tuple(Uncounted(letter=letter, why=why.removeprefix("not counted: "),  # the
+                                  names=tuple(r.name for r in rows  # heading says so
+                                              if r.counts is not None and r.counts.letter == letter))
                         for why, letter in whys.items()),
-        suites=tuple(_suite_view(doc, s) for s in doc.suites or ()),
+        suites=tuple(_suite_view(doc, s, rows) for s in doc.suites or ()),
         skipped=tuple(k.name for k in doc.skipped or ()), artifact=artifact, spent=doc.spent,
     )
 
 
-def _suite_view(doc: Results, suite: SuiteRecord) -> SuiteView:
-    pairs = {b.measuring.pairs for b in doc.benchmarks
-             if b.name.startswith(suite.name + "/") and b.measuring is not None}
+def _suite_view(doc: Results, suite: SuiteRecord, rows: Sequence[Row]) -> SuiteView:
+    members = [b for b in doc.benchmarks if b.name.startswith(suite.name + "/")]
+    pairs = {b.measuring.pairs for b in members if b.measuring is not None}
+    own = next((r for r in rows if r.name == suite.name and r.outcome == "invalid"), None)
+    counting = suite.counting or ""
+    # Runs were made (failed ones count too; a file written before counted those of the
+    # benchmarks counted alone, and says "none counted" where all of them failed)
+    made = bool(suite.counted_runs)
+    wall = doc.spent.wall_s if doc.spent is not None else 0.0
     return SuiteView(name=suite.name, format=suite.format, compared=len(suite.benchmarks),
                      added=suite.added, removed=suite.removed, not_found=suite.not_found,
                      failure=suite.failure,
                      filter_hint=not suite.filtered and len(pairs) > 1,
                      counting=suite.counting, counted_runs=suite.counted_runs,
-                     counting_s=suite.counting_s)
+                     counting_s=suite.counting_s,
+                     counted=sum(1 for b in members if b.counts is not None
+                                 and b.counts.method is not None),
+                     counting_share=(suite.counting_s or 0.0) / wall if wall > 0 else None,
+                     stopped=counting.startswith("stopped: "),
+                     # "none: why" names no recipe; nor does one no run followed
+                     how=counting if made and not counting.startswith(("none: ", "stopped: "))
+                     else None,
+                     failure_note=own.note if own is not None and suite.failure else None)
 
 
 def shortened(view: ReportView) -> list[ReportView]:
@@ -695,7 +734,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         pairs=bench.measuring.pairs if bench.measuring else v.n,
         design=bench.measuring.design if bench.measuring else "pairs",
         stopped=bench.measuring.stopped if bench.measuring else None,
-        stopped_why=bench.measuring.why if bench.measuring else None,
+        stopped_why=_stopped_why(bench),
         reason=v.reason, reason_code=v.reason_code, settle=settle, note=note,
         ratios=distribution(pair_ratios), aa_ratios=distribution(aa_ratios),
         base_runs=distribution(base_runs), head_runs=distribution(head_runs),
@@ -708,6 +747,18 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         counted_s=bench.measuring.counted_s if bench.measuring else None,
         figure=figure_of(v, bench.counts, metric=bench.metric, better=bench.better),
     )
+
+
+def _stopped_why(bench: Benchmark) -> str | None:
+    """Why measuring stopped, in words: as recorded, but a stop on an invalid verdict says
+    what made it invalid (a benchmark too fast to time did not fail a run), also in a file
+    written before the words did."""
+    m = bench.measuring
+    if m is None:
+        return None
+    if m.stopped == "failed":
+        return sequential_why("failed", bench.verdict)
+    return m.why
 
 
 def _median(values: Sequence[float] | None) -> float | None:
