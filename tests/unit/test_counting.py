@@ -100,13 +100,15 @@ def test_valgrind_counts_are_exact_and_twice_the_work_reads_twice(tmp_path: Path
     try:
         once = [spawner.spawn(req(tmp_path, str(program), "50", "40000", count="valgrind"))
                 for _ in range(2)]
-        twice = spawner.spawn(req(tmp_path, "sh", "-c", f"{program} 100 40000", count="valgrind"))
+        twice = spawner.spawn(req(tmp_path, "sh", "-c", f"{program} 100 40000; true",
+                                  count="valgrind"))  # sh forks the program, then execs it
     finally:
         spawner.close()
     assert once[0].instructions is not None and once[0].instructions == once[1].instructions
     assert twice.instructions is not None
     assert 1.9 < twice.instructions / once[0].instructions < 2.1  # sh counted too, and small
-    assert not list(tmp_path.glob(f"{counting.VALGRIND_OUT}.*"))  # out files removed
+    assert not list(tmp_path.rglob(f"{counting.VALGRIND_OUT}.*"))  # out files removed
+    assert not list((tmp_path / counting.VALGRIND_ROOT).iterdir())  # and their directories
 
 
 @needs_valgrind
