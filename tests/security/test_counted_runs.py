@@ -1,0 +1,164 @@
+"""No process of a counted run can make its count smaller than its work (docs/security.md,
+"Counts").
+
+A head that does ten times base's work tries each trick of ``tricks.c`` on valgrind's
+counting: rewrite a forked child's out file after it exits (found through valgrind's log,
+which a counted process holds), kill the child before valgrind writes it, exec after the
+work (valgrind counts the new program from zero), remove valgrind's preload and exec, link
+a file of its own in place of the child's out file (from the worker's scratch, or from
+beside valgrind's directory). Each counted run comes out with no
+count or with all of its work; each comparison, on the counts alone (``metric:
+instructions``) or on time with the counts beside it, never reads ``faster`` or ``level``.
+All of it for real: C programs built with cc, each arm's runs made by its own worker in
+bubblewrap, counted by valgrind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchbot import engine, sandbox
+from benchbot.results import to_json as as_json
+from benchbot.spawn import SpawnRequest
+from tests.conftest import MakeRepo
+
+pytestmark = [
+    pytest.mark.slow,  # valgrind: about a second a counted run of the 10x head
+    pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler"),
+    pytest.mark.skipif(shutil.which("valgrind") is None,
+                       reason="valgrind not installed (.ci/run installs it for the slow tier)"),
+    pytest.mark.skipif(not sandbox.probe().works,
+                       reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}"),
+]
+
+SOURCE = Path(__file__).with_name("tricks.c")
+TRICKS = ["overwrite", "kill", "exec", "preload", "link", "linkbeside"]
+# Caught by the record of valgrind's directory: no count (the others count all the work).
+CAUGHT = ("overwrite", "kill", "exec", "linkbeside")
+BASE_UNITS, HEAD_UNITS = 2000, 20000
+
+
+def _run(cwd: Path, units: int, how: str) -> SpawnRequest:
+    env = tuple(sorted(sandbox.clean_env(os.environ).items()))
+    return SpawnRequest(argv=("./t", str(units), how), cwd=str(cwd), env=env, timeout_s=120.0,
+                        count="valgrind")
+
+
+def test_every_trick_in_the_sandbox_s_worker_gives_no_count_or_all_of_the_work(
+        tmp_path: Path) -> None:
+    place = tmp_path / "place"
+    place.mkdir()
+    subprocess.run(["cc", "-O1", "-o", str(place / "t"), str(SOURCE)], check=True)
+    (tmp_path / "scratch").mkdir()
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path / "scratch",
+                                    sandbox.clean_env(os.environ), places=[place])
+    try:
+        honest = spawner.spawn(_run(place, HEAD_UNITS, "plain"))
+        tried = {how: spawner.spawn(_run(place, HEAD_UNITS, how)) for how in TRICKS}
+    finally:
+        spawner.close()
+    assert honest.instructions is not None and honest.instructions > HEAD_UNITS * 1000
+    for how, run in tried.items():
+        assert run.returncode == 0, (how, run)
+        assert run.instructions is None or run.instructions >= 0.99 * honest.instructions, (
+            how, run.instructions, honest.instructions, run.count_error)
+    # The tricks the record catches say why; the others (the preload's removal and an exec
+    # in a forked child before any work, a link the sandbox's mount refuses) count it all.
+    for how in CAUGHT:
+        error = tried[how].count_error
+        assert tried[how].instructions is None and error and error.startswith(
+            "valgrind: not counted: "), (how, tried[how])
+    assert "was not made, written and closed once" in (tried["overwrite"].count_error or "")
+    assert "never reached its end" in (tried["kill"].count_error or "")
+    assert "exec'd" in (tried["exec"].count_error or "")
+    assert "next to valgrind's directory" in (tried["linkbeside"].count_error or "")
+
+
+def _repo(make_repo: MakeRepo, how: str, metric: str) -> Path:
+    config = ("version: 1\nbuild: make\naa: off\nconfirm: off\n"
+              f"workloads:\n  - {{name: t, run: ./t, counts: valgrind{metric}}}\n")
+    make = "t: t.c\n\tcc -O1 -DUNITS={units} -DHOW='\"{how}\"' -o t t.c\n"
+    return make_repo({"benchbot.yml": config, "t.c": SOURCE.read_text(),
+                      "Makefile": make.format(units=BASE_UNITS, how="plain")},
+                     {"Makefile": make.format(units=HEAD_UNITS, how=how)})
+
+
+@pytest.mark.parametrize("how", TRICKS)
+def test_a_ten_times_slower_head_is_never_faster_or_level_on_the_counts(
+        make_repo: MakeRepo, how: str) -> None:
+    repo = _repo(make_repo, how, ", metric: instructions")
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
+    (bench,) = doc["benchmarks"]
+    outcome = bench["verdict"]["outcome"]
+    assert outcome not in ("faster", "level"), bench["verdict"]
+    # Where the trick is caught there is no count to call on (invalid); where it is not,
+    # the count holds all the work (slower).
+    assert outcome == ("invalid" if how in CAUGHT else "slower"), bench
+
+
+@pytest.mark.parametrize("how", CAUGHT)
+def test_a_ten_times_slower_head_is_never_faster_or_level_with_counts_beside_time(
+        make_repo: MakeRepo, how: str) -> None:
+    repo = _repo(make_repo, how, ", max_runs: 30")
+    doc = as_json(engine.compare(engine.Request(repo=repo, base="base", head="HEAD")))
+    (bench,) = doc["benchmarks"]
+    assert bench["verdict"]["outcome"] not in ("faster", "level"), bench["verdict"]
+
+
+# A run that tries to switch off the perf counters attached to it, and lists what it holds:
+# exits 0 when the prctl is refused with EINVAL, another prctl works, and no descriptor is
+# a perf counter.
+PRCTL = r"""
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+int main(void) {
+    int off = prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0), off_errno = errno;
+    int on = prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0), on_errno = errno;
+    int named = prctl(PR_SET_NAME, "counted", 0, 0, 0);
+    int counters = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char link[300], target[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n > 0) { target[n] = 0; if (strstr(target, "perf_event")) counters++; }
+    }
+    printf("%d %d %d %d %d %d\n", off, off_errno, on, on_errno, named, counters);
+    return off == -1 && off_errno == EINVAL && on == -1 && on_errno == EINVAL && named == 0
+           && counters == 0 ? 0 : 1;
+}
+"""
+
+
+def test_no_run_can_switch_off_the_perf_counter_nor_holds_one(tmp_path: Path) -> None:
+    """The worker's counter counts each run through the kernel's inherited copy, which a
+    process may switch off with prctl: the sandbox's seccomp filter refuses it. The
+    software event stands in for the hardware counters a VM may not have."""
+    place = tmp_path / "place"
+    place.mkdir()
+    (place / "p.c").write_text(PRCTL)
+    subprocess.run(["cc", "-O1", "-o", str(place / "t"), str(place / "p.c")], check=True)
+    (tmp_path / "scratch").mkdir()
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path / "scratch",
+                                    sandbox.clean_env(os.environ), places=[place],
+                                    perf_events="software-test")
+    env = tuple(sorted(sandbox.clean_env(os.environ).items()))
+    try:
+        runs = [spawner.spawn(SpawnRequest(argv=("./t",), cwd=str(place), env=env,
+                                           timeout_s=30.0, count=count))
+                for count in (None, "perf")]
+    finally:
+        spawner.close()
+    for run in runs:
+        assert run.returncode == 0, run
+    assert runs[1].instructions is not None or runs[1].count_error, runs[1]
