@@ -162,3 +162,110 @@ def test_no_run_can_switch_off_the_perf_counter_nor_holds_one(tmp_path: Path) ->
     for run in runs:
         assert run.returncode == 0, run
     assert runs[1].instructions is not None or runs[1].count_error, runs[1]
+
+
+# --- a suite's counted runs --------------------------------------------------------------
+
+# The head's main for the google-benchmark suite of tests/integration/harnesses.py: the
+# benchmarks run in a forked child (or in this process, for exec), then the trick. The
+# rewritten count is a twentieth of valgrind's, not a constant: a suite's counts are the
+# difference of two counted runs of different lengths, which a constant would not pass.
+SUITE_MAIN = r"""
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+static void valgrind_dir(char *dir, size_t size) {
+  dir[0] = 0;
+  DIR *d = opendir("/proc/self/fd");
+  while (struct dirent *e = d ? readdir(d) : nullptr) {
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = 0;
+    char *slash = strrchr(target, '/');
+    if (slash && strncmp(slash + 1, "vg.benchbot.", 12) == 0) { *slash = 0; snprintf(dir, size, "%s", target); }
+  }
+  if (d) closedir(d);
+}
+
+int main(int argc, char **argv) {
+  const char *how = HOW;
+  if (strcmp(how, "exec") == 0) {
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    fflush(stdout);
+    execl("/bin/true", "true", (char *)nullptr);
+    return 9;
+  }
+  char dir[4096], path[4200];
+  valgrind_dir(dir, sizeof dir);
+  int ready[2];
+  if (pipe(ready) != 0) return 9;
+  pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    fflush(stdout);
+    if (write(ready[1], "x", 1) < 0) {}
+    if (strcmp(how, "kill") == 0) pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char c;
+  if (read(ready[0], &c, 1) < 0) {}
+  if (strcmp(how, "kill") == 0) kill(child, SIGKILL);
+  int status;
+  waitpid(child, &status, 0);
+  snprintf(path, sizeof path, "%s/cg.benchbot.%d", dir, (int)child);
+  if (strcmp(how, "overwrite") == 0 && dir[0]) {
+    // A twentieth of what valgrind counted: a count that still grows with the work.
+    long counted = 0;
+    char line[4096];
+    if (FILE *in = fopen(path, "r")) {
+      while (fgets(line, sizeof line, in))
+        if (strncmp(line, "summary: ", 9) == 0) counted = atol(line + 9);
+      fclose(in);
+    }
+    if (FILE *out = fopen(path, "w")) {
+      fprintf(out, "events: Ir\nsummary: %ld\n", counted / 20);
+      fclose(out);
+    }
+  }
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("how", ["overwrite", "kill", "exec"])
+def test_a_suite_s_ten_times_slower_benchmark_is_never_faster_or_level(
+        make_repo: MakeRepo, how: str) -> None:
+    from tests.integration import harnesses
+
+    why = harnesses.missing("google-benchmark")
+    if why:
+        pytest.skip(why)
+    head = harnesses._gb_source(harnesses.BASE_WORK * 10).replace(
+        "BENCHMARK_MAIN();", f'#define HOW "{how}"\n' + SUITE_MAIN)
+    project = harnesses._project(
+        make_repo, suite="core", fmt="google-benchmark",
+        build="g++ -O2 -o bench bench.cc -lbenchmark -lpthread",
+        run=("./bench", "--benchmark_format=json", "--benchmark_min_time=0.01"),
+        filter_=("--benchmark_filter={regex}",),
+        base={"bench.cc": harnesses._gb_source(harnesses.BASE_WORK)}, head={"bench.cc": head},
+        expected={}, settings=harnesses.FAST_SETTINGS, top={"counts": "valgrind"},
+        name=f"gbtrick-{how}")
+    doc = as_json(engine.compare(engine.Request(repo=project.repo, base="base", head="HEAD")))
+    got = {b["name"].removeprefix("core/"): b for b in doc["benchmarks"]}
+    hashed = got["BM_Hash"]
+    assert hashed["verdict"]["outcome"] not in ("faster", "level"), hashed["verdict"]
+    # Its count is refused, never one that reads down.
+    assert hashed["counts"]["method"] is None or hashed["counts"].get("reading") == "up", (
+        hashed["counts"])
