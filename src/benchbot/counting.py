@@ -20,9 +20,11 @@ the run, which prove the same plumbing (inherit, enable at exec, fold at exit) o
 machine. Tests use it; a comparison never does.
 
 **valgrind**: a run wrapped in ``valgrind --tool=cachegrind --cache-sim=no
---trace-children=yes``, whose out files (one per process, in the worker's scratch) are
-summed and removed (``valgrind_argv``, ``read_valgrind``). About 7x slower, and exact for a
-deterministic program.
+--trace-children=yes``, whose out files (one per process, in a directory of the run's own
+that the worker watches: ``ValgrindPlace``) are summed and removed (``valgrind_argv``,
+``read_valgrind``), only where the worker's record of that directory is what valgrind
+alone makes (``audit_valgrind``; docs/security.md, "Counts"). About 7x slower, and exact
+for a deterministic program.
 """
 
 from __future__ import annotations
@@ -482,12 +484,6 @@ def valgrind_said(scratch: Path) -> str:
     said = [line for line in said if line and "cache" not in line
             and not _VALGRIND_USUAL.match(line)]
     return said[-1] if said else ""
-
-
-def clear_valgrind(scratch: Path) -> None:
-    """Remove out files a killed counted run may have left."""
-    for prefix in (VALGRIND_OUT, VALGRIND_LOG):
-        _remove(scratch, prefix)
 
 
 def _remove(scratch: Path, prefix: str) -> None:
