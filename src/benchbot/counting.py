@@ -466,6 +466,8 @@ def _pid_of(path: Path) -> int | None:
     return int(match.group(2)) if match else None
 
 
+# How valgrind begins each line of its log: its messages, and its own remarks.
+_VALGRIND_PREFIX = re.compile(r"\A(==|--)[0-9]+(==|--) ?")
 # What valgrind writes to every log: its preamble, and the summary of the counts.
 _VALGRIND_USUAL = re.compile(r"(Cachegrind, |Copyright \(C\)|Using Valgrind-|Command: |"
                              r"Parent PID: |\S+\s+(refs|misses|miss rate|mispred)\b)")
@@ -480,7 +482,7 @@ def valgrind_said(scratch: Path) -> str:
             lines += path.read_text(errors="replace").splitlines()
         except OSError:
             continue
-    said = [line.split("-- ", 1)[-1].strip() for line in lines]
+    said = [_VALGRIND_PREFIX.sub("", line).strip() for line in lines]
     said = [line for line in said if line and "cache" not in line
             and not _VALGRIND_USUAL.match(line)]
     return said[-1] if said else ""

@@ -237,3 +237,18 @@ def test_read_valgrind_takes_exactly_the_processes_on_the_record(tmp_path: Path)
     for pid in (10, 11):
         (tmp_path / f"cg.benchbot.{pid}").write_text("events: Ir\nsummary: 1\n")
     assert counting.read_valgrind(tmp_path, frozenset({10})) is None  # one more on disk
+
+
+def test_what_valgrind_said_leaves_out_its_preamble_and_its_counts(tmp_path: Path) -> None:
+    (tmp_path / "vg.benchbot.7.1").write_text(
+        "==7== Cachegrind, a cache and branch-prediction profiler\n"
+        "==7== Copyright (C) 2002-2017, and GNU GPL'd, by Nicholas Nethercote et al.\n"
+        "==7== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info\n"
+        "==7== Command: ./p\n==7== \n"
+        "--7-- warning: L3 cache found, using its data for the LL simulation.\n"
+        "==7== Warning: Can't execute setuid/setgid/setcap executable: /usr/bin/su\n"
+        "==7== \n==7== I   refs:      180,108,493\n")
+    assert counting.valgrind_said(tmp_path) == (
+        "Warning: Can't execute setuid/setgid/setcap executable: /usr/bin/su")
+    (tmp_path / "vg.benchbot.7.1").write_text("==7== Command: ./p\n==7== I   refs:      12\n")
+    assert counting.valgrind_said(tmp_path) == ""
