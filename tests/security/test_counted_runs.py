@@ -4,7 +4,8 @@
 A head that does ten times base's work tries each trick of ``tricks.c`` on valgrind's
 counting: rewrite a forked child's out file after it exits (found through valgrind's log,
 which a counted process holds), kill the child before valgrind writes it, exec after the
-work (valgrind counts the new program from zero), remove valgrind's preload and exec, link
+work (valgrind counts the new program from zero; with execve or execveat), exec a setuid
+program after the work, remove valgrind's preload and exec, link
 a file of its own in place of the child's out file (from the worker's scratch, or from
 beside valgrind's directory). Each counted run comes out with no
 count or with all of its work; each comparison, on the counts alone (``metric:
@@ -37,9 +38,9 @@ pytestmark = [
 ]
 
 SOURCE = Path(__file__).with_name("tricks.c")
-TRICKS = ["overwrite", "kill", "exec", "preload", "link", "linkbeside"]
+TRICKS = ["overwrite", "kill", "exec", "execveat", "setuid", "preload", "link", "linkbeside"]
 # Caught by the record of valgrind's directory: no count (the others count all the work).
-CAUGHT = ("overwrite", "kill", "exec", "linkbeside")
+CAUGHT = ("overwrite", "kill", "exec", "execveat", "linkbeside")
 BASE_UNITS, HEAD_UNITS = 2000, 20000
 
 
@@ -67,8 +68,9 @@ def test_every_trick_in_the_sandbox_s_worker_gives_no_count_or_all_of_the_work(
         assert run.returncode == 0, (how, run)
         assert run.instructions is None or run.instructions >= 0.99 * honest.instructions, (
             how, run.instructions, honest.instructions, run.count_error)
-    # The tricks the record catches say why; the others (the preload's removal and an exec
-    # in a forked child before any work, a link the sandbox's mount refuses) count it all.
+    # The tricks the record catches say why; the others (a setuid program valgrind will not
+    # exec, the preload's removal and an exec in a forked child before any work, a link
+    # the sandbox's mount refuses) count it all.
     for how in CAUGHT:
         error = tried[how].count_error
         assert tried[how].instructions is None and error and error.startswith(

@@ -5,6 +5,8 @@
                 descriptors and writes "summary: 1000" over the child's out file
      kill       in a forked child, which the parent kills (SIGKILL) once the work is done
      exec       in this process, which then execs itself with no work (exec: count reset)
+     execveat   the same through execveat(2) on a descriptor
+     setuid     in this process, which then execs a setuid program (su)
      forkexec   in a forked child, which then execs the program with no work
      preload    in a forked child that removes valgrind's preload from its environment and
                 execs itself with the work
@@ -19,8 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static volatile unsigned long sink;
 
@@ -70,6 +75,19 @@ int main(int argc, char **argv) {
         work(units);
         execl(argv[0], argv[0], "0", "plain", (char *)0);
         return 9;
+    }
+    if (strcmp(how, "execveat") == 0) {
+        work(units);
+        int fd = open(argv[0], O_RDONLY | O_CLOEXEC);
+        char *args[] = {argv[0], "0", "plain", (char *)0};
+        syscall(SYS_execveat, fd, "", args, environ, AT_EMPTY_PATH);
+        return 9;
+    }
+    if (strcmp(how, "setuid") == 0) {
+        work(units);
+        char *args[] = {"su", "--help", (char *)0};
+        execve("/usr/bin/su", args, environ);  /* valgrind will not run it: the exec fails */
+        return 0;
     }
     valgrind_dir(dir, sizeof dir);
     int ready[2];
