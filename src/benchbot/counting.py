@@ -291,21 +291,20 @@ class ValgrindPlace:
             else:
                 left.unlink()
         self.path = Path(tempfile.mkdtemp(prefix="run-", dir=root))
-        self._fd = -1
         self._events: list[Event] = []
-        self._root_wd = -1
         try:
+            self._fd = _inotify()
             libc = ctypes.CDLL(None, use_errno=True)
-            self._fd = _checked(libc, libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC),
-                                "inotify_init1")
             mask = _IN_ALL_EVENTS | _IN_ONLYDIR | _IN_DONT_FOLLOW
             self._root_wd = _checked(libc, libc.inotify_add_watch(
                 self._fd, os.fsencode(root), mask), "inotify_add_watch")
-            _checked(libc, libc.inotify_add_watch(self._fd, os.fsencode(self.path), mask),
-                     "inotify_add_watch")
+            self._wd = _checked(libc, libc.inotify_add_watch(
+                self._fd, os.fsencode(self.path), mask), "inotify_add_watch")
             if [p.name for p in root.iterdir()] != [self.path.name]:
                 raise CountingError("the directory of valgrind's directories is not empty")
-            self.events()  # this process's own look (no process of the run exists yet)
+            # This process's own doings so far, and an earlier place's removal: no process
+            # of the run exists yet.
+            self.events()
             self._events.clear()
         except BaseException:
             self.close()
@@ -314,7 +313,7 @@ class ValgrindPlace:
     def events(self) -> list[Event]:
         """Every event so far, in order (an event next to the run's directory, in the
         directory that holds it, reads as one about a name outside valgrind's)."""
-        while self._fd >= 0 and len(self._events) <= VALGRIND_MAX_EVENTS:
+        while len(self._events) <= VALGRIND_MAX_EVENTS:
             try:
                 data = os.read(self._fd, 1 << 16)
             except BlockingIOError:
@@ -324,18 +323,31 @@ class ValgrindPlace:
                 wd, mask, _, length = _IN_EVENT.unpack_from(data, at)
                 name = os.fsdecode(data[at + _IN_EVENT.size: at + _IN_EVENT.size + length]
                                    .rstrip(b"\0"))
+                at += _IN_EVENT.size + length
                 if wd == self._root_wd:
                     name = f"../{name}" if name else ".."
+                elif wd != self._wd and not mask & IN_Q_OVERFLOW:
+                    continue  # an earlier place's watch, ended
                 self._events.append((mask, name))
-                at += _IN_EVENT.size + length
         return list(self._events)
 
     def close(self) -> None:
-        """Stop watching, and remove the directory with what is in it."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        """Remove the directory with what is in it (which ends its watch)."""
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+# One inotify instance for the process, opened at its first counted run and kept: closing
+# one waits for the kernel's grace period (about 20 ms a counted run here), removing a
+# watch does not.
+_INOTIFY: list[int] = []
+
+
+def _inotify() -> int:
+    if not _INOTIFY:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _INOTIFY.append(_checked(libc, libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC),
+                                 "inotify_init1"))
+    return _INOTIFY[0]
 
 
 def _checked(libc: ctypes.CDLL, result: int, call: str) -> int:
