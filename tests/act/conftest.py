@@ -53,11 +53,13 @@ MakeWorld = Callable[..., World]
 
 @pytest.fixture
 def make_world(tmp_path: Path, act_tools: dict[str, Path]) -> Iterator[MakeWorld]:
-    """Factory: ``make_world(workflow="bench"|"readme", work_inside=True, fork=False)``."""
+    """Factory: ``make_world(workflow="bench"|"readme", work_inside=True, fork=False,
+    files=None, head_files=None)``."""
     worlds: list[World] = []
 
     def make(*, workflow: str = "bench", work_inside: bool = True, fork: bool = False,
-             files: dict[str, str] | None = None) -> World:
+             files: dict[str, str] | None = None,
+             head_files: dict[str, str] | None = None) -> World:
         tools = tmp_path / "tools"
         local = {CHECKOUT: act_tools["checkout"], **artifact_actions(tools)}
         if workflow == "readme":
@@ -65,7 +67,8 @@ def make_world(tmp_path: Path, act_tools: dict[str, Path]) -> Iterator[MakeWorld
         act = Act(workdir=tmp_path / "runs", local=local, wheelhouse=act_tools["wheelhouse"])
         world = World(tmp_path, act, flavour="self" if workflow == "bench" else "readme",
                       work_inside=work_inside, snapshot=act_tools["snapshot"],
-                      workflow=act_tools[workflow], fork=fork, files=files)
+                      workflow=act_tools[workflow], fork=fork, files=files,
+                      head_files=head_files)
         worlds.append(world)
         return world
 

@@ -76,7 +76,8 @@ class World:
 
     def __init__(self, base: Path, act: Act, *, flavour: str, work_inside: bool,
                  snapshot: Path, workflow: Path, fork: bool = False,
-                 files: dict[str, str] | None = None) -> None:
+                 files: dict[str, str] | None = None,
+                 head_files: dict[str, str] | None = None) -> None:
         self.base, self.act, self.workflow = base, act, workflow
         self.layout = Layout.make(base, work_inside=work_inside)
         self.token = "ghs_" + os.urandom(16).hex()
@@ -85,7 +86,7 @@ class World:
                                default_branch="main", token=self.token).start()
         self.fake.permissions.update({"alice": "write", "maria": "maintain", "bob": "read"})
         self.git = GitServer(base / "git").start()
-        self.repo = self._repository(flavour, snapshot, files or {})
+        self.repo = self._repository(flavour, snapshot, files or {}, head_files)
         self.env = Env(base, self.fake, Workspace(self.repo.bare, self.repo.base_sha,
                                                   self.repo.head_sha))
         self.fork = fork
@@ -95,12 +96,14 @@ class World:
                                user_login="someone")
         self.count = 0
 
-    def _repository(self, flavour: str, snapshot: Path, files: dict[str, str]) -> ServedRepository:
+    def _repository(self, flavour: str, snapshot: Path, files: dict[str, str],
+                    head_files: dict[str, str] | None) -> ServedRepository:
         """``self``: benchbot's own tree (bench.yml's `uses: ./`), its kernels config
-        replaced by the test's; ``readme``: just the benchmark (the action is mapped)."""
+        replaced by the test's; ``readme``: just the benchmark (the action is mapped).
+        The head naps longer, or changes ``head_files``."""
         base_files = workload_files(self.token, self.layout, self.leaks, seconds=FAST)
         base_files["kernels/benchbot.yml" if flavour == "self" else "benchbot.yml"] = CONFIG
-        head = {"bench/nap.sh": NAP.format(seconds=SLOW)}
+        head = {"bench/nap.sh": NAP.format(seconds=SLOW)} if head_files is None else head_files
         return make_repository(self.base, self.base / "git", f"{OWNER}/{REPO}",
                                base_files=base_files | files, head_files=head, number=NUMBER,
                                tree=snapshot if flavour == "self" else None)
