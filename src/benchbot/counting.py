@@ -20,9 +20,11 @@ the run, which prove the same plumbing (inherit, enable at exec, fold at exit) o
 machine. Tests use it; a comparison never does.
 
 **valgrind**: a run wrapped in ``valgrind --tool=cachegrind --cache-sim=yes
---trace-children=yes``, whose out files (one per process, in the worker's scratch) are
-summed and removed (``valgrind_argv``, ``read_valgrind``). About 7x slower, and exact for a
-deterministic program. The cache simulation counts the last-level misses beside the
+--trace-children=yes``, whose out files (one per process, in a directory of the run's own
+that the worker watches: ``ValgrindPlace``) are summed and removed (``valgrind_argv``,
+``read_valgrind``), only where the worker's record of that directory is what valgrind
+alone makes (``audit_valgrind``; docs/security.md, "Counts"). About 7x slower, and exact
+for a deterministic program. The cache simulation counts the last-level misses beside the
 instructions (DLmr + DLmw + ILmr) in a cache of fixed geometry (``SIMULATED_CACHE``), so
 that they do not depend on the machine the run lands on (docs/verdict.md, "Memory beside
 the instructions").
@@ -38,9 +40,13 @@ import ctypes
 import errno
 import os
 import platform
+import re
 import shutil
+import stat
 import struct
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -271,24 +277,221 @@ def perf_probe(events: Events = HARDWARE) -> str | None:
 # --- valgrind ---------------------------------------------------------------------------------
 
 
+# inotify(7): the events of a watched directory, and the calls that make and read a watch.
+IN_ACCESS, IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_CLOSE_NOWRITE, IN_OPEN = 1, 2, 4, 8, 16, 32
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF, IN_MOVE_SELF = (
+    0x40, 0x80, 0x100, 0x200, 0x400, 0x800)
+IN_UNMOUNT, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x2000, 0x4000, 0x8000, 0x40000000
+_IN_ALL_EVENTS, _IN_ONLYDIR, _IN_DONT_FOLLOW = 0xFFF, 0x01000000, 0x02000000
+_IN_EVENT = struct.Struct("=iIII")  # wd, mask, cookie, len; then the name, NUL-padded
+_IN_NAMES = {IN_ACCESS: "read", IN_MODIFY: "written", IN_ATTRIB: "changed (attributes)",
+             IN_CLOSE_WRITE: "closed after writing", IN_CLOSE_NOWRITE: "closed",
+             IN_OPEN: "opened", IN_MOVED_FROM: "renamed away", IN_MOVED_TO: "renamed in",
+             IN_CREATE: "created", IN_DELETE: "deleted", IN_DELETE_SELF: "deleted",
+             IN_MOVE_SELF: "moved", IN_UNMOUNT: "unmounted", IN_Q_OVERFLOW: "too many events",
+             IN_IGNORED: "no longer watched"}
+# A directory watched and events read, per counted run: far below inotify's own limits
+# (max_queued_events 16,384); more than this, and the count is refused.
+VALGRIND_MAX_EVENTS = 16_000
+_OUT_NAME = re.compile(rf"({re.escape(VALGRIND_OUT)}|{re.escape(VALGRIND_LOG)})\.([0-9]{{1,10}})"
+                       r"(\.[0-9]{1,10})?\Z")
+
+# An event of the watched directory: its mask, and the name it is about ("" for the
+# directory itself).
+Event = tuple[int, str]
+
+
+# Where each worker makes its counted runs' directories: under its scratch, and (in the
+# sandbox) a mount of its own (``sandbox.WorkerSpawner``), so that no file from anywhere
+# else can be linked into one (link(2) does not cross mounts).
+VALGRIND_ROOT = "counted"
+
+
+class ValgrindPlace:
+    """A counted run's own directory for valgrind's files (docs/security.md, "Counts"):
+    made fresh for each counted run under ``scratch``/``VALGRIND_ROOT``, and watched by
+    the worker (inotify) with the directory that holds it, from before the run starts
+    until its files are read, so that whatever any process did there (made, opened,
+    wrote, renamed, deleted) is on record in the worker, where no process of the run can
+    reach or take it back. ``audit_valgrind`` says whether the record is exactly what
+    valgrind alone makes; only then are the out files read."""
+
+    def __init__(self, scratch: Path) -> None:
+        root = scratch / VALGRIND_ROOT
+        root.mkdir(mode=0o700, exist_ok=True)
+        for left in root.iterdir():  # a killed worker's, or planted by an earlier run
+            if left.is_dir() and not left.is_symlink():
+                shutil.rmtree(left, ignore_errors=True)
+            else:
+                left.unlink()
+        self.path = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+        self._events: list[Event] = []
+        try:
+            self._fd = _inotify()
+            libc = ctypes.CDLL(None, use_errno=True)
+            mask = _IN_ALL_EVENTS | _IN_ONLYDIR | _IN_DONT_FOLLOW
+            self._root_wd = _checked(libc, libc.inotify_add_watch(
+                self._fd, os.fsencode(root), mask), "inotify_add_watch")
+            self._wd = _checked(libc, libc.inotify_add_watch(
+                self._fd, os.fsencode(self.path), mask), "inotify_add_watch")
+            if [p.name for p in root.iterdir()] != [self.path.name]:
+                raise CountingError("the directory of valgrind's directories is not empty")
+            # This process's own doings so far, and an earlier place's removal: no process
+            # of the run exists yet.
+            self.events()
+            self._events.clear()
+        except BaseException:
+            self.close()
+            raise
+
+    def events(self) -> list[Event]:
+        """Every event so far, in order (an event next to the run's directory, in the
+        directory that holds it, reads as one about a name outside valgrind's)."""
+        while len(self._events) <= VALGRIND_MAX_EVENTS:
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                break
+            at = 0
+            while at + _IN_EVENT.size <= len(data):
+                wd, mask, _, length = _IN_EVENT.unpack_from(data, at)
+                name = os.fsdecode(data[at + _IN_EVENT.size: at + _IN_EVENT.size + length]
+                                   .rstrip(b"\0"))
+                at += _IN_EVENT.size + length
+                if wd == self._root_wd:
+                    name = f"../{name}" if name else ".."
+                elif wd != self._wd and not mask & IN_Q_OVERFLOW:
+                    continue  # an earlier place's watch, ended
+                self._events.append((mask, name))
+        return list(self._events)
+
+    def close(self) -> None:
+        """Remove the directory with what is in it (which ends its watch)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+# One inotify instance for the process, opened at its first counted run and kept: closing
+# one waits for the kernel's grace period (about 20 ms a counted run here), removing a
+# watch does not.
+_INOTIFY: list[int] = []
+
+
+def _inotify() -> int:
+    if not _INOTIFY:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _INOTIFY.append(_checked(libc, libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC),
+                                 "inotify_init1"))
+    return _INOTIFY[0]
+
+
+def _checked(libc: ctypes.CDLL, result: int, call: str) -> int:
+    if int(result) < 0:
+        raise CountingError(f"{call}: {os.strerror(ctypes.get_errno())}")
+    return int(result)
+
+
+def audit_valgrind(events: Sequence[Event], place: Path) -> tuple[frozenset[int], str | None]:
+    """The processes valgrind counted in a run, from the record of its directory
+    (``ValgrindPlace``), and what is wrong with the record (None: nothing).
+
+    valgrind makes a log ``vg.benchbot.<pid>.<n>`` (``n`` the first number not taken)
+    when it starts a process, in a forked child before the child's own code runs again,
+    and again in a process that execs (the new program's valgrind); it writes
+    ``cg.benchbot.<pid>`` once, when that process exits. So each process it counted shows
+    as one log and one out file created, opened, written and closed once. Anything else
+    is refused: a log opened twice (an exec: valgrind counts the new program from zero,
+    and what ran before it is lost), a log without an out file (a process that never
+    reached its end: killed, or exec'd into a program valgrind does not follow), an out
+    file opened again (read or rewritten by some other process), a name valgrind does not
+    make, a rename, a delete, a change of attributes, anything next to the directory, the
+    directory itself moved or deleted, too many events. (The kernel merges an event with
+    the one before it when both are the same and unread: two opens of one file one right
+    after the other read as one. Each valgrind writes its preamble as it starts, so that
+    an exec's opening of the log never directly follows the one before.) Accepted: a
+    forked child's exec (a second log, numbered on), the way every program starts another."""
+    logs: dict[int, set[str]] = {}
+    outs: dict[int, list[int]] = {}
+    if len(events) > VALGRIND_MAX_EVENTS:
+        return frozenset(), "valgrind's directory saw too many events to check"
+    for mask, name in events:
+        if mask & (IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_IGNORED):
+            return frozenset(), f"valgrind's directory was {_said(mask)} during the run"
+        match = _OUT_NAME.match(name)
+        if name.startswith(".."):
+            return frozenset(), ("a process of the run reached next to valgrind's directory "
+                                 f"({name[3:] or 'the directory holding it'} "
+                                 f"{_said(mask)})")
+        if match is None or mask & IN_ISDIR:
+            return frozenset(), f"a process of the run made {name!r} in valgrind's directory"
+        if mask & (IN_ATTRIB | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO):
+            return frozenset(), f"{name} was {_said(mask)} during the run"
+        pid, log = int(match.group(2)), match.group(1) == VALGRIND_LOG
+        if log != bool(match.group(3)):
+            return frozenset(), f"a process of the run made {name!r} in valgrind's directory"
+        if log:
+            logs.setdefault(pid, set()).add(name)
+        else:
+            outs.setdefault(pid, []).append(mask)
+    for pid, names in sorted(logs.items()):
+        # A forked child's exec shows as a second log (valgrind numbers the logs of one
+        # image): what ran between its fork and its exec is not counted (docs/security.md,
+        # "Counts"). A process's exec with no fork before it opens the same log again:
+        # refused, whatever ran before it.
+        if any(sum(1 for m, n in events if n == name and m & IN_OPEN) > 1 for name in names):
+            return frozenset(), (f"process {pid} exec'd: valgrind does not count what a "
+                                 "process ran before an exec")
+        if pid not in outs:
+            return frozenset(), (f"process {pid} never reached its end under valgrind (killed, "
+                                 "or exec'd into a program valgrind does not follow)")
+    for pid, masks in sorted(outs.items()):
+        if pid not in logs:
+            return frozenset(), f"{VALGRIND_OUT}.{pid} was made for no process valgrind started"
+        kinds = [m & (IN_CREATE | IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ACCESS)
+                 for m in masks if m & ~IN_MODIFY]
+        if kinds != [IN_CREATE, IN_OPEN, IN_CLOSE_WRITE]:
+            return frozenset(), (f"{VALGRIND_OUT}.{pid} was not made, written and closed once "
+                                 "by valgrind alone: "
+                                 + ", ".join(_said(m) for m in masks if m & ~IN_MODIFY))
+        if masks[-1] != IN_CLOSE_WRITE:
+            return frozenset(), f"{VALGRIND_OUT}.{pid} was written after valgrind closed it"
+    for pid in outs:
+        try:
+            info = os.lstat(place / f"{VALGRIND_OUT}.{pid}")
+        except OSError as exc:
+            return frozenset(), f"{VALGRIND_OUT}.{pid} cannot be read: {exc.strerror}"
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return frozenset(), (f"{VALGRIND_OUT}.{pid} is not a file of its own (a link, or "
+                                 "a name for a file elsewhere)")
+    if not logs:
+        return frozenset(), "valgrind started no process"
+    return frozenset(outs), None
+
+
+def _said(mask: int) -> str:
+    return " and ".join(w for bit, w in _IN_NAMES.items() if mask & bit) or f"event {mask:#x}"
+
+
 def valgrind_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str]:
     """``argv`` counted by cachegrind, with its cache simulation (``SIMULATED_CACHE``), its
     out files (one per process) in ``scratch``."""
     cache = [f"--{level}={size},{assoc},{line}"
              for level, (size, assoc, line) in SIMULATED_CACHE.items()]
+    # Not --quiet: each valgrind writes its preamble to its log as it starts, so that a
+    # start after an exec always shows as its own opening (audit_valgrind).
     return [valgrind, "--tool=cachegrind", "--cache-sim=yes", *cache, "--trace-children=yes",
-            "--quiet", f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
-            f"--log-file={scratch}/{VALGRIND_LOG}.%p", "--", *argv]
+            f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
+            f"--log-file={scratch}/{VALGRIND_LOG}.%p.%n", "--", *argv]
 
 
-def read_valgrind(scratch: Path) -> Count | None:
+def read_valgrind(scratch: Path, pids: AbstractSet[int] | None = None) -> Count | None:
     """The instructions and last-level misses of every out file a counted run left in
-    ``scratch`` (summed), the files removed; None when there was none or one had no
-    ``summary:`` line. The misses are None where a file had no cache simulation."""
+    ``scratch`` (summed), the files removed; None when there was none, one had no
+    ``summary:`` line, or (``pids``: the processes ``audit_valgrind`` found) the out files
+    are not exactly those. The misses are None where a file had no cache simulation."""
     total = 0
     misses: int | None = 0
     found = False
-    ok = True
+    ok = pids is None or {_pid_of(path) for path in scratch.glob(f"{VALGRIND_OUT}.*")} == pids
     _remove(scratch, VALGRIND_LOG)
     for path in sorted(scratch.glob(f"{VALGRIND_OUT}.*")):
         lines: list[str] = []
@@ -329,6 +532,18 @@ def cachegrind_totals(lines: Sequence[str]) -> tuple[int, int | None] | None:
     return instructions, sum(values[e] for e in LL_EVENTS)
 
 
+def _pid_of(path: Path) -> int | None:
+    match = _OUT_NAME.match(path.name)
+    return int(match.group(2)) if match else None
+
+
+# How valgrind begins each line of its log: its messages, and its own remarks.
+_VALGRIND_PREFIX = re.compile(r"\A(==|--)[0-9]+(==|--) ?")
+# What valgrind writes to every log: its preamble, and the summary of the counts.
+_VALGRIND_USUAL = re.compile(r"(Cachegrind, |Copyright \(C\)|Using Valgrind-|Command: |"
+                             r"Parent PID: |\S+\s+(refs|misses|miss rate|mispred)\b)")
+
+
 def valgrind_said(scratch: Path) -> str:
     """The last line valgrind wrote to its logs of the last counted run (warnings about the
     simulated cache left out), or ""."""
@@ -338,15 +553,10 @@ def valgrind_said(scratch: Path) -> str:
             lines += path.read_text(errors="replace").splitlines()
         except OSError:
             continue
-    said = [line.split("-- ", 1)[-1].strip() for line in lines]
-    said = [line for line in said if line and "cache" not in line]
+    said = [_VALGRIND_PREFIX.sub("", line).strip() for line in lines]
+    said = [line for line in said if line and "cache" not in line
+            and not _VALGRIND_USUAL.match(line)]
     return said[-1] if said else ""
-
-
-def clear_valgrind(scratch: Path) -> None:
-    """Remove out files a killed counted run may have left."""
-    for prefix in (VALGRIND_OUT, VALGRIND_LOG):
-        _remove(scratch, prefix)
 
 
 def _remove(scratch: Path, prefix: str) -> None:

@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import benchbot
-from benchbot import forkserver, fsview, hidden, seccomp
+from benchbot import counting, forkserver, fsview, hidden, seccomp
 from benchbot.errors import BenchbotError
 from benchbot.spawn import RawRun, SpawnRequest, kill_group
 
@@ -449,6 +449,9 @@ class WorkerSpawner:
             for index, (place, fds) in enumerate(zip(self._places, turns, strict=True)):
                 work = scratch / f"worker-{index}"
                 work.mkdir(exist_ok=True)
+                # A mount of its own for valgrind's files (counting.ValgrindPlace).
+                counted = work / counting.VALGRIND_ROOT
+                counted.mkdir(mode=0o700, exist_ok=True)
                 events = [] if perf_events == "hardware" else [f"--perf-events={perf_events}"]
                 filter_prog = filter_fd()
                 try:
@@ -456,7 +459,7 @@ class WorkerSpawner:
                         [sys.executable, "-I", "-S", "-c", _BOOT, package_parent, *events,
                          *server, str(work),
                          *(f"{peer}:{take}:{give}" for peer, take, give in fds)],
-                        cwd=work, writable=[place, work, *writable], network=False,
+                        cwd=work, writable=[place, work, counted, *writable], network=False,
                         git_dir=git_dir, git_config=git_config, seccomp_fd=filter_prog,
                         as_pid_1=True,
                         read_only=[program.parent] if program is not None else [],

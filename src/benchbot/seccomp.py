@@ -1,4 +1,4 @@
-"""The sandbox's seccomp filter: no kernel keyrings.
+"""The sandbox's seccomp filter: no kernel keyrings, and no switching off perf counters.
 
 The kernel's keyrings are not a file, a process or a socket, and no namespace bubblewrap
 makes covers them: a process inherits its session keyring across every ``bwrap``, and the
@@ -19,6 +19,12 @@ is having a filter at all: every system call goes through the kernel's seccomp p
 40 ns more on the 2-core VM (getppid 190 ns, 229 ns with this filter, 236 ns with one
 that allows everything: ``benchmarks/sandbox_cost.py``). That is inside the timed region,
 in both arms alike; /bin/true's few dozen calls do not show in its 0.7 ms.
+
+The same filter refuses ``prctl(PR_TASK_PERF_EVENTS_DISABLE)`` (and its ``ENABLE``):
+with it a process switches off every perf counter attached to it, the worker's counter
+that counts a run included (``benchbot.counting``), and would be counted for only what it
+let through. Its other options pass; the comparison reads the option's low word, which is
+all the kernel reads of it.
 
 ``program`` is the classic BPF that ``bwrap --seccomp FD`` reads from a descriptor.
 """
@@ -46,6 +52,21 @@ KEYRING_CALLS: Mapping[str, tuple[int, ...]] = {
     "s390x": (278, 279, 280),
 }
 
+# prctl: each ABI's number, and where the low word of its first argument (the option,
+# which the kernel reads as an int) lies in ``struct seccomp_data`` (args at 16; s390x is
+# big-endian).
+PRCTL_CALLS: Mapping[str, tuple[int, ...]] = {
+    "x86_64": (157, _X32 | 157), "i386": (172,), "aarch64": (167,), "arm": (172,),
+    "riscv64": (167,), "ppc64le": (171,), "s390x": (172,),
+}  # fmt: skip
+_OPTION_AT = {"s390x": 20}  # else 16
+# The prctl options that switch off (and on) every perf counter attached to the caller
+# (<linux/prctl.h>): refused, so that no process of a run can stop the worker's counter
+# over its own work (docs/security.md, "Counts"). They fail with EINVAL, as an option the
+# kernel does not know does.
+PR_TASK_PERF_EVENTS_DISABLE, PR_TASK_PERF_EVENTS_ENABLE = 31, 32
+PRCTL_REFUSED = (PR_TASK_PERF_EVENTS_DISABLE, PR_TASK_PERF_EVENTS_ENABLE)
+
 _LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _RET_K = 0x06  # BPF_RET | BPF_K
@@ -53,29 +74,45 @@ _RET_ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
 _RET_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
 _NR, _ARCH = 0, 4  # offsets in struct seccomp_data
 
+# An instruction before its jumps are resolved: (code, jump-if-true label, jump-if-false
+# label, k); a label None falls through.
+_Line = tuple[int, str | None, str | None, int]
 
-def program(calls: Mapping[str, Sequence[int]] = KEYRING_CALLS) -> bytes:
+
+def program(calls: Mapping[str, Sequence[int]] = KEYRING_CALLS,
+            prctls: Mapping[str, Sequence[int]] = PRCTL_CALLS,
+            options: Sequence[int] = PRCTL_REFUSED) -> bytes:
     """The filter as ``struct sock_filter`` entries: for each ABI in ``calls``, its listed
-    system calls fail with ENOSYS; everything else (and every other ABI) is allowed."""
+    system calls fail with ENOSYS, and its ``prctls`` with an option in ``options`` fail
+    with EINVAL; everything else (and every other ABI) is allowed."""
     arches = [a for a in calls if a in AUDIT_ARCHES]
-    # The layout: the arch test, one jump per ABI; "allow"; then per ABI its block of
-    # number tests, each ending in "allow"; "deny" last. Offsets are counted from the
-    # instruction after the jump (BPF's rule).
-    blocks = [len(calls[a]) + 2 for a in arches]  # load, one test each, allow
-    head = 1 + len(arches) + 1  # load arch, the jumps, allow
-    deny = head + sum(blocks)
-    out = [(_LD_W_ABS, 0, 0, _ARCH)]
-    start = head
-    for i, arch in enumerate(arches):
-        out.append((_JEQ_K, start - (1 + i) - 1, 0, AUDIT_ARCHES[arch]))
-        start += blocks[i]
-    out.append((_RET_K, 0, 0, _RET_ALLOW))
+    lines: list[_Line] = [(_LD_W_ABS, None, None, _ARCH)]
+    labels: dict[str, int] = {}
+    lines += [(_JEQ_K, f"arch {a}", None, AUDIT_ARCHES[a]) for a in arches]
+    lines.append((_RET_K, None, None, _RET_ALLOW))
+    blocks: list[tuple[str, list[_Line]]] = []
     for arch in arches:
-        out.append((_LD_W_ABS, 0, 0, _NR))
-        for nr in calls[arch]:
-            out.append((_JEQ_K, deny - len(out) - 1, 0, nr))
-        out.append((_RET_K, 0, 0, _RET_ALLOW))
-    out.append((_RET_K, 0, 0, _RET_ERRNO | errno.ENOSYS))
-    if any(jt > 255 for _, jt, _, _ in out):  # pragma: no cover - a table far larger than ours
-        raise ValueError("the filter's jumps do not fit in 8 bits")
-    return b"".join(struct.pack("=HBBI", *instruction) for instruction in out)
+        block: list[_Line] = [(_LD_W_ABS, None, None, _NR)]
+        block += [(_JEQ_K, "enosys", None, nr) for nr in calls[arch]]
+        block += [(_JEQ_K, f"prctl {arch}", None, nr) for nr in prctls.get(arch, ())]
+        block.append((_RET_K, None, None, _RET_ALLOW))
+        blocks.append((f"arch {arch}", block))
+        if prctls.get(arch):
+            option: list[_Line] = [(_LD_W_ABS, None, None, _OPTION_AT.get(arch, 16))]
+            option += [(_JEQ_K, "einval", None, value) for value in options]
+            option.append((_RET_K, None, None, _RET_ALLOW))
+            blocks.append((f"prctl {arch}", option))
+    blocks.append(("enosys", [(_RET_K, None, None, _RET_ERRNO | errno.ENOSYS)]))
+    blocks.append(("einval", [(_RET_K, None, None, _RET_ERRNO | errno.EINVAL)]))
+    for label, block in blocks:
+        labels[label] = len(lines)
+        lines += block
+    out = []
+    for at, (code, true, false, k) in enumerate(lines):
+        # BPF's jumps count from the instruction after the jump, forwards only.
+        jt = labels[true] - at - 1 if true else 0
+        jf = labels[false] - at - 1 if false else 0
+        if not (0 <= jt <= 255 and 0 <= jf <= 255):  # pragma: no cover - a far larger table
+            raise ValueError("the filter's jumps do not fit in 8 bits")
+        out.append(struct.pack("=HBBI", code, jt, jf, k))
+    return b"".join(out)

@@ -290,12 +290,16 @@ class ProcessSpawner:
         if program is None:
             return _not_started(request, "no such file or command")
         argv = list(request.argv)
+        place: counting.ValgrindPlace | None = None  # a counted run's (valgrind's) files
         if request.count == "valgrind":
             valgrind = counting.find_valgrind(env)
             if valgrind is None:
                 return _not_started(request, "valgrind is not on the run's PATH")
-            counting.clear_valgrind(self._scratch)
-            argv = counting.valgrind_argv(valgrind, [program, *argv[1:]], self._scratch)
+            try:
+                place = counting.ValgrindPlace(self._scratch)
+            except counting.CountingError as exc:
+                return _not_started(request, f"valgrind's directory cannot be watched: {exc}")
+            argv = counting.valgrind_argv(valgrind, [program, *argv[1:]], place.path)
             program = valgrind
         if self._devnull < 0:
             self._devnull = os.open(os.devnull, os.O_RDWR)
@@ -317,8 +321,8 @@ class ProcessSpawner:
                 run = self._perf_run(request, program, argv, env, out_fd, err_fd)
             else:
                 run = self._run(request, program, argv, env, out_fd, err_fd)
-            if request.count == "valgrind":
-                run = _counted_by_valgrind(run, self._scratch)
+            if place is not None:
+                run = _counted_by_valgrind(run, place)
             if request.harness is not None and run.not_started is None and not run.timed_out:
                 path = os.path.join(report_dir, "report") if report_dir is not None else None
                 run = dataclasses.replace(run, report=_report(request.harness, out_fd, path))
@@ -329,6 +333,8 @@ class ProcessSpawner:
             os.close(err_fd)
             if report_dir is not None:
                 trees.remove_tree(report_dir)
+            if place is not None:
+                place.close()
 
     def _perf_run(self, request: SpawnRequest, program: str, argv: list[str],
                   env: dict[str, str], out_fd: int, err_fd: int) -> RawRun:
@@ -421,12 +427,18 @@ def _finished(request: SpawnRequest, out_fd: int | None, err_fd: int, *, wall_ns
     )
 
 
-def _counted_by_valgrind(run: RawRun, scratch: Path) -> RawRun:
-    """A run made under cachegrind, with its instructions read from its out files."""
-    said = counting.valgrind_said(scratch)
-    total = counting.read_valgrind(scratch)
+def _counted_by_valgrind(run: RawRun, place: counting.ValgrindPlace) -> RawRun:
+    """A run made under cachegrind, with its instructions read from its out files: only
+    where the record of valgrind's directory, taken before anything there is read (every
+    process of the run has ended by now), is what valgrind alone makes
+    (``counting.audit_valgrind``); else no count, and why."""
+    pids, problem = counting.audit_valgrind(place.events(), place.path)
+    said = counting.valgrind_said(place.path)
+    total = counting.read_valgrind(place.path, pids) if problem is None else None
     if run.failed:
         return dataclasses.replace(run, count_error=f"valgrind: {said}" if said else None)
+    if problem is not None:
+        return dataclasses.replace(run, count_error=f"valgrind: not counted: {problem}")
     if total is None:
         return dataclasses.replace(run, count_error="valgrind left no out file with a summary"
                                    + (f" ({said})" if said else ""))

@@ -54,13 +54,14 @@ MakeWorld = Callable[..., World]
 
 @pytest.fixture
 def make_world(tmp_path: Path, act_tools: dict[str, Path]) -> Iterator[MakeWorld]:
-    """Factory: ``make_world(workflow="bench"|"readme", work_inside=True, fork=False)``;
-    more keywords (``branches``, ``main_after``, ``base_branch``) shape the repository
-    (``World``)."""
+    """Factory: ``make_world(workflow="bench"|"readme", work_inside=True, fork=False,
+    files=None, head_files=None)``; more keywords (``branches``, ``main_after``,
+    ``base_branch``) shape the repository (``World``)."""
     worlds: list[World] = []
 
     def make(*, workflow: str = "bench", work_inside: bool = True, fork: bool = False,
-             files: dict[str, str] | None = None, **repository: Any) -> World:
+             files: dict[str, str] | None = None,
+             head_files: dict[str, str] | None = None, **repository: Any) -> World:
         tools = tmp_path / "tools"
         local = {CHECKOUT: act_tools["checkout"], **artifact_actions(tools)}
         if workflow == "readme":
@@ -68,7 +69,8 @@ def make_world(tmp_path: Path, act_tools: dict[str, Path]) -> Iterator[MakeWorld
         act = Act(workdir=tmp_path / "runs", local=local, wheelhouse=act_tools["wheelhouse"])
         world = World(tmp_path, act, flavour="self" if workflow == "bench" else "readme",
                       work_inside=work_inside, snapshot=act_tools["snapshot"],
-                      workflow=act_tools[workflow], fork=fork, files=files, **repository)
+                      workflow=act_tools[workflow], fork=fork, files=files,
+                      head_files=head_files, **repository)
         worlds.append(world)
         return world
 

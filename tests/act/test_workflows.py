@@ -219,3 +219,28 @@ def test_a_push_to_main_is_recorded_on_the_history_branch_and_opens_an_issue(
     assert len(issues) == 1 and "`nap` slower" in issues[0]["body"], issues
     assert world.checks() == [] and world.sticky() == []
     world.assert_no_leak(delivery)
+
+
+def test_a_head_that_rewrites_its_own_count_is_never_a_pass(make_world: MakeWorld) -> None:
+    """The security review's trick as GitHub runs it (docs/security.md, "Counts"): a
+    workload on the counts alone whose head does ten times the work in a forked child and
+    rewrites the child's valgrind out file. The count is refused and the workload is
+    `invalid`: the check is neutral under the workflow's `fail-on: slower` (failure where
+    fail-on lists invalid), never the success that `faster -99.9%` made it before."""
+    source = (Path(__file__).resolve().parents[1] / "security" / "tricks.c").read_text()
+    config = ("version: 1\nbuild: ./bench/build.sh\naa: off\nconfirm: off\n"
+              "workloads:\n  - {name: tricked, run: ./t, metric: instructions, counts: valgrind}\n")
+    build = "#!/bin/sh\nexec cc -O1 -o t bench/t.c\n"
+    world = make_world(workflow="readme", files={
+        "benchbot.yml": config, "bench/build.sh": build,
+        "bench/t.c": '#define UNITS 2000\n#define HOW "plain"\n' + source},
+        head_files={"bench/t.c": '#define UNITS 20000\n#define HOW "overwrite"\n' + source})
+    delivery = world.deliver("issue_comment", world.comment("/bench", "maria"))
+    assert delivery.results("bench/publish") == ["success"], delivery.errors()
+    (doc,) = results_documents(delivery)
+    (bench,) = doc["benchmarks"]
+    assert bench["verdict"]["outcome"] == "invalid", bench["verdict"]
+    (comment,) = world.sticky()
+    assert "tricked" in str(comment["body"]) and "invalid" in str(comment["body"])
+    (check,) = world.checks()
+    assert (check["status"], check["conclusion"]) == ("completed", "neutral"), check

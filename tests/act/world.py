@@ -78,7 +78,8 @@ class World:
                  snapshot: Path, workflow: Path, fork: bool = False,
                  files: dict[str, str] | None = None,
                  branches: dict[str, dict[str, str]] | None = None,
-                 main_after: dict[str, str] | None = None, base_branch: str = "main") -> None:
+                 main_after: dict[str, str] | None = None, base_branch: str = "main",
+                 head_files: dict[str, str] | None = None) -> None:
         self.base, self.act, self.workflow = base, act, workflow
         self.layout = Layout.make(base, work_inside=work_inside)
         self.token = "ghs_" + os.urandom(16).hex()
@@ -88,7 +89,7 @@ class World:
         self.fake.permissions.update({"alice": "write", "maria": "maintain", "bob": "read"})
         self.git = GitServer(base / "git").start()
         self.repo = self._repository(flavour, snapshot, files or {}, branches or {},
-                                     main_after or {})
+                                     main_after or {}, head_files)
         # The pull request's base: main's commit when it was opened (main may have moved
         # on since), or the tip of another branch it names.
         self.base_branch = base_branch
@@ -103,12 +104,14 @@ class World:
 
     def _repository(self, flavour: str, snapshot: Path, files: dict[str, str],
                     branches: dict[str, dict[str, str]],
-                    main_after: dict[str, str]) -> ServedRepository:
+                    main_after: dict[str, str],
+                    head_files: dict[str, str] | None) -> ServedRepository:
         """``self``: benchbot's own tree (bench.yml's `uses: ./`), its kernels config
-        replaced by the test's; ``readme``: just the benchmark (the action is mapped)."""
+        replaced by the test's; ``readme``: just the benchmark (the action is mapped).
+        The head naps longer, or changes ``head_files``."""
         base_files = workload_files(self.token, self.layout, self.leaks, seconds=FAST)
         base_files["kernels/benchbot.yml" if flavour == "self" else "benchbot.yml"] = CONFIG
-        head = {"bench/nap.sh": NAP.format(seconds=SLOW)}
+        head = {"bench/nap.sh": NAP.format(seconds=SLOW)} if head_files is None else head_files
         return make_repository(self.base, self.base / "git", f"{OWNER}/{REPO}",
                                base_files=base_files | files, head_files=head, number=NUMBER,
                                tree=snapshot if flavour == "self" else None,

@@ -486,9 +486,10 @@ VALGRIND_LOG = "vg.benchbot."  # benchbot.counting.VALGRIND_LOG, the %p appended
 
 def _valgrinds(fd: str, target: str, report: dict, places: dict) -> bool:
     """A descriptor of valgrind's own in a counted run's process: one in valgrind's range,
-    or one of its log files in the worker's scratch, which valgrind (with --trace-children
-    and --log-file=...%p) leaves open across each exec. Nothing of benchbot's: the run
-    writes its own counts, as docs/security.md says (the second signal's row)."""
+    or one of its log files in the run's directory for valgrind's files (in the worker's
+    scratch), which valgrind (with --trace-children and --log-file=...%p.%n) leaves open
+    across each exec. Nothing of benchbot's: what a run does to valgrind's files is on the
+    worker's record, which no run reaches (docs/security.md, "Counts")."""
     if not report.get("valgrind") or fd == "*":
         return False
     if fd.isdigit() and int(fd) >= VALGRIND_FDS_FROM:

@@ -11,12 +11,13 @@ something (a walk that saw nothing would pass any rule).
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from benchbot import engine, sandbox
+from benchbot import counting, engine, sandbox
 from benchbot.results import to_json as as_json
 from tests.conftest import MakeRepo
 
@@ -31,9 +32,9 @@ REACH = Path(__file__).with_name("reach.py")
 
 
 def enumerated(make_repo: MakeRepo, tmp_path: Path, files: dict[str, str] | None = None,
-               **sandbox_keys: str) -> list[dict]:
+               workload: str = "", **sandbox_keys: str) -> list[dict]:
     """The reports of a comparison whose build and workload are reach.py (with ``files``
-    in its repository besides)."""
+    in its repository besides; ``workload``: more of the workload's keys)."""
     reports = tmp_path / "reach"
     reports.mkdir()
     keys = "".join(f", {k}: {v}" for k, v in sandbox_keys.items())
@@ -42,7 +43,8 @@ def enumerated(make_repo: MakeRepo, tmp_path: Path, files: dict[str, str] | None
               f"sandbox: {{mode: on, writable: ['{reports}']{keys}}}\n"
               f"build: ['{python}', reach.py, build, '{reports}']\n"
               "defaults: {runs: 10, warmup: 0}\n"
-              f"workloads:\n  - {{name: reach, run: ['{python}', reach.py, run, '{reports}']}}\n")
+              f"workloads:\n  - {{name: reach, run: ['{python}', reach.py, run, '{reports}']"
+              f"{workload}}}\n")
     declared = json.dumps({"writable": [str(reports)]})
     repo = make_repo({"benchbot.yml": config, "reach.py": REACH.read_text(),
                       ".reach.json": declared, **(files or {})})
@@ -53,6 +55,31 @@ def enumerated(make_repo: MakeRepo, tmp_path: Path, files: dict[str, str] | None
     assert failures == [], "\n".join(failures)
     assert verdict["outcome"] != "invalid", verdict
     return found
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed "
+                    "(.ci/run installs it for the slow tier)")
+def test_a_counted_run_reaches_nothing_outside_the_allow_list(make_repo: MakeRepo,
+                                                              tmp_path: Path) -> None:
+    """The same walk as valgrind's guest (``counts: valgrind``): each place's first run
+    reports, and one of them is a counted run. It holds valgrind's descriptors and its
+    log, which the rules name (``reach._valgrinds``); it can see and write its own
+    directory for valgrind's files, which the worker watches (``counting.ValgrindPlace``),
+    and nothing else more than an uncounted run."""
+    reports = enumerated(make_repo, tmp_path, workload=", counts: valgrind, timeout: 120s")
+    runs = [r for r in reports if r["kind"] == "run"]
+    counted = [r for r in runs if r["valgrind"]]
+    assert counted, [r.get("valgrind") for r in runs]
+    for run in counted:
+        assert {p["pid"] for p in run["processes"]} >= {1, run["pid"]}
+        assert run["dirs_walked"] >= 1000, run["dirs_walked"]
+        # Its valgrind log is among what it inherited, inside the worker's own mount for
+        # valgrind's directories.
+        logs = [t for t in run["inherited"].values() if "/vg.benchbot." in t]
+        assert logs and all(f"/{counting.VALGRIND_ROOT}/run-" in t for t in logs), run["inherited"]
+        assert any(m["point"].endswith(f"/{counting.VALGRIND_ROOT}") for m in run["mounts"]), (
+            [m["point"] for m in run["mounts"]])
 
 
 @needs_bwrap

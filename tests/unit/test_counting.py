@@ -100,13 +100,15 @@ def test_valgrind_counts_are_exact_and_twice_the_work_reads_twice(tmp_path: Path
     try:
         once = [spawner.spawn(req(tmp_path, str(program), "50", "40000", count="valgrind"))
                 for _ in range(2)]
-        twice = spawner.spawn(req(tmp_path, "sh", "-c", f"{program} 100 40000", count="valgrind"))
+        twice = spawner.spawn(req(tmp_path, "sh", "-c", f"{program} 100 40000; true",
+                                  count="valgrind"))  # sh forks the program, then execs it
     finally:
         spawner.close()
     assert once[0].instructions is not None and once[0].instructions == once[1].instructions
     assert twice.instructions is not None
     assert 1.9 < twice.instructions / once[0].instructions < 2.1  # sh counted too, and small
-    assert not list(tmp_path.glob(f"{counting.VALGRIND_OUT}.*"))  # out files removed
+    assert not list(tmp_path.rglob(f"{counting.VALGRIND_OUT}.*"))  # out files removed
+    assert not list((tmp_path / counting.VALGRIND_ROOT).iterdir())  # and their directories
 
 
 @needs_valgrind
@@ -160,3 +162,93 @@ def test_the_method_chosen_and_why_in_words() -> None:
     assert counting.choose("off", both) == (None, "off in the config")
     assert counting.asked_and_impossible("perf", None)
     assert not counting.asked_and_impossible("auto", None)
+
+
+# --- the record of valgrind's directory (counting.audit_valgrind) -------------------------
+
+C = counting
+CREATE, OPEN, MODIFY, CLOSE_WRITE = C.IN_CREATE, C.IN_OPEN, C.IN_MODIFY, C.IN_CLOSE_WRITE
+
+
+def _process(pid: int, *logs: int) -> list[tuple[int, str]]:
+    """What valgrind alone leaves for one process: its logs (numbered), its out file."""
+    events = []
+    for n in logs or (1,):
+        events += [(CREATE, f"vg.benchbot.{pid}.{n}"), (OPEN, f"vg.benchbot.{pid}.{n}"),
+                   (MODIFY, f"vg.benchbot.{pid}.{n}")]
+    out = f"cg.benchbot.{pid}"
+    last = f"vg.benchbot.{pid}.{logs[-1] if logs else 1}"
+    return [*events, (CREATE, out), (OPEN, out), (MODIFY, out), (CLOSE_WRITE, out),
+            (CLOSE_WRITE, last)]
+
+
+def _audit(tmp_path: Path, events: list[tuple[int, str]]) -> tuple[frozenset[int], str | None]:
+    for _, name in events:
+        if name.startswith("cg.") and not (tmp_path / name).exists():
+            (tmp_path / name).write_text("summary: 1\n")
+    return counting.audit_valgrind(events, tmp_path)
+
+
+def test_what_valgrind_alone_makes_is_accepted(tmp_path: Path) -> None:
+    # The first process, a forked child, and a forked child that exec'd (a second log).
+    events = _process(10) + _process(11) + _process(12, 1, 2)
+    assert _audit(tmp_path, events) == (frozenset({10, 11, 12}), None)
+
+
+@pytest.mark.parametrize(("events", "says"), [
+    ([*_process(10), (OPEN, "cg.benchbot.10"), (MODIFY, "cg.benchbot.10"),
+      (CLOSE_WRITE, "cg.benchbot.10")], "not made, written and closed once"),
+    ([*_process(10), (MODIFY, "cg.benchbot.10")], "written after valgrind closed it"),
+    ([*_process(10), (OPEN, "cg.benchbot.10"), (C.IN_CLOSE_NOWRITE, "cg.benchbot.10")],
+     "not made, written and closed once"),
+    ([*_process(10), (CREATE, "vg.benchbot.11.1"), (OPEN, "vg.benchbot.11.1")],
+     "process 11 never reached its end"),
+    ([(CREATE, "vg.benchbot.10.1"), (OPEN, "vg.benchbot.10.1"), (MODIFY, "vg.benchbot.10.1"),
+      (OPEN, "vg.benchbot.10.1"), *_process(10)[3:]], "process 10 exec'd"),
+    (_process(10) + _process(11)[3:-1], "made for no process valgrind started"),
+    ([*_process(10), (CREATE, "answers")], "made 'answers'"),
+    ([*_process(10), (CREATE, "cg.benchbot.10.1")], "made 'cg.benchbot.10.1'"),
+    ([*_process(10), (C.IN_DELETE, "cg.benchbot.10")], "deleted during the run"),
+    ([*_process(10), (C.IN_MOVED_TO, "cg.benchbot.10")], "renamed in during the run"),
+    ([*_process(10), (C.IN_ATTRIB, "cg.benchbot.10")], "changed (attributes)"),
+    ([*_process(10), (CREATE, "../own")], "next to valgrind's directory (own created)"),
+    ([*_process(10), (C.IN_ATTRIB, "..")], "the directory holding it changed"),
+    ([*_process(10), (C.IN_Q_OVERFLOW, "")], "too many events"),
+    ([*_process(10), (C.IN_DELETE_SELF, "")], "valgrind's directory was deleted"),
+    ([], "valgrind started no process"),
+])
+def test_anything_else_on_the_record_is_no_count(tmp_path: Path, events: list[tuple[int, str]],
+                                                  says: str) -> None:
+    pids, problem = _audit(tmp_path, events)
+    assert pids == frozenset() and problem is not None and says in problem, problem
+
+
+def test_an_out_file_with_a_second_name_is_no_count(tmp_path: Path) -> None:
+    (tmp_path / "cg.benchbot.10").write_text("summary: 1\n")
+    os.link(tmp_path / "cg.benchbot.10", tmp_path.parent / f"{tmp_path.name}-elsewhere")
+    _pids, problem = counting.audit_valgrind(_process(10), tmp_path)
+    assert problem is not None and "not a file of its own" in problem
+
+
+def test_read_valgrind_takes_exactly_the_processes_on_the_record(tmp_path: Path) -> None:
+    for pid, n in ((10, 5), (11, 7)):
+        (tmp_path / f"cg.benchbot.{pid}").write_text(f"events: Ir\nsummary: {n}\n")
+    assert counting.read_valgrind(tmp_path, frozenset({10, 11})) == 12
+    for pid in (10, 11):
+        (tmp_path / f"cg.benchbot.{pid}").write_text("events: Ir\nsummary: 1\n")
+    assert counting.read_valgrind(tmp_path, frozenset({10})) is None  # one more on disk
+
+
+def test_what_valgrind_said_leaves_out_its_preamble_and_its_counts(tmp_path: Path) -> None:
+    (tmp_path / "vg.benchbot.7.1").write_text(
+        "==7== Cachegrind, a cache and branch-prediction profiler\n"
+        "==7== Copyright (C) 2002-2017, and GNU GPL'd, by Nicholas Nethercote et al.\n"
+        "==7== Using Valgrind-3.19.0 and LibVEX; rerun with -h for copyright info\n"
+        "==7== Command: ./p\n==7== \n"
+        "--7-- warning: L3 cache found, using its data for the LL simulation.\n"
+        "==7== Warning: Can't execute setuid/setgid/setcap executable: /usr/bin/su\n"
+        "==7== \n==7== I   refs:      180,108,493\n")
+    assert counting.valgrind_said(tmp_path) == (
+        "Warning: Can't execute setuid/setgid/setcap executable: /usr/bin/su")
+    (tmp_path / "vg.benchbot.7.1").write_text("==7== Command: ./p\n==7== I   refs:      12\n")
+    assert counting.valgrind_said(tmp_path) == ""
