@@ -233,7 +233,7 @@ def test_an_out_file_with_a_second_name_is_no_count(tmp_path: Path) -> None:
 def test_read_valgrind_takes_exactly_the_processes_on_the_record(tmp_path: Path) -> None:
     for pid, n in ((10, 5), (11, 7)):
         (tmp_path / f"cg.benchbot.{pid}").write_text(f"events: Ir\nsummary: {n}\n")
-    assert counting.read_valgrind(tmp_path, frozenset({10, 11})) == 12
+    assert counting.read_valgrind(tmp_path, frozenset({10, 11})) == counting.Count(instructions=12, ll_misses=None)
     for pid in (10, 11):
         (tmp_path / f"cg.benchbot.{pid}").write_text("events: Ir\nsummary: 1\n")
     assert counting.read_valgrind(tmp_path, frozenset({10})) is None  # one more on disk
