@@ -6,6 +6,7 @@ short without being waited for."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -328,3 +329,24 @@ def test_a_level_is_measured_on_until_its_estimate_is_within_half_its_tolerance(
     within = max(hi / v.estimate, v.estimate / lo) - 1 <= v.tolerance / 2 + 1e-9
     assert within or m.pairs == sequential.level_estimate_cap(m.called_at, 1000)
     assert lo <= v.estimate <= hi
+
+
+def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_call_needs(
+        make_repo: MakeRepo) -> None:
+    # 1.2 s buy about 15 triplets of each workload: the change reads +8% but its runs
+    # overlap base's (every 7th base run is slow), so it waits for the 51 pairs a call then
+    # needs; the report says how far the budget reached, at what pace, and how far a call needs.
+    repo = make_repo({"benchbot.yml": CONFIG})
+    doc = _compare(repo, budget_s=1.2)
+    change = next(b for b in doc.benchmarks if b.name == "change")
+    assert change.verdict.outcome == "inconclusive" and change.verdict.reason_code == "few_runs"
+    assert change.measuring is not None and change.measuring.pairs < 51
+    notes = [w for w in doc.environment.warnings if w.startswith("the budget reached")]
+    assert len(notes) == 1, doc.environment.warnings
+    assert re.match(rf"the budget reached {change.measuring.pairs} pairs at about \d+ ms a round, "
+                    r"and 1 workload \(change\)", notes[0]), notes[0]
+    assert ("read a change that waits for more: a change is called from 51 pairs on, or from 15 "
+            "where base's and head's runs do not overlap; 51 pairs would take about") in notes[0]
+    # with the budget to reach 51 pairs the change is called and nothing is said
+    doc = _compare(repo, budget_s=3.0)
+    assert not [w for w in doc.environment.warnings if w.startswith("the budget reached")]
