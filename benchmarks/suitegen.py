@@ -510,7 +510,7 @@ suites:
 # --- pytest-benchmark (issue 39: a slow harness) ------------------------------------------
 #
 # A Python library's suite as issue 39 met it: 11 benchmarks in one pytest run of about 10 s
-# on this VM at load 8 (3.5 s of CPU), every benchmark a fixed 8 rounds of one call (about
+# on this VM at load 12 (2.2 s of CPU), every benchmark a fixed 5 rounds of one call (about
 # 36 ms of CPU each), timed by the process's CPU clock (``--benchmark-timer``). Each call
 # runs its kernel PY_BASE_CALLS times at base; the head of ``changed`` gives one benchmark
 # 40% fewer calls, one 12% fewer and one 25% more (PY_CHANGED), and leaves the other 8 alone.
@@ -522,7 +522,7 @@ PY_BASE_CALLS = {"fnv": 2400, "crc": 30000, "sort_ints": 12000, "sort_strings": 
                  "parse_ints": 20000, "format_ints": 9500, "json": 4000, "split_csv": 100000,
                  "dict_insert": 19000, "matmul": 1400, "base64": 45000}
 PY_CHANGED = {"sort_ints": 0.60, "json": 0.88, "matmul": 1.25}  # -40%, -12%, +25% of work
-PY_ROUNDS = 8
+PY_ROUNDS = 5
 
 PY_KERNELS = r'''"""Kernels of a generated pytest-benchmark suite (benchbot's benchmarks/suitegen.py)."""
 import base64 as b64
@@ -629,7 +629,7 @@ def py_files(scenario: str, side: str) -> dict[str, str]:
 
 def py_config(python: str) -> str:
     """The suite's config: the docs' pytest-benchmark example (docs/suites.md), its rounds
-    fixed (``--benchmark-min-rounds`` with ``--benchmark-max-time=0``: 8 rounds, no more),
+    fixed (``--benchmark-min-rounds`` with ``--benchmark-max-time=0``: 5 rounds, no more),
     timed by the process's CPU clock (``--benchmark-timer=time.process_time``: neighbours'
     bursts on a shared runner do not count),
     run by ``python`` (an interpreter with pytest-benchmark; benchbot's own shows its prefix
