@@ -55,12 +55,13 @@ CONFIG = "version: 1\nworkloads:\n" + "".join(
     f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in ("noisy1", "change", "noisy2"))
 
 
-def _compare(repo: Path, budget_s: float) -> Results:
+def _compare(repo: Path, budget_s: float, log: io.StringIO | None = None) -> Results:
     clock = FakeClock()
     spawner = PlantedSpawner("change", clock)
     return engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
                                          overrides=Overrides(budget=budget_s, seed=11)),
-                          spawner_factory=lambda _: spawner, clock=clock)
+                          spawner_factory=lambda _: spawner, clock=clock,
+                          **({"reporter": TerminalReporter(log, tty=False)} if log else {}))
 
 
 def test_a_pending_change_keeps_its_rounds_when_the_budget_runs_short(make_repo: MakeRepo) -> None:
@@ -337,7 +338,13 @@ def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_cal
     # overlap base's (every 7th base run is slow), so it waits for the 51 pairs a call then
     # needs; the report says how far the budget reached, at what pace, and how far a call needs.
     repo = make_repo({"benchbot.yml": CONFIG})
-    doc = _compare(repo, budget_s=1.2)
+    log = io.StringIO()
+    doc = _compare(repo, budget_s=1.2, log=log)
+    # and the progress says so at the first look, from the first rounds' pace
+    assert re.search(r"at about \d+ ms a round the budget reaches about \d+ pairs; 51 pairs "
+                     r"would take about [\d.]+ (ms|s): a change is called from 51 pairs on, or "
+                     r"from 15 where base's and head's runs do not overlap", log.getvalue()), \
+        log.getvalue()
     change = next(b for b in doc.benchmarks if b.name == "change")
     assert change.verdict.outcome == "inconclusive" and change.verdict.reason_code == "few_runs"
     assert change.measuring is not None and change.measuring.pairs < 51
@@ -347,6 +354,7 @@ def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_cal
                     r"and 1 workload \(change\)", notes[0]), notes[0]
     assert ("read a change that waits for more: a change is called from 51 pairs on, or from 15 "
             "where base's and head's runs do not overlap; 51 pairs would take about") in notes[0]
-    # with the budget to reach 51 pairs the change is called and nothing is said
+    # with the budget for the change to reach 51 pairs (first, as a change pending) it is
+    # called, and the report has no such warning
     doc = _compare(repo, budget_s=3.0)
     assert not [w for w in doc.environment.warnings if w.startswith("the budget reached")]
