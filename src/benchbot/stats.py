@@ -27,6 +27,10 @@ Choices the spec leaves open, made here:
   times the tolerance: single runs vary far more than the estimate does, which is what
   runs split between a fast and a slow mode look like. Where the best runs moved and the
   ratio did not, the term that held the ratio back is named, as more runs resolve it.
+- Sequential looks below ``low_bounded_from(low_quantile)`` runs a side (51): a change is
+  called only where no run of head reaches the reference's runs (``_apart``), from the
+  runs at which ``apart_bound`` is LOW_ALPHA at most (15 triplets; docs/verdict.md,
+  "Calls from few pairs").
 """
 
 from __future__ import annotations
@@ -59,10 +63,6 @@ LOW_AGREEMENT = 0.6
 LOW_ALPHA = 0.01
 # A third depth of the fast runs, between the 10th percentile and the fastest.
 TAIL_QUANTILE = 0.05
-# Below low_bounded_from(low_quantile) runs a side, a change is called only where the two
-# builds' runs do not overlap (``apart_bound``): under timing modes that reach every build in
-# at least low_quantile of its runs, either way, that happens with probability at most
-# LOW_ALPHA (docs/verdict.md, "Calls from few pairs").
 
 
 # The single runs whose low quantiles stand for the best runs: the reference's arms (one
