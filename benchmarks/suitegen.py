@@ -1,6 +1,7 @@
 """Generated benchmark suites for benchmarks/suites.py: a Go package and a google-benchmark
 program of 25 benchmarks each, with realistic kernels (hashing, sorting, parsing, maps,
-allocation, arithmetic), as a git repository whose head changes some of them.
+allocation, arithmetic), as a git repository whose head changes some of them; and a
+pytest-benchmark suite of 11 (``pybench``, issue 39: a harness run of about 10 s, below).
 
 Every benchmark's operation runs its kernel ``reps`` times (a package-level variable in Go,
 a ``volatile`` in C++, so that the compiler cannot fold the trip count into other code);
@@ -18,6 +19,7 @@ more than ±20% on a shared 2-core VM (benchmarks/README.md gives the spread mea
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -520,12 +522,163 @@ suites:
     filter: ["--benchmark_filter={regex}"]
 """
 
+# --- pytest-benchmark (issue 39: a slow harness) ------------------------------------------
+#
+# A Python library's suite as issue 39 met it: 11 benchmarks in one pytest run of about 10 s
+# on this VM at load 12 (2.2 s of CPU), every benchmark a fixed 5 rounds of one call (about
+# 36 ms of CPU each), timed by the process's CPU clock (``--benchmark-timer``). Each call
+# runs its kernel PY_BASE_CALLS times at base; the head of ``changed`` gives one benchmark
+# 40% fewer calls, one 12% fewer and one 25% more (PY_CHANGED), and leaves the other 8 alone.
+
+PY_NAMES = ("fnv", "crc", "sort_ints", "sort_strings", "parse_ints", "format_ints", "json",
+            "split_csv", "dict_insert", "matmul", "base64")
+# Calls of each kernel per round at base: about 36 ms of CPU a round on this VM.
+PY_BASE_CALLS = {"fnv": 2400, "crc": 30000, "sort_ints": 12000, "sort_strings": 14000,
+                 "parse_ints": 20000, "format_ints": 9500, "json": 4000, "split_csv": 100000,
+                 "dict_insert": 19000, "matmul": 1400, "base64": 45000}
+PY_CHANGED = {"sort_ints": 0.60, "json": 0.88, "matmul": 1.25}  # -40%, -12%, +25% of work
+PY_ROUNDS = 5
+
+PY_KERNELS = r'''"""Kernels of a generated pytest-benchmark suite (benchbot's benchmarks/suitegen.py)."""
+import base64 as b64
+import json as js
+import zlib
+
+_WORDS = [f"w{i * 7919 % 10007}" for i in range(40)]
+_INTS = [(i * 2654435761) % 100003 for i in range(120)]
+_DOC = {"name": "suite", "items": [{"id": i, "tags": ["a", "b"], "v": i / 3} for i in range(6)]}
+_ROW = ",".join(_WORDS[:12])
+_M = [[(i * 3 + j) % 7 for j in range(6)] for i in range(6)]
+_BLOB = bytes(range(256)) * 2
+
+
+def fnv():
+    h = 0xcbf29ce484222325
+    for b in _BLOB[:160]:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def crc():
+    return zlib.crc32(_BLOB * 8)
+
+
+def sort_ints():
+    return sorted(_INTS)[0]
+
+
+def sort_strings():
+    return sorted(_WORDS, key=str.lower)[0]
+
+
+def parse_ints():
+    return sum(int(s) for s in "12 345 6789 1011 1213 1415 1617 1819 2021 2223".split())
+
+
+def format_ints():
+    return len(" ".join(str(i) for i in _INTS[:40]))
+
+
+def json():
+    return len(js.dumps(_DOC))
+
+
+def split_csv():
+    return len(_ROW.split(","))
+
+
+def dict_insert():
+    d = {}
+    for w in _WORDS:
+        d[w] = len(w)
+    return len(d)
+
+
+def matmul():
+    return sum(sum(a * b for a, b in zip(r, c)) for r in _M for c in zip(*_M))
+
+
+def base64():
+    return len(b64.b64encode(_BLOB))
+'''
+
+PY_BENCH = '''"""A generated pytest-benchmark suite (benchbot's benchmarks/suitegen.py)."""
+import kernels
+
+CALLS = {calls!r}
+
+
+def _loop(kernel, calls):
+    def run():
+        out = 0
+        for _ in range(calls):
+            out ^= hash(kernel())
+        return out
+    return run
+
+{tests}
+'''
+
+
+def py_calls(scenario: str, side: str) -> dict[str, int]:
+    """Each pytest-benchmark benchmark's calls of its kernel per round, in one side."""
+    out = dict(PY_BASE_CALLS)
+    if side == "head" and scenario == "changed":
+        out.update({n: round(out[n] * f) for n, f in PY_CHANGED.items()})
+    return out
+
+
+def py_expected(name: str, scenario: str) -> str:
+    """What the head does to a pytest-benchmark benchmark: less, more, same."""
+    if scenario == "identical" or name not in PY_CHANGED:
+        return "same"
+    return "less" if PY_CHANGED[name] < 1 else "more"
+
+
+def py_files(scenario: str, side: str) -> dict[str, str]:
+    tests = "\n".join(f"\ndef test_{n}(benchmark):\n    benchmark(_loop(kernels.{n}, CALLS[{n!r}]))"
+                      for n in PY_NAMES)
+    return {"bench/kernels.py": PY_KERNELS,
+            "bench/bench_suite.py": PY_BENCH.format(calls=py_calls(scenario, side), tests=tests)}
+
+
+def py_config(python: str) -> str:
+    """The suite's config: the docs' pytest-benchmark example (docs/suites.md), its rounds
+    fixed (``--benchmark-min-rounds`` with ``--benchmark-max-time=0``: 5 rounds, no more),
+    timed by the process's CPU clock (``--benchmark-timer=time.process_time``: neighbours'
+    bursts on a shared runner do not count),
+    run by ``python`` (an interpreter with pytest-benchmark; benchbot's own shows its prefix
+    in the sandbox)."""
+    run = [python, "-m", "pytest", "--rootdir=.", "-o", "testpaths=bench",
+           "-o", "python_files=bench_*.py", "-p", "pytest_benchmark.plugin",
+           "-p", "no:cacheprovider", "-q", "--benchmark-only", "--benchmark-json={output}",
+           "--benchmark-warmup=off", f"--benchmark-min-rounds={PY_ROUNDS}",
+           "--benchmark-max-time=0", "--benchmark-timer=time.process_time"]
+    return ("version: 1\nbuild: \"true\"\nsuites:\n  - name: py\n"
+            f"    run: {run!r}\n".replace("'", '"')
+            + "    format: pytest-benchmark\n    filter: [\"{name}\"]\n"
+            "    env: {PYTEST_DISABLE_PLUGIN_AUTOLOAD: \"1\", PYTHONDONTWRITEBYTECODE: \"1\"}\n")
+
+
 HARNESSES = {"go": (go_files, GO_CONFIG), "gbench": (cc_files, CC_CONFIG),
-             "gbench-main": (cc_own_main_files, CC_CONFIG)}
+             "gbench-main": (cc_own_main_files, CC_CONFIG),
+             "pybench": (py_files, py_config(sys.executable))}
+
+
+def names(harness: str) -> tuple[str, ...]:
+    """A harness's benchmarks (their short names)."""
+    return PY_NAMES if harness == "pybench" else NAMES
+
+
+def truth(harness: str, name: str, scenario: str) -> str:
+    """What the head does to a benchmark of a harness's suite."""
+    return py_expected(name, scenario) if harness == "pybench" else expected(name, scenario)
 
 
 def bench_name(harness: str, name: str) -> str:
     """A benchmark's workload name as benchbot reports it."""
+    if harness == "pybench":
+        return f"py/test_{name}"
     return f"go/Benchmark{name}" if harness == "go" else f"gbench/BM_{name}"  # gbench-main too
 
 

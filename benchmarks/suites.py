@@ -75,7 +75,7 @@ def _spread(ratios: Sequence[float]) -> tuple[float, float] | None:
 def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, Any]:
     """What a results document says of each benchmark, compactly."""
     rows = []
-    for name in suitegen.NAMES:
+    for name in suitegen.names(harness):
         full = suitegen.bench_name(harness, name)
         bench = next((b for b in doc["benchmarks"] if b["name"] == full), None)
         if bench is None:
@@ -84,7 +84,7 @@ def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, 
         v, c, m = bench["verdict"], bench.get("counts") or {}, bench.get("measuring") or {}
         mem = bench.get("memory") or {}
         rows.append({
-            "name": name, "truth": suitegen.expected(name, scenario),
+            "name": name, "truth": suitegen.truth(harness, name, scenario),
             "outcome": v["outcome"], "reason_code": v.get("reason_code"),
             "reason": v.get("reason"), "settled_by": v.get("settled_by"),
             "ratio": v.get("ratio"), "ci": v.get("ci"), "estimate": v.get("estimate"),
@@ -166,10 +166,11 @@ def rejudged(runs: Sequence[Mapping[str, Any]], raw: Path, limit: float) -> list
 
     saved = benchsignals.LEVEL_TIME_LIMIT
     benchsignals.LEVEL_TIME_LIMIT = limit
-    policy = Policy(alpha=0.05, family=Family(sequential=len(suitegen.NAMES), fixed=0))
     out = []
     try:
         for run in runs:
+            policy = Policy(alpha=0.05, family=Family(
+                sequential=len(suitegen.names(run["harness"])), fixed=0))
             path = raw / f"{run['harness']}-{run['scenario']}-{run['seed']}.json.gz"
             with gzip.open(path, "rt") as fh:
                 doc = results.parse(json.load(fh), where=str(path))
@@ -361,7 +362,7 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
 def _per_benchmark(runs: Sequence[Mapping[str, Any]]) -> str:
     lines = ["", "| benchmark | truth | outcomes | counts ratio (median) | pairs (median) |",
              "|---|---|---|--:|--:|"]
-    for name in suitegen.NAMES:
+    for name in dict.fromkeys(n for r in runs for n in suitegen.names(r["harness"])):
         rows = [row for r in runs for row in r["rows"] if row["name"] == name and not row.get("missing")]
         if not rows:
             continue

@@ -360,13 +360,15 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
 def _with_count_warnings(env: Environment, config: Config,
                          measured: measuring.Measured) -> Environment:
     """The environment's warnings, one for each workload whose ``counts`` asked for a
-    method that could not be used here (it was compared on time alone), and one for each
-    whose base again ran from base's own place (its copy's run failed)."""
+    method that could not be used here (it was compared on time alone), one for each
+    whose base again ran from base's own place (its copy's run failed), and one where the
+    budget stopped changes short of the pairs a call needs."""
     more = [f"{w.name}: {measured.counts[w.name].why}; compared on time alone"
             for w in config.workloads if w.name in measured.counts
             and counting.asked_and_impossible(w.counts, measured.counts[w.name].method)]
     more += [f"{name}: {why}" for name, why in measured.again_fallback.items()]
     more += [measured.again_note] if measured.again_note else []
+    more += [measured.budget_note] if measured.budget_note else []
     return dataclasses.replace(env, warnings=(*env.warnings, *more)) if more else env
 
 

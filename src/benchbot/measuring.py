@@ -66,6 +66,7 @@ class Progress(Protocol):
     def phase(self, name: str, workloads: int, runs: int) -> None: ...
     def progress(self, phase: str, workload: str, done: int, planned: int,
                  left_s: float | None = None) -> None: ...
+    def note(self, message: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -93,6 +94,9 @@ class Measured:
     # every workload's did, where base's build could not be copied (engine.copy_built).
     again_fallback: dict[str, str] = field(default_factory=dict)
     again_note: str | None = None
+    # The budget stopped workloads that read a change short of the pairs a call needs:
+    # how far it reached and how far a call needs (a warning of the report's).
+    budget_note: str | None = None
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -391,6 +395,7 @@ class Sequential:
         self.warmup_s: dict[str, float] = {}
         self._triplet_cache: dict[str, tuple[int, float]] = {}  # name: (pairs, seconds)
         self._per_run = (float("-inf"), 0.0)  # (when, seconds a run) for the progress
+        self._reach_noted = False  # the note on the pairs the budget reaches, said once
 
     def run(self) -> None:
         """Measure until every workload has stopped; leave the records in ``measured``."""
@@ -450,6 +455,7 @@ class Sequential:
         for name in due:
             self.done_looks[name] += 1
         judgement = self._record(final=False)
+        self._note_reach()
         for name in estimating:  # no look: its call stands on its first pairs
             more = self._measure_on_to(name, judgement)
             if more is None:
@@ -533,7 +539,48 @@ class Sequential:
         if final:  # what would settle it, from the verdict the report shows
             for name in self.names:
                 self.measured.measuring[name] = self._measuring(name, judgement.workloads[name].ab)
+            self.measured.budget_note = self._budget_note(judgement)
         return judgement
+
+    # --- the pairs the budget reaches -----------------------------------------------------
+
+    def _reach(self) -> tuple[float, int]:
+        """Seconds a round of every workload takes, and the pairs the whole budget reaches at
+        that pace (from the first rounds' timing)."""
+        round_s = self._round_s(self.names)
+        pairs = max(self.triplets.results[n].pairs for n in self.names)
+        left = max(0.0, self.deadline - self.ctx.clock())
+        return round_s, pairs + int(left / round_s) if round_s > 0 else pairs
+
+    def _note_reach(self) -> None:
+        """Once, at the first look: where the budget will stop short of the pairs from which
+        a change is called, say so (the progress), from the first rounds' pace."""
+        if self._reach_noted:
+            return
+        self._reach_noted = True
+        round_s, reach = self._reach()
+        if reach < sequential.CALL_PAIRS:
+            self.ctx.reporter.note(
+                f"at about {_seconds_text(round_s)} a round the budget reaches about {reach} "
+                f"pairs; {sequential.CALL_PAIRS} pairs would take about "
+                f"{_seconds_text(sequential.CALL_PAIRS * round_s)}: {_CALLED_FROM}")
+
+    def _budget_note(self, judgement: Judgement) -> str | None:
+        """The report's warning where the budget stopped workloads whose runs read a change
+        and that wait for the pairs a call needs (``few_runs``): how far the budget reached,
+        at what pace, and how far a call needs."""
+        waiting = [n for n in self.names if self.stopped.get(n) == "budget"
+                   and sequential.pending_change(ab := judgement.workloads[n].ab)
+                   and ab is not None and ab.reason_code == "few_runs"]
+        if not waiting:
+            return None
+        round_s = self._round_s(self.names)
+        pairs = max(self.triplets.results[n].pairs for n in self.names)
+        which = ", ".join(waiting[:3]) + (f" and {len(waiting) - 3} more" if len(waiting) > 3 else "")
+        return (f"the budget reached {pairs} pairs at about {_seconds_text(round_s)} a round, "
+                f"and {len(waiting)} workload{'s' if len(waiting) > 1 else ''} ({which}) read a "
+                f"change that waits for more: {_CALLED_FROM}; {sequential.CALL_PAIRS} pairs "
+                f"would take about {_seconds_text(sequential.CALL_PAIRS * round_s)} of rounds")
 
     def _measuring(self, name: str, verdict: Verdict | None) -> Measuring:
         result = self.triplets.results[name]
@@ -652,6 +699,17 @@ class Sequential:
         left = max(0.0, self.deadline - now)
         planned = done + int(left / max(self._per_run[1], 1e-3))
         self.ctx.reporter.progress("sequential", name, done, planned, left_s=left)
+
+
+_CALLED_FROM = (f"a change is called from {sequential.CALL_PAIRS} pairs on, or from "
+                f"{sequential.APART_PAIRS} where base's and head's runs do not overlap")
+
+
+def _seconds_text(seconds: float) -> str:
+    """A duration for a sentence: '80 ms', '31 s', '26 min'."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _by_counts(verdict: Verdict | None) -> bool:

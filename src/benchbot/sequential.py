@@ -34,6 +34,9 @@ FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
 GROWTH = 1.5  # each look has half as many pairs again as the one before
 LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
 CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
+# ... and from here on where base's and head's runs do not overlap (15: docs/verdict.md,
+# "Calls from few pairs")
+APART_PAIRS = stats.apart_from(LOW_QUANTILE, 2)
 # After a call at n pairs, measure on for the estimate alone (the median of head over each
 # base run, over all pairs): at least ESTIMATE_EXTRA_PAIRS more, then until the estimate's interval
 # is within ESTIMATE_HALF each way (its standard error about 0.7%, a median error of about

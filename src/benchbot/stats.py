@@ -27,6 +27,10 @@ Choices the spec leaves open, made here:
   times the tolerance: single runs vary far more than the estimate does, which is what
   runs split between a fast and a slow mode look like. Where the best runs moved and the
   ratio did not, the term that held the ratio back is named, as more runs resolve it.
+- Sequential looks below ``low_bounded_from(low_quantile)`` runs a side (51): a change is
+  called only where no run of head reaches the reference's runs (``_apart``), from the
+  runs at which ``apart_bound`` is LOW_ALPHA at most (15 triplets; docs/verdict.md,
+  "Calls from few pairs").
 """
 
 from __future__ import annotations
@@ -335,6 +339,11 @@ class _Figures:
     low_far: float = 0.0  # and on the side away from it: how far the fast runs may have moved
     low_bounded: bool = True  # False: too few runs for the interval's lower bound (clipped)
     log_tail: float | None = None  # with rule.low_quantile: the TAIL_QUANTILE ratio (log)
+    # Not low_bounded: the two builds' runs lie apart the way the median moved (None: too
+    # few runs for even that), and how many of head's runs reach across (``_apart``)
+    apart: bool | None = None
+    across: int = 0
+    apart_from: int = 0  # the fewest pairs from which the runs lying apart may call a change
 
 
 def _judged_samples(
@@ -474,9 +483,43 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     log_tail = _low_log(ys, TAIL_QUANTILE, False)[0] - sum(
         _low_log(a, TAIL_QUANTILE, False)[0] for a in arms) / len(arms)
     bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
+    apart, across = (None, 0) if bounded else _apart(arms, ys, rule.low_quantile, fig.log_ratio > 0)
+    first = 0 if bounded else apart_from(rule.low_quantile, len(arms))
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
-                   best_ratio=math.exp(log_fastest), log_tail=log_tail)
+                   best_ratio=math.exp(log_fastest), log_tail=log_tail, apart=apart, across=across,
+                   apart_from=first)
+
+
+def apart_bound(n: int, r: int, q: float) -> float:
+    """How often timing modes that are no change put n runs of head wholly above (or below)
+    r runs of the reference, at most, where each build lands in each mode in at least a
+    share q of its runs (the premise the 10th percentile rests on, q = 0.1, taken both
+    ways): head's runs must all have landed in the slow mode and the reference's in the
+    fast one (or the mirror image), (1 - q)^(n + r) (docs/verdict.md, "Calls from few
+    pairs")."""
+    return (1.0 - q) ** (n + r) if 0.0 < q < 1.0 else 1.0
+
+
+@functools.lru_cache(maxsize=64)
+def apart_from(q: float, arms: int) -> int:
+    """The fewest pairs from which a call may rest on the builds' runs not overlapping (n
+    runs of head, ``arms`` times n of the reference): where ``apart_bound`` is LOW_ALPHA at
+    most, 15 for triplets and 22 for pairs at q = 0.1."""
+    return next(n for n in range(1, 100_000) if apart_bound(n, arms * n, q) <= LOW_ALPHA)
+
+
+def _apart(arms: Sequence[FloatArray], ys: FloatArray, q: float, slower: bool
+           ) -> tuple[bool | None, int]:
+    """Whether no run of head reaches the reference's runs the way ``slower`` says (head's
+    fastest above the reference's slowest, or head's slowest below its fastest), and how many
+    of head's runs do reach them; None where the runs are too few for ``apart_bound``."""
+    ref = np.concatenate(arms)
+    across = int(np.count_nonzero(ys <= ref.max()) if slower
+                 else np.count_nonzero(ys >= ref.min()))
+    if apart_bound(ys.size, ref.size, q) > LOW_ALPHA:
+        return None, across
+    return across == 0, across
 
 
 def _exp(log_value: float | None) -> float | None:
@@ -659,13 +702,17 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
                      and (fig.log_tail is None
                           or _moves_with(fig.log_tail, bt_log, m, LOW_AGREEMENT)))
         up, down = all_three and m > 0, all_three and m < 0
-        if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded:
+        if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded and not fig.apart:
             need = low_bounded_from(rule.low_quantile)
-            return replace(
-                verdict, reason_code="few_runs", suggested_runs=need,
-                reason=f"it reads {_signed_pct(math.exp(m))}, but {fig.n} pairs are too few for "
-                f"the fast runs to confirm it: a change is called from {need} pairs on",
-            )
+            read = f"it reads {_signed_pct(math.exp(m))}, but {fig.n} pairs are too few for "
+            if fig.apart is None:
+                reason = (f"{read}the fast runs to confirm it: a change is called from {need} pairs "
+                          f"on, or from {fig.apart_from} where the builds' runs do not overlap")
+            else:
+                reason = (f"{read}the fast runs to confirm it: a change is called from {need} pairs "
+                          f"on, or before where the builds' runs do not overlap ({fig.across} of "
+                          f"head's {fig.n} reach base's)")
+            return replace(verdict, reason_code="few_runs", suggested_runs=need, reason=reason)
     if m > t_log and up:
         return replace(verdict, outcome="slower")
     if m < -t_log and down:

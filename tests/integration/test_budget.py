@@ -6,6 +6,7 @@ short without being waited for."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,19 +26,24 @@ BASE_S = 0.008  # each run takes about this long
 
 
 class PlantedSpawner:
-    """``change``'s head runs take 8% longer than its base runs, with little noise; the
-    other workloads' runs are the same in both builds and vary by about 30%, so that they
-    need hundreds of pairs to be called level."""
+    """``change``'s head runs take 8% longer than its base runs, with little noise, and
+    every 7th base run is slow (+15%, as noise only adds time), so that the builds' runs
+    overlap and a call waits for the 51 pairs the fast runs' side needs; the other
+    workloads' runs are the same in both builds and vary by about 30%, so that they need
+    hundreds of pairs to be called level."""
 
     def __init__(self, change: str, clock: FakeClock, seed: int = 5) -> None:
         self.change, self.clock = change, clock
         self.rng = np.random.default_rng(seed)
+        self.base_runs = 0
 
     def spawn(self, request: SpawnRequest) -> RawRun:
         name = request.argv[1]
         head = Path(request.cwd).name == "head"
         if name == self.change:
-            wall = BASE_S * (1.08 if head else 1.0) * self.rng.lognormal(0.0, 0.01)
+            self.base_runs += not head
+            slow = 1.15 if not head and self.base_runs % 7 == 0 else 1.0
+            wall = BASE_S * (1.08 if head else slow) * self.rng.lognormal(0.0, 0.01)
         else:
             wall = BASE_S * self.rng.lognormal(0.0, 0.3)
         self.clock.advance(wall)
@@ -49,12 +55,13 @@ CONFIG = "version: 1\nworkloads:\n" + "".join(
     f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in ("noisy1", "change", "noisy2"))
 
 
-def _compare(repo: Path, budget_s: float) -> Results:
+def _compare(repo: Path, budget_s: float, log: io.StringIO | None = None) -> Results:
     clock = FakeClock()
     spawner = PlantedSpawner("change", clock)
     return engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
                                          overrides=Overrides(budget=budget_s, seed=11)),
-                          spawner_factory=lambda _: spawner, clock=clock)
+                          spawner_factory=lambda _: spawner, clock=clock,
+                          **({"reporter": TerminalReporter(log, tty=False)} if log else {}))
 
 
 def test_a_pending_change_keeps_its_rounds_when_the_budget_runs_short(make_repo: MakeRepo) -> None:
@@ -323,3 +330,31 @@ def test_a_level_is_measured_on_until_its_estimate_is_within_half_its_tolerance(
     within = max(hi / v.estimate, v.estimate / lo) - 1 <= v.tolerance / 2 + 1e-9
     assert within or m.pairs == sequential.level_estimate_cap(m.called_at, 1000)
     assert lo <= v.estimate <= hi
+
+
+def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_call_needs(
+        make_repo: MakeRepo) -> None:
+    # 1.2 s buy about 15 triplets of each workload: the change reads +8% but its runs
+    # overlap base's (every 7th base run is slow), so it waits for the 51 pairs a call then
+    # needs; the report says how far the budget reached, at what pace, and how far a call needs.
+    repo = make_repo({"benchbot.yml": CONFIG})
+    log = io.StringIO()
+    doc = _compare(repo, budget_s=1.2, log=log)
+    # and the progress says so at the first look, from the first rounds' pace
+    assert re.search(r"at about \d+ ms a round the budget reaches about \d+ pairs; 51 pairs "
+                     r"would take about [\d.]+ (ms|s): a change is called from 51 pairs on, or "
+                     r"from 15 where base's and head's runs do not overlap", log.getvalue()), \
+        log.getvalue()
+    change = next(b for b in doc.benchmarks if b.name == "change")
+    assert change.verdict.outcome == "inconclusive" and change.verdict.reason_code == "few_runs"
+    assert change.measuring is not None and change.measuring.pairs < 51
+    notes = [w for w in doc.environment.warnings if w.startswith("the budget reached")]
+    assert len(notes) == 1, doc.environment.warnings
+    assert re.match(rf"the budget reached {change.measuring.pairs} pairs at about \d+ ms a round, "
+                    r"and 1 workload \(change\)", notes[0]), notes[0]
+    assert ("read a change that waits for more: a change is called from 51 pairs on, or from 15 "
+            "where base's and head's runs do not overlap; 51 pairs would take about") in notes[0]
+    # with the budget for the change to reach 51 pairs (first, as a change pending) it is
+    # called, and the report has no such warning
+    doc = _compare(repo, budget_s=3.0)
+    assert not [w for w in doc.environment.warnings if w.startswith("the budget reached")]

@@ -59,6 +59,9 @@ class Quiet:
                  left_s: float | None = None) -> None:
         pass
 
+    def note(self, message: str) -> None:
+        pass
+
 
 def build(where: Path, *, pages: int, work: int, extra: tuple[str, ...] = ()) -> None:
     where.mkdir(parents=True)

@@ -47,6 +47,15 @@ def runs(seed: int, n: int, spread: float, factor: float = 1.0) -> np.ndarray:
     return RUN_NS * factor * np.exp(np.random.default_rng(seed).normal(0.0, spread, n))
 
 
+def overlapping(base: np.ndarray) -> np.ndarray:
+    """Base's runs with one slow run (+20%, noise only adds time), which head's runs do not
+    clear: the builds' runs overlap, so that below 51 pairs time alone calls nothing
+    (docs/verdict.md, "Calls from few pairs")."""
+    out = base.copy()
+    out[0] = 1.2 * RUN_NS
+    return out
+
+
 def valgrind(base: int, head: int, again: int | None = None) -> Counts:
     return Counts(method="valgrind", why="valgrind: no hardware counters",
                   base=(base,), base_again=(again or base,), head=(head, head))
@@ -164,8 +173,8 @@ def test_a_time_call_beyond_the_layout_limit_stands_with_the_same_instructions()
 
 
 def test_instructions_that_moved_let_time_call_before_the_fast_runs_follow() -> None:
-    n = 34  # a call needs 51 pairs for the fast runs' side: time alone waits
-    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
+    n = 34  # a call needs 51 pairs for the fast runs' side where the runs overlap: time alone waits
+    w = triplets(overlapping(runs(1, n, 0.01)), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
     alone = judged(w).ab
     assert alone is not None and alone.outcome == "inconclusive" and alone.reason_code == "few_runs"
     got = judged(replace(w, counts=valgrind(1_000_000, 1_100_000))).ab
@@ -368,7 +377,7 @@ def test_instructions_that_moved_far_more_than_time_do_not_stand_in_for_the_fast
     """A slow mode made of extra work: two counted runs a build can read +25% where time's
     median moved +10%; such counts do not account for time and settle nothing."""
     n = 34
-    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
+    w = triplets(overlapping(runs(1, n, 0.01)), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
     assert judged(replace(w, counts=valgrind(1_000_000, 1_100_000))).ab.outcome == "slower"  # type: ignore[union-attr]
     far = judged(replace(w, counts=valgrind(1_000_000, 1_250_000))).ab
     assert far is not None and far.outcome == "inconclusive" and far.reason_code == "few_runs"
