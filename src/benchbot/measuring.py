@@ -727,7 +727,7 @@ def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any]
     setting = suitecount.Setting(
         config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
         figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
-        progress=tick)
+        progress=tick, again=ctx.again)
     counted = suitecount.count_all(setting, names, deadline=deadline)
     measured.counts.update(counted.counts)
     measured.suites = suitecount.recorded(measured.suites, counted)
