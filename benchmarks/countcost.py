@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 if "--src" in sys.argv[:-1]:  # another checkout's benchbot, imported before this one's
     sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--src") + 1]).resolve()))
 
-from benchbot import engine, files, signals, suitecount
+from benchbot import engine, files, fixedwork, signals, suitecount
 from benchbot.results import to_json
 from benchbot.settings import Overrides
 from benchmarks import suitegen
@@ -136,11 +136,13 @@ def suite(harness: str) -> dict[str, Any]:
             return {"harness": harness, "skipped": "the comparison counted nothing"}
         parity = {w.name: w.parity for w in got["setting"].config.workloads}
         rows = []
-        for name, c in got["out"].counts.items():
+        counts = got["out"].counts
+        steady = getattr(suitecount, "steady", lambda first: False)(
+            [counts[n] for n in list(counts)[:suitecount.POOL_MIN]])
+        for i, (name, c) in enumerate(counts.items()):
             read = signals.read_counts(c, {}, parity=parity[name])
             runs = list(c.runs or ())
-            kinds = {"small": runs[:6:2], "large": runs[1:6:2], "confirm": runs[6:10]
-                     if c.samples is None else [], "sampled": runs[6:] if c.samples else []}
+            kinds = _kinds(runs, full=not steady or i < suitecount.POOL_MIN)
             short = name.split("/", 1)[-1].removeprefix("Benchmark").removeprefix("BM_")
             rows.append({"name": name, "expected": suitegen.expected(short, "changed"),
                          "units": c.units, "runs": len(runs), "counted_s": c.counted_s,
@@ -148,13 +150,32 @@ def suite(harness: str) -> dict[str, Any]:
                          **{f"{k}_s": round(sum(r.seconds for r in v), 3)
                             for k, v in kinds.items()},
                          "ratio": read.ratio, "reading": read.reading, "why": c.why,
-                         "samples": c.samples})
+                         "samples": c.samples, "made": [(r.arm, r.units, r.seconds)
+                                                        for r in c.runs or ()]})
         [(how, made, seconds)] = got["out"].suites.values()
-        return {"harness": harness, "how": how, "counted_runs": made,
+        return {"harness": harness, "how": how, "counted_runs": made, "steady": steady,
                 "counting_s": round(seconds, 1), "wall_s": round(got["wall"], 1),
                 "benchmarks": rows, "load_before": before, "load_after": loadavg()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _kinds(runs: Sequence[Any], *, full: bool) -> dict[str, list[Any]]:
+    """A benchmark's counted runs by kind, in the order made, for the code counted with
+    (``--src``): its plan's small and larger runs (the plan: suitecount.PLAN, less base
+    again where a steady suite left it out), the confirmation's (a run of base again after
+    the plan; each arm at both sizes before issue 39, the larger alone since), and the
+    sampled processes (base's and head's larger runs, never base again's). ``full``: the
+    whole plan (False: a steady suite's benchmark after its first POOL_MIN)."""
+    k = len(suitecount.PLAN) if full else 4
+    plan, rest = runs[:k], runs[k:]
+    again = 0
+    while again < len(rest) and rest[again].arm == "base_again":
+        again += 1
+    confirm = rest[:2 * again]
+    return {"small": [r for r in plan if r.units == fixedwork.SMALL],
+            "large": [r for r in plan if r.units != fixedwork.SMALL],
+            "confirm": confirm, "sampled": rest[2 * again:]}
 
 
 CALLED = {"more": ("up",), "less": ("down",), "same": ("same",), "layout": ("same",)}

@@ -45,11 +45,13 @@ SMALL_OF = {"base": "base", "base_again": "base", "head": "head"}
 # The arms counted a second time where the counts read a move (``_to_confirm``): a larger
 # run each, against the small runs made.
 CONFIRM = ("base_again", "head")
-# A suite is steady where each of its first POOL_MIN benchmarks' A/A moved its count per
-# unit by at most this much (relative): a tenth of signals.SAME_FLOOR. google-benchmark's
-# counts move by a hundred instructions in millions (its timer), a few parts in 100,000; Go's
-# by thousands (its runtime's timers), and its maps by a percent.
-STEADY = 1e-4
+# A suite is steady where each of its first POOL_MIN benchmarks' A/A (base again's larger
+# run less base's) differed by at most STEADY_RUN instructions, and by at most STEADY of the
+# work: google-benchmark's runs differ by 100-500 instructions (its timer, and the path it
+# runs from), Go's by 2,000-3,000 (its runtime's timers), and a seeded map's by a percent
+# of the work. A third of signals.SAME_FLOOR: a noise that small never decides a reading.
+STEADY_RUN = 1000
+STEADY = 3e-4
 # The processes counted per build where a benchmark's counts vary from one process to the
 # next by themselves (``_to_sample``): enough that, for Go's map lookups (about 1% a
 # process), the standard error of the difference of two builds' means stays near 0.3 points
@@ -195,9 +197,11 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
 
 def steady(first: Sequence[Counts]) -> bool:
     """Whether a suite's counts do not move from one process to the next by themselves:
-    POOL_MIN of its benchmarks counted, each one's base again within STEADY of its base."""
+    POOL_MIN of its benchmarks counted, each one's base again within STEADY_RUN
+    instructions and STEADY of its base."""
     return len(first) >= POOL_MIN and all(
-        c.method is not None and c.base and c.base_again
+        c.method is not None and c.base and c.base_again and c.units
+        and abs(c.base_again[0] - c.base[0]) * c.units <= STEADY_RUN
         and abs(c.base_again[0] / c.base[0] - 1.0) <= STEADY for c in first)
 
 

@@ -206,7 +206,7 @@ def test_counts_that_vary_from_process_to_process_are_counted_again_and_not_call
     lookup = Spec(ns=12_000, instructions=50_000,
                   process=((1.0, 0.9992, *_seeds(1, 0.08)), (1.023, 1.003, *_seeds(2, 0.08))))
     clock = FakeClock()
-    fake = FakeGo({**SPECS, "BenchmarkLookup": lookup}, clock, noise=500.0)
+    fake = FakeGo({**SPECS, "BenchmarkLookup": lookup}, clock, noise=100.0)
     got = _by_name(_compare(make_repo({"benchbot.yml": CONFIG}, {"README": "head\n"}), fake, clock))
     c = got["BenchmarkLookup"].counts
     assert suitecount.steady([got[n].counts for n in SPECS])
@@ -381,12 +381,12 @@ def test_one_failing_benchmark_does_not_stop_the_others_being_counted(make_repo:
     assert all(by[n].counts.method == "valgrind" for n in SPECS if n != "BenchmarkHash")
 
 
-@pytest.mark.parametrize(("noise", "steady"), [(500.0, True), (20_000.0, False)])
+@pytest.mark.parametrize(("noise", "steady"), [(100.0, True), (2000.0, False)])
 def test_a_steady_suites_later_benchmarks_are_counted_without_base_again(
         make_repo: MakeRepo, noise: float, steady: bool) -> None:
-    # Counts that move by 500 instructions in 15 million (3e-5: google-benchmark's timer)
-    # are steady: after the first five benchmarks' A/A, the others are counted by four runs,
-    # their noise the suite's. At 20,000 (1e-3: Go's runtime) every benchmark keeps its own
+    # Counts that move by 100 instructions a run (google-benchmark's timer) are steady:
+    # after the first five benchmarks' A/A, the others are counted by four runs, their
+    # noise the suite's. At 2,000 (Go's runtime) every benchmark keeps its own
     more = {f"BenchmarkMore{i}": Spec(ns=20_000, instructions=60_000, head_work=w, head_time=w)
             for i, w in enumerate((1.0, 1.0, 1.05))}
     specs = {**SPECS, **more}

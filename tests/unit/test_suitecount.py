@@ -22,10 +22,16 @@ def _counts(again: float | None, *, counted: bool = True) -> Counts:
 
 
 def test_a_suite_is_steady_only_where_its_first_benchmarks_a_a_all_are() -> None:
-    steady = [_counts(50_000.0 * (1 + d)) for d in (0.0, 2e-5, -5e-5, 1e-4, 0.0)]
+    # n = 100 units of 50,000 instructions: 5 million of work; google-benchmark's runs
+    # differ by a few hundred instructions, Go's by a few thousand
+    steady = [_counts(50_000.0 + d / 100) for d in (0.0, 100.0, -450.0, 1000.0, 0.0)]
     assert suitecount.steady(steady)
     assert not suitecount.steady(steady[:4])  # too few to tell
-    assert not suitecount.steady([*steady[:4], _counts(50_000.0 * (1 + 3e-4))])  # Go's runtime
+    assert not suitecount.steady([*steady[:4], _counts(50_000.0 + 2500 / 100)])  # Go's runtime
+    # a few instructions, but of little work: more than STEADY of it
+    few = Counts(method="valgrind", why="t", unit="iteration", units=2, base=(1000.0,),
+                 base_again=(1000.4,), head=(1000.0,))
+    assert not suitecount.steady([*steady[:4], few])
     assert not suitecount.steady([*steady[:4], _counts(None, counted=False)])
     assert not suitecount.steady([*steady[:4], _counts(None)])  # no A/A of its own
 
