@@ -150,14 +150,23 @@ def suite(harness: str) -> dict[str, Any]:
                          **{f"{k}_s": round(sum(r.seconds for r in v), 3)
                             for k, v in kinds.items()},
                          "ratio": read.ratio, "reading": read.reading, "why": c.why,
-                         "samples": c.samples, "made": [(r.arm, r.units, r.seconds)
-                                                        for r in c.runs or ()]})
+                         "samples": c.samples, "aa": _aa(c),
+                         "made": [(r.arm, r.units, r.instructions, r.seconds)
+                                  for r in c.runs or ()]})
         [(how, made, seconds)] = got["out"].suites.values()
         return {"harness": harness, "how": how, "counted_runs": made, "steady": steady,
                 "counting_s": round(seconds, 1), "wall_s": round(got["wall"], 1),
                 "benchmarks": rows, "load_before": before, "load_after": loadavg()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _aa(c: Any) -> list[float] | None:
+    """A benchmark's first A/A: base again's count less base's, instructions a run (n
+    times per unit) and as a share of base's."""
+    if not (c.base and c.base_again and c.units):
+        return None
+    return [round((c.base_again[0] - c.base[0]) * c.units, 1), c.base_again[0] / c.base[0] - 1]
 
 
 def _kinds(runs: Sequence[Any], *, full: bool) -> dict[str, list[Any]]:
