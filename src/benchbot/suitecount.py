@@ -47,10 +47,14 @@ SMALL_OF = {"base": "base", "base_again": "base", "head": "head"}
 CONFIRM = ("base_again", "head")
 # A suite is steady where each of its first POOL_MIN benchmarks' A/A (base again's larger
 # run less base's) differed by at most STEADY_RUN instructions, and by at most STEADY of the
-# work: google-benchmark's runs differ by 100-500 instructions (its timer, and the path it
-# runs from), Go's by 2,000-3,000 (its runtime's timers), and a seeded map's by a percent
-# of the work. A third of signals.SAME_FLOOR: a noise that small never decides a reading.
-STEADY_RUN = 1000
+# work (a third of signals.SAME_FLOOR: a noise that small never decides a reading). On the
+# generated suites (benchmarks/README.md, section 17) google-benchmark's first five differed
+# by 38-1,058 instructions (its timer, and base again's place, a copy at another path), Go's
+# by 10,000-17,000 (its runtime), and a seeded map's by a percent of the work. Which side
+# of it a suite falls on decides its cost only: a benchmark that varies by itself among a
+# steady suite's reads a move from one pair, at the rate its spread gives, and is counted
+# again as any other (docs/verdict.md, "Counts per benchmark").
+STEADY_RUN = 2000
 STEADY = 3e-4
 # The processes counted per build where a benchmark's counts vary from one process to the
 # next by themselves (``_to_sample``): enough that, for Go's map lookups (about 1% a
