@@ -39,12 +39,12 @@ ITERATION, CALL, ROUND, LOOP = "iteration", "call", "round", "loop"
 VALGRIND_SLOWDOWN = 40.0
 # Seconds of the benchmark's own work in the larger counted run (SMALL + n units), beside
 # the harness starting under valgrind (0.3-0.5 s of CPU, the same in every run). n is what
-# sets the counts' precision: a counted run's own noise (Go's runtime: a few thousand
-# instructions a run; google-benchmark's timer: about a hundred) spread over n units. At
-# 0.2 s a Go benchmark's larger run does some 10 million instructions of its own work, so
-# that noise is 3e-4 of it, a third of signals.SAME_FLOOR and a sixtieth of a 2% parity;
-# at 0.5 s (until issue 39) the larger run cost twice the smaller one for precision no
-# reading used (docs/suites.md, "What counting costs").
+# sets the counts' precision: a counted run's own noise (Go's runtime: thousands of
+# instructions a run; google-benchmark's timer: hundreds) spread over n units. At 0.5 s
+# (until issue 39) the larger run cost 1.7 times the smaller one; at 0.2 s, 1.1-1.2 times,
+# and the generated suites' A/A stayed well under signals.SAME_FLOOR: a median of 3.8e-4
+# of the work for Go (5.0e-4 before), 6.7e-5 for google-benchmark (2.3e-5 before), at load
+# 10-13 (docs/suites.md, "What counting costs"; benchmarks/README.md, section 17).
 TARGET_WORK_S = {"valgrind": 0.2, "perf": 0.2}
 MAX_UNITS = 10_000_000
 # The smaller counted run's units. Not 1: with -test.benchtime 1x, Go runs the benchmark
