@@ -3,6 +3,8 @@ costs").
 
     python -m benchmarks.countcost [--harness go,google-benchmark,pytest-benchmark,pyperf]
                                    [--out countcost]
+    python -m benchmarks.countcost --suites go,gbench [--reps 1] [--src PATH]
+                                   [--out countcost-suites]
 
 For each harness, the generated project of the suite tests (tests/integration/harnesses.py:
 three benchmarks, one of which does 1.5 times the work at the head), compared once through
@@ -12,6 +14,14 @@ head's made at once, in their own workers), the seconds of one benchmark's six c
 runs, the whole comparison's wall, what each benchmark's counts read (so that a harness
 whose counted runs fail shows it), and the load average before and after. The results go
 to ``results/<out>.json`` after each harness (atomically) and a table to stdout.
+
+``--suites``: counting alone, on the generated suites of ``benchmarks/suitegen.py`` (25
+benchmarks, the ``changed`` scenario), through the engine with the default settings: the
+comparison is stopped once the suite is counted (no timed round). Recorded per benchmark:
+its counted runs by kind (the six of the plan's small and large runs, the confirmation
+runs, the sampled processes) with their seconds and what its counts read against what the
+head did to it; per suite, the counting's wall and the load. ``--src`` counts with another
+checkout's ``src`` (the code before a change, in the same window of load).
 """
 
 from __future__ import annotations
@@ -31,10 +41,13 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+if "--src" in sys.argv[:-1]:  # another checkout's benchbot, imported before this one's
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--src") + 1]).resolve()))
 
-from benchbot import engine, files
+from benchbot import engine, files, fixedwork, signals, suitecount
 from benchbot.results import to_json
 from benchbot.settings import Overrides
+from benchmarks import suitegen
 from benchmarks.suites import loadavg
 
 # The suite tests' generated projects; imported by name, so that mypy (run on benchmarks/)
@@ -92,6 +105,115 @@ def one(fmt: str) -> dict[str, Any]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+class _Counted(Exception):
+    """Raised once a comparison's suites are counted: the timed rounds are not wanted."""
+
+
+def suite(harness: str) -> dict[str, Any]:
+    """Counting alone of one generated suite (module docstring, ``--suites``)."""
+    root = Path(tempfile.mkdtemp(prefix="benchbot-countcost-"))
+    real = suitecount.count_all
+    got: dict[str, Any] = {}
+
+    def counted(setting: Any, names: Sequence[str], *, deadline: float | None) -> Any:
+        start = time.monotonic()
+        out = real(setting, names, deadline=deadline)
+        got.update(wall=time.monotonic() - start, out=out, setting=setting)
+        raise _Counted
+
+    try:
+        repo = suitegen.make(root, harness, "changed")
+        before = loadavg()
+        suitecount.count_all = counted  # type: ignore[assignment]
+        try:
+            engine.compare(engine.Request(repo=repo.path, base="base", head="HEAD",
+                                          overrides=Overrides(seed=29)))
+        except _Counted:
+            pass
+        finally:
+            suitecount.count_all = real  # type: ignore[assignment]
+        if "out" not in got:
+            return {"harness": harness, "skipped": "the comparison counted nothing"}
+        parity = {w.name: w.parity for w in got["setting"].config.workloads}
+        rows = []
+        counts = got["out"].counts
+        steady = getattr(suitecount, "steady", lambda first: False)(
+            [counts[n] for n in list(counts)[:suitecount.POOL_MIN]])
+        for i, (name, c) in enumerate(counts.items()):
+            read = signals.read_counts(c, {}, parity=parity[name])
+            runs = list(c.runs or ())
+            kinds = _kinds(runs, full=not steady or i < suitecount.POOL_MIN)
+            short = name.split("/", 1)[-1].removeprefix("Benchmark").removeprefix("BM_")
+            rows.append({"name": name, "expected": suitegen.expected(short, "changed"),
+                         "units": c.units, "runs": len(runs), "counted_s": c.counted_s,
+                         **{f"{k}_runs": len(v) for k, v in kinds.items()},
+                         **{f"{k}_s": round(sum(r.seconds for r in v), 3)
+                            for k, v in kinds.items()},
+                         "ratio": read.ratio, "reading": read.reading, "why": c.why,
+                         "samples": c.samples, "aa": _aa(c),
+                         "made": [(r.arm, r.units, r.instructions, r.seconds)
+                                  for r in c.runs or ()]})
+        [(how, made, seconds)] = got["out"].suites.values()
+        return {"harness": harness, "how": how, "counted_runs": made, "steady": steady,
+                "counting_s": round(seconds, 1), "wall_s": round(got["wall"], 1),
+                "benchmarks": rows, "load_before": before, "load_after": loadavg()}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _aa(c: Any) -> list[float] | None:
+    """A benchmark's first A/A: base again's count less base's, instructions a run (n
+    times per unit) and as a share of base's."""
+    if not (c.base and c.base_again and c.units):
+        return None
+    return [round((c.base_again[0] - c.base[0]) * c.units, 1), c.base_again[0] / c.base[0] - 1]
+
+
+def _kinds(runs: Sequence[Any], *, full: bool) -> dict[str, list[Any]]:
+    """A benchmark's counted runs by kind, in the order made, for the code counted with
+    (``--src``): its plan's small and larger runs (the plan: suitecount.PLAN, less base
+    again where a steady suite left it out), the confirmation's (a run of base again after
+    the plan; each arm at both sizes before issue 39, the larger alone since), and the
+    sampled processes (base's and head's larger runs, never base again's). ``full``: the
+    whole plan (False: a steady suite's benchmark after its first POOL_MIN)."""
+    k = len(suitecount.PLAN) if full else 4
+    plan, rest = runs[:k], runs[k:]
+    again = 0
+    while again < len(rest) and rest[again].arm == "base_again":
+        again += 1
+    confirm = rest[:2 * again]
+    return {"small": [r for r in plan if r.units == fixedwork.SMALL],
+            "large": [r for r in plan if r.units != fixedwork.SMALL],
+            "confirm": confirm, "sampled": rest[2 * again:]}
+
+
+CALLED = {"more": ("up",), "less": ("down",), "same": ("same",), "layout": ("same",)}
+
+
+def suite_table(runs: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["| suite | code | counting wall, s | per benchmark, s | counted runs (plan/confirm/"
+             "sampled) | run seconds (small/large/confirm/sampled) | counts read right | "
+             "load |", "|---|---|--:|--:|---|---|--:|--:|"]
+    for r in runs:
+        if "skipped" in r:
+            lines.append(f"| {r['harness']} | skipped: {r['skipped']} | | | | | | |")
+            continue
+        bs = r["benchmarks"]
+        kinds = ("small", "large", "confirm", "sampled")
+        total = {k: sum(b[f"{k}_s"] for b in bs) for k in kinds}
+        right = sum(b["reading"] in CALLED[b["expected"]] for b in bs)
+        runs_by = "/".join(str(sum(b[f"{k}_runs"] for b in bs)) for k in
+                           ("small", "confirm", "sampled"))
+        plan = sum(b["small_runs"] + b["large_runs"] for b in bs)
+        runs_by = f"{plan}/" + runs_by.split("/", 1)[1]
+        lines.append(f"| {r['harness']} | {r.get('code', '')} | {r['wall_s']:.0f} | "
+                     f"{r['wall_s'] / len(bs):.1f} | {runs_by} | "
+                     + "/".join(f"{total[k]:.0f}" for k in kinds)
+                     + f" | {right} of {len(bs)} | {r['load_before'][0]:.1f}→"
+                     f"{r['load_after'][0]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
 def table(runs: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| harness | counted runs | counting, s | per benchmark (six runs), s | share of "
              "the comparison's wall | counts read (planted +50%; others the same) | load |",
@@ -118,7 +240,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--harness", default=",".join(HARNESSES))
     parser.add_argument("--out", default="countcost")
     parser.add_argument("--summary", action="store_true", help="print the table and stop")
+    parser.add_argument("--suites", default="", help="count the generated suites alone")
+    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--src", default="", help="another checkout's src to count with")
+    parser.add_argument("--code", default="", help="what to call the code counted with")
     args = parser.parse_args(argv)
+    if args.suites:
+        path = RESULTS / f"{args.out}.json"
+        done: list[dict[str, Any]] = json.loads(path.read_text())["runs"] if path.exists() else []
+        for _ in range(0 if args.summary else args.reps):
+            for harness in args.suites.split(","):
+                print(f"{time.strftime('%H:%M:%S')} {harness} (load {loadavg()})", flush=True)
+                done.append({"code": args.code or args.src or "this", **suite(harness)})
+                files.write_text(path, json.dumps({"runs": done}, indent=1) + "\n")
+        print(suite_table(done))
+        return 0
     path = RESULTS / f"{args.out}.json"
     runs: list[dict[str, Any]] = json.loads(path.read_text())["runs"] if path.exists() else []
     if not args.summary:

@@ -784,7 +784,7 @@ def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any]
     setting = suitecount.Setting(
         config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
         figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
-        progress=tick,  # the phase's line is said as runs are made, with their number
+        progress=tick, again=ctx.again,  # the phase's line is said as runs are made
         phase=lambda benchmarks, runs: ctx.reporter.phase("counting", benchmarks, runs))
     counted = suitecount.count_all(setting, names, deadline=deadline)
     measured.counts.update(counted.counts)

@@ -1,10 +1,13 @@
 """The counted runs of a suite's benchmarks, made before their timed rounds.
 
 For every benchmark of a suite whose harness can run a fixed amount of work
-(``fixedwork.recipe``), six counted runs apart from the timed rounds: base, head and base
-again, each at ``fixedwork.SMALL`` and at SMALL + n units of work (n from its discovery run,
-``fixedwork.units_for``). Each arm's count per unit is (C(SMALL + n) - C(SMALL)) / n; base
-against base again is the counts' own A/A check. The result is the benchmark's ``Counts``
+(``fixedwork.recipe``), five counted runs apart from the timed rounds: base and head, each at
+``fixedwork.SMALL`` and at SMALL + n units of work (n from its discovery run,
+``fixedwork.units_for``), and base again at SMALL + n. Each arm's count per unit is
+(C(SMALL + n) - C(SMALL)) / n, base again's against base's small run; base against base
+again is the counts' own A/A check. Where the first POOL_MIN benchmarks' A/A show a suite
+whose counts do not move from one process to the next (``STEADY``: google-benchmark's), its
+other benchmarks are counted without base again (four runs), their noise the suite's. The result is the benchmark's ``Counts``
 (docs/verdict.md, "Counts per benchmark"), with every counted run and the seconds they
 took. A counted run that fails, reports something else or did other work leaves the
 benchmark uncounted, with the reason, and it is judged on time alone.
@@ -15,6 +18,7 @@ counted, with which method, and in which order, and keeps the time it took.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -30,11 +34,28 @@ from benchbot.spawn import RawRun, SpawnRequest
 from benchbot.suites import Figures
 
 # The counted runs of one benchmark, in the order made: (arm, 0 for the small run, 1 for
-# the large).
+# the large). Base again has no small run of its own: its count per unit is taken against
+# base's (the same build's start and setup; docs/suites.md, "What counting costs").
 PLAN: tuple[tuple[str, int], ...] = (("base", 0), ("base", 1), ("head", 0), ("head", 1),
-                                     ("base_again", 0), ("base_again", 1))
-# The arms counted a second time where the counts read a move (``_to_confirm``).
+                                     ("base_again", 1))
+# The plan of a steady suite's benchmarks after its first POOL_MIN: no base again.
+PLAN_STEADY: tuple[tuple[str, int], ...] = PLAN[:4]
+# Whose small run each arm's larger runs are taken against.
+SMALL_OF = {"base": "base", "base_again": "base", "head": "head"}
+# The arms counted a second time where the counts read a move (``_to_confirm``): a larger
+# run each, against the small runs made.
 CONFIRM = ("base_again", "head")
+# A suite is steady where each of its first POOL_MIN benchmarks' A/A (base again's larger
+# run less base's) differed by at most STEADY_RUN instructions, and by at most STEADY of the
+# work (a third of signals.SAME_FLOOR: a noise that small never decides a reading). On the
+# generated suites (benchmarks/README.md, section 17) google-benchmark's first five differed
+# by 38-1,058 instructions (its timer, and base again's place, a copy at another path), Go's
+# by 10,000-17,000 (its runtime), and a seeded map's by a percent of the work. Which side
+# of it a suite falls on decides its cost only: a benchmark that varies by itself among a
+# steady suite's reads a move from one pair, at the rate its spread gives, and is counted
+# again as any other (docs/verdict.md, "Counts per benchmark").
+STEADY_RUN = 2000
+STEADY = 3e-4
 # The processes counted per build where a benchmark's counts vary from one process to the
 # next by themselves (``_to_sample``): enough that, for Go's map lookups (about 1% a
 # process), the standard error of the difference of two builds' means stays near 0.3 points
@@ -72,6 +93,9 @@ class Setting:
     # Told before each batch of counted runs is made: (benchmarks, runs planned). Nothing is
     # told where none are made (counting off, a harness refused, the budget spent).
     phase: Callable[[int, int], None] | None = None
+    # Where base again runs from, each suite's under its name (base's build in a place of
+    # its own, which has a worker of its own in the sandbox); None: from base's place.
+    again: Mapping[str, Target] | None = None
 
 
 @dataclass(slots=True)
@@ -116,6 +140,7 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
     """Count one suite's benchmarks; (the recipe in words, counted runs, seconds)."""
     how = setting.harnesses[suite]
     base, head = setting.base[suite], setting.head[suite]
+    again = (setting.again or {}).get(suite, base)
     started = setting.clock()
     chosen = fixedwork.recipe(how.format, argv=base.argv, filter_=how.filter,
                               nx=how.format == "google-benchmark")
@@ -138,35 +163,44 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
 
     plans: dict[str, _Plan] = {}
     for w in own:
-        planned = _plan(setting, w, chosen, base, head)
+        planned = _plan(setting, w, chosen, base, head, again)
         if isinstance(planned, Counts):
             into[w.name] = planned
         else:
             plans[w.name] = planned
     # The first FAIL_FAST benchmarks first: where each of their counted runs failed the same
     # way (a harness that does not do what is asked of it), the others are not tried and
-    # the budget goes to the timed rounds.
+    # the budget goes to the timed rounds. Then up to POOL_MIN: where their A/A show a
+    # steady suite, the others are counted without base again.
     names = list(plans)
     stopped = None
-    for stage in (names[:FAIL_FAST], names[FAIL_FAST:]):
+    bounds = (0, FAIL_FAST, max(FAIL_FAST, POOL_MIN), len(names))
+    for i, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+        stage = names[lo:hi]
+        if not stage:
+            continue
         if stopped is not None:
             for name in stage:
                 into[name] = Counts(method=None, why=f"not counted: {stopped}")
             continue
+        if i == 2 and steady([into[n] for n in names[:lo]]):
+            for name in stage:  # a steady suite's: no base again (module docstring)
+                plans[name] = replace(plans[name], requests=tuple(
+                    r for r in plans[name].requests if r[:2] in PLAN_STEADY))
         staged = {name: plans[name] for name in stage}
         raws = make(staged)
         for name, plan in staged.items():
             into[name] = _counts(plan, raws.get(name, {}), chosen)
-        if len(names) > FAIL_FAST:
+        if i == 0 and len(names) > FAIL_FAST:
             stopped = _failing_alike([(plans[n].bench, into[n]) for n in stage])
     if stopped is not None:
         plans = {name: plans[name] for name in names[:FAIL_FAST]}
     _pool_noise(into, list(plans))
     parity = {w.name: w.parity for w in own}
-    again = _to_confirm(into, plans, parity)
-    if again:
-        more = make(again)
-        for name, plan in again.items():
+    confirm = _to_confirm(into, plans, parity)
+    if confirm:
+        more = make(confirm)
+        for name, plan in confirm.items():
             into[name] = _confirmed(into[name], plan, more.get(name, {}), chosen)
     for size in (SAMPLES, SAMPLES_MORE):
         sample = _to_sample(into, plans, parity, size)
@@ -175,6 +209,16 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
             into[name] = _sampled(into[name], plan, more.get(name, {}), chosen, size)
     return (chosen.how if stopped is None else f"stopped: {stopped}"), made[0], \
         setting.clock() - started
+
+
+def steady(first: Sequence[Counts]) -> bool:
+    """Whether a suite's counts do not move from one process to the next by themselves:
+    POOL_MIN of its benchmarks counted, each one's base again within STEADY_RUN
+    instructions and STEADY of its base."""
+    return len(first) >= POOL_MIN and all(
+        c.method is not None and c.base and c.base_again and c.units
+        and abs(c.base_again[0] - c.base[0]) * c.units <= STEADY_RUN
+        and abs(c.base_again[0] / c.base[0] - 1.0) <= STEADY for c in first)
 
 
 def _failing_alike(first: Sequence[tuple[str, Counts]]) -> str | None:
@@ -205,10 +249,12 @@ class _Plan:
     n: int
     bench: str
     requests: tuple[tuple[str, int, SpawnRequest], ...]  # (arm, size, request) in PLAN order
+    # The larger runs of CONFIRM's arms: what counts them a second time (``_to_confirm``).
+    confirm: tuple[tuple[str, int, SpawnRequest], ...] = ()
 
 
 def _plan(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: Target,
-          head: Target) -> _Plan | Counts:
+          head: Target, again: Target) -> _Plan | Counts:
     chosen, why = method(w.counts, recipe, setting.means)
     if chosen is None:
         return Counts(method=None, why=why)
@@ -217,9 +263,11 @@ def _plan(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: T
         return Counts(method=None, why="not counted: its discovery run reported no time per "
                                        "iteration to plan the counted runs from")
     n = fixedwork.units_for(figures.ns, chosen, bytes_per_unit=figures.bytes_op, fmt=recipe.fmt)
-    return _Plan(method=chosen, why=why, n=n, bench=w.bench or w.name, requests=tuple(
-        (arm, size, _request(setting, w, recipe, base if arm != "head" else head,
-                             _units(size, n), figures.index, chosen)) for arm, size in PLAN))
+    places = {"base": base, "head": head, "base_again": again}
+    requests = tuple((arm, size, _request(setting, w, recipe, places[arm], _units(size, n),
+                                          figures.index, chosen)) for arm, size in PLAN)
+    return _Plan(method=chosen, why=why, n=n, bench=w.bench or w.name, requests=requests,
+                 confirm=tuple(next(r for r in requests if r[:2] == (arm, 1)) for arm in CONFIRM))
 
 
 def _units(size: int, n: int) -> int:
@@ -230,13 +278,14 @@ def _units(size: int, n: int) -> int:
 def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None
           ) -> dict[str, dict[int, RawRun]]:
     """Every planned counted run made, by benchmark and its place in the plan's requests
-    (``_keyed``: by arm and size, where each is made once). Base's runs and head's
-    are made by their own workers at once where the spawner has one per worktree (a
-    counted run's time is no measurement, so they may share the machine); elsewhere one
-    after the other. A benchmark not started before ``deadline`` gets none."""
-    sides = {"base": ("base", "base_again"), "head": ("head",)}
-    streams = {side: [(name, [(i, r) for i, (a, _, r) in enumerate(plan.requests) if a in arms])
-                      for name, plan in plans.items()] for side, arms in sides.items()}
+    (``_keyed``: by arm and size, where each is made once). The runs of each place (base's
+    worktree, head's, and base again's copy where it has one) are made by that place's
+    worker, all places at once, where the spawner has one worker per place (a counted run's
+    time is no measurement, so they may share the machine); elsewhere one after the other.
+    A benchmark not started before ``deadline`` gets none."""
+    places = list(dict.fromkeys(r.cwd for plan in plans.values() for _, _, r in plan.requests))
+    streams = {cwd: [(name, [(i, r) for i, (_, _, r) in enumerate(plan.requests) if r.cwd == cwd])
+                     for name, plan in plans.items()] for cwd in places}
     out: dict[str, dict[int, RawRun]] = {name: {} for name in plans}
     planned = sum(len(plan.requests) for plan in plans.values())
     done = [0]
@@ -254,8 +303,9 @@ def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None
                     setting.progress(name, done[0], planned)
 
     if _in_parallel(setting.spawner):
-        threads = [threading.Thread(target=run, args=(stream,), name=f"benchbot-count-{side}")
-                   for side, stream in streams.items()]
+        threads = [threading.Thread(target=run, args=([s for s in stream if s[1]],),
+                                    name=f"benchbot-count-{k}")
+                   for k, stream in enumerate(streams.values())]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -300,29 +350,36 @@ def _counts(plan: _Plan, made: Mapping[int, RawRun], recipe: fixedwork.Recipe) -
                               f"{problem}")
         runs.append(CountedRun(arm=arm, units=_units(size, n), instructions=instructions,  # type: ignore[arg-type]
                                seconds=round(raw.wall_ns / 1e9, 3), ll_misses=raw.ll_misses))
-    per = {arm: fixedwork.per_unit(runs[i].instructions, runs[i + 1].instructions, n)
-           for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
+    at: dict[tuple[str, int], CountedRun] = {(r.arm, r.units): r for r in runs}
+    small = fixedwork.SMALL
+    per = {arm: fixedwork.per_unit(at[SMALL_OF[arm], small].instructions,
+                                   at[arm, _units(1, n)].instructions, n)
+           for arm, size, _ in plan.requests if size == 1}
     if any(v is None for v in per.values()):
         return Counts(method=None, counted_s=seconds, runs=tuple(runs),
                       why=f"not counted: a run of {_units(1, n)} {recipe.unit}s counted no "
                           f"more instructions than one of {fixedwork.SMALL}")
+    again = (per["base_again"],) if "base_again" in per else ()
     return Counts(method=plan.method, why=plan.why, unit=recipe.unit, exact=recipe.exact,  # type: ignore[arg-type]
-                  units=n, base=(per["base"],), base_again=(per["base_again"],),  # type: ignore[arg-type]
+                  units=n, base=(per["base"],), base_again=again,  # type: ignore[arg-type]
                   head=(per["head"],), runs=tuple(runs), counted_s=seconds,  # type: ignore[arg-type]
                   misses=_misses_per_unit(plan.method, runs, n))
 
 
 def _misses_per_unit(method: CountMethod, runs: Sequence[CountedRun], n: int) -> Misses | None:
     """The last-level misses per unit of each arm, (M(SMALL + n) - M(SMALL)) / n from the
-    PLAN's runs (any sign: a benchmark whose data stays in the cache misses no more in the
-    larger run, and the difference is then noise about 0); None where a run has none."""
-    if any(r.ll_misses is None for r in runs[:len(PLAN)]):
+    plan's runs, each larger run's against its build's small run (any sign: a benchmark
+    whose data stays in the cache misses no more in the larger run, and the difference is
+    then noise about 0); None where a run has none."""
+    if any(r.ll_misses is None for r in runs):
         return None
-    per = {arm: ((runs[i + 1].ll_misses or 0) - (runs[i].ll_misses or 0)) / n
-           for i, (arm, _) in enumerate(PLAN) if i % 2 == 0}
+    at: dict[tuple[str, int], int] = {(r.arm, r.units): r.ll_misses or 0 for r in runs}
+    per = {r.arm: (at[r.arm, r.units] - at[SMALL_OF[r.arm], fixedwork.SMALL]) / n
+           for r in runs if r.units == _units(1, n)}
     return Misses(how=counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
                   weight=signals.MISS_WEIGHT, base=(per["base"],),
-                  base_again=(per["base_again"],), head=(per["head"],))
+                  base_again=(per["base_again"],) if "base_again" in per else (),
+                  head=(per["head"],))
 
 
 def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
@@ -341,35 +398,36 @@ def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
         if read.reading in moved or (read.misses is not None and read.misses.reading in moved):
             # (or the work with the misses in it moved: a move of one process pair's misses
             # is not yet the work's either, and it would keep the benchmark from a level)
-            out[name] = replace(plan, requests=tuple(r for r in plan.requests if r[0] in CONFIRM))
+            out[name] = replace(plan, requests=plan.confirm)
     return out
 
 
 def _confirmed(c: Counts, plan: _Plan, made: Mapping[int, RawRun],
                recipe: fixedwork.Recipe) -> Counts:
-    """``c`` with the second count of base again and of head; without them (failed, or the
-    budget ran out), uncounted: a move read once is not one to judge by."""
+    """``c`` with the second count of base again and of head (a larger run each, against
+    its build's small run made already); without them (failed, or the budget ran out),
+    uncounted: a move read once is not one to judge by."""
     runs = list(c.runs or ())
+    small: dict[tuple[str, int], CountedRun] = {(r.arm, r.units): r for r in runs
+                                                if r.units == fixedwork.SMALL}
     raws = _keyed(plan, made)
     per: dict[str, float] = {}
     misses: dict[str, float | None] = {}
     for arm in CONFIRM:
-        got = []
-        lls: list[int | None] = []
-        for size in (0, 1):
-            raw = raws.get((arm, size))
-            instructions, problem = (None, "was not made: the budget was spent") \
-                if raw is None else fixedwork.check(raw, recipe=recipe, bench=plan.bench,
-                                                    n=_units(size, plan.n))
-            if instructions is None or raw is None:
-                return replace(c, method=None, runs=tuple(runs),
-                               why=f"not counted: its counts read a move, and the run that "
-                                   f"counts {arm.replace('_', ' ')} a second time {problem}")
-            got.append(instructions)
-            lls.append(raw.ll_misses)
-            runs.append(CountedRun(arm=arm, units=_units(size, plan.n),  # type: ignore[arg-type]
-                                   instructions=instructions, seconds=round(raw.wall_ns / 1e9, 3),
-                                   ll_misses=raw.ll_misses))
+        raw = raws.get((arm, 1))
+        instructions, problem = (None, "was not made: the budget was spent") \
+            if raw is None else fixedwork.check(raw, recipe=recipe, bench=plan.bench,
+                                                n=_units(1, plan.n))
+        if instructions is None or raw is None:
+            return replace(c, method=None, runs=tuple(runs),
+                           why=f"not counted: its counts read a move, and the run that "
+                               f"counts {arm.replace('_', ' ')} a second time {problem}")
+        first = small[SMALL_OF[arm], fixedwork.SMALL]
+        got = [first.instructions, instructions]
+        lls = [first.ll_misses, raw.ll_misses]
+        runs.append(CountedRun(arm=arm, units=_units(1, plan.n),  # type: ignore[arg-type]
+                               instructions=instructions, seconds=round(raw.wall_ns / 1e9, 3),
+                               ll_misses=raw.ll_misses))
         unit = fixedwork.per_unit(got[0], got[1], plan.n)
         if unit is None:
             return replace(c, method=None, runs=tuple(runs),
@@ -466,8 +524,9 @@ def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
     count moves by the harness's own noise (a runtime's timers and collector, the clock),
     about the same number of instructions in every benchmark's runs; one benchmark's own
     A/A is one difference, too few to tell that spread, while the suite's are many.
-    With d = n (base again - base) per benchmark (two differences of two runs: 4 sigma^2),
-    sigma = median |d| / (2 x 0.6745), and a per-unit count's relative spread is
+    With d = n (base again - base) per benchmark (base again's larger run less base's, both
+    against base's small run: the difference of two runs, 2 sigma^2), sigma = median |d| /
+    (sqrt(2) x 0.6745), and a per-unit count's relative spread (two runs) is
     sqrt(2) sigma / (n x its count)."""
     spreads = []
     for name in names:
@@ -476,7 +535,7 @@ def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
             spreads.append(abs(c.base_again[0] - c.base[0]) * c.units)
     if len(spreads) < POOL_MIN:
         return
-    sigma = statistics.median(spreads) / (2 * 0.6745)
+    sigma = statistics.median(spreads) / (math.sqrt(2) * 0.6745)
     for name in names:
         c = counts[name]
         if c.method is not None and c.units and c.base and c.base[0] > 0:
@@ -498,7 +557,7 @@ def _pool_work_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
                and c.base_again and c.misses.base and c.misses.base_again]
     if len(spreads) < POOL_MIN:
         return
-    sigma = statistics.median(spreads) / (2 * 0.6745)
+    sigma = statistics.median(spreads) / (math.sqrt(2) * 0.6745)
     for name in names:
         c = counts[name]
         if c.method is None or not c.units or c.misses is None or not c.misses.base:

@@ -318,13 +318,14 @@ def test_no_memory_verdict_where_the_harness_reported_none() -> None:
 
 
 def test_the_suites_pooled_noise_comes_from_every_benchmarks_a_a() -> None:
-    # base again - base, times n: 2,000 instructions a run's noise in all of them but one
+    # base again - base, times n: base again's larger run less base's (both against base's
+    # small run), 2,000 instructions in all of them but one: sigma = 2,000 / (sqrt 2 x 0.6745)
     names = [f"b{i}" for i in range(6)]
     got = {name: Counts(method="valgrind", why="t", unit="iteration", units=100,
                         base=(50_000.0,), base_again=(50_000.0 + d / 100,), head=(50_000.0,))
            for name, d in zip(names, (2000, -2000, 2000, -2000, 2000, 40_000), strict=True)}
     suitecount._pool_noise(got, names)
-    sigma = 2000 / (2 * 0.6745)
+    sigma = 2000 / (math.sqrt(2) * 0.6745)
     for name in names:
         assert got[name].pooled_noise == pytest.approx(math.sqrt(2) * sigma / (100 * 50_000.0))
     few = {n: got[n] for n in names[:3]}

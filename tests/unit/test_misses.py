@@ -322,14 +322,18 @@ def test_a_suite_s_misses_per_unit_are_the_difference_of_its_two_sizes_over_n() 
         return CountedRun(arm=arm, units=units, instructions=instructions, seconds=1.0,  # type: ignore[arg-type]
                           ll_misses=misses)
 
+    # base again's larger run against base's small run (it has none of its own)
     runs = [run("base", 2, 1_000, 500), run("base", 102, 101_000, 1_500),
             run("head", 2, 1_000, 500), run("head", 102, 101_000, 5_500),
-            run("base_again", 2, 1_000, 520), run("base_again", 102, 101_000, 1_480)]
+            run("base_again", 102, 101_000, 1_480)]
     got = suitecount._misses_per_unit("valgrind", runs, 100)
     assert got is not None and got.how == counting.CACHE_WORDS
-    assert (got.base, got.base_again, got.head) == ((10.0,), (9.6,), (50.0,))
+    assert (got.base, got.base_again, got.head) == ((10.0,), (9.8,), (50.0,))
+    # a steady suite's benchmark after its first five: no base again
+    steady = suitecount._misses_per_unit("valgrind", runs[:4], 100)
+    assert steady is not None and steady.base_again == () and steady.head == (50.0,)
     # a run without misses: none for the benchmark, its instructions judged as before
-    assert suitecount._misses_per_unit("valgrind", [*runs[:5], run("base_again", 102, 101_000, None)],
+    assert suitecount._misses_per_unit("valgrind", [*runs[:4], run("base_again", 102, 101_000, None)],
                                        100) is None
 
 
@@ -346,8 +350,9 @@ def test_a_suite_s_pooled_noise_of_the_work_with_the_misses_is_taken_over_its_be
     suitecount._pool_work_noise(counts, list(counts))
     pooled = [c.misses.pooled_noise for c in counts.values() if c.misses is not None]
     assert all(p is not None and p > 0 for p in pooled)
-    # a median |difference| of 0.025 misses x 100 x 100 units = 250 instructions a run
-    sigma = 250 / (2 * 0.6745)
+    # a median |difference| of 0.025 misses x 100 x 100 units = 250 instructions between
+    # base again's larger run and base's (two runs)
+    sigma = 250 / (2 ** 0.5 * 0.6745)
     assert pooled[0] == pytest.approx(2 ** 0.5 * sigma / (100 * 1100))
     few = {k: counts[k] for k in list(counts)[:4]}  # fewer than POOL_MIN: none
     few = {k: replace(c, misses=replace(c.misses, pooled_noise=None))  # type: ignore[arg-type]
