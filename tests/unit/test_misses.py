@@ -15,7 +15,7 @@ import pytest
 
 from benchbot import benchsignals, codec, counting, sequential, signals
 from benchbot.model import ArmRuns, Counts, Misses, PhaseRuns, Verdict
-from tests.unit.test_signals import RUN_NS, judged, runs, triplets
+from tests.unit.test_signals import RUN_NS, judged, overlapping, runs, triplets
 
 PARITY = 0.02
 
@@ -177,8 +177,9 @@ def test_a_time_call_with_the_same_instructions_stands_where_the_misses_moved_it
 
 
 def test_instructions_the_misses_take_back_do_not_stand_in_for_the_fast_runs() -> None:
-    n = 34  # time's median moved +10%, the fast runs' side needs 51 pairs
-    w = triplets(runs(1, n, 0.01), runs(2, n, 0.01), runs(3, n, 0.01, 1.10), looks=4)
+    n = 34  # time's median moved +10%, the fast runs' side needs 51 pairs (the runs overlap)
+    w = triplets(overlapping(runs(1, n, 0.01)), runs(2, n, 0.01), runs(3, n, 0.01, 1.10),
+                 looks=4)
     agree = judged(replace(w, counts=valgrind(1_000_000, 1_100_000, misses=(1_000, 1_000)))).ab
     assert agree is not None and agree.outcome == "slower"
     # instructions +10%, but 1,500 fewer misses: the work with them -4.5%
