@@ -97,8 +97,9 @@ def _outputs(p: argparse.ArgumentParser) -> None:
 
 
 def _merge_parser(m: argparse.ArgumentParser) -> None:
-    m.description = ("Each shard's file states the split of the workloads and the family of "
-                     "the error control; with --repo, merge computes both again from the "
+    m.description = ("Each shard's file states the split of the workloads, every benchmark "
+                     "its suites discovered (which must be the same in all files) and the "
+                     "family of the error control; with --repo, merge computes both again from the "
                      "config at the files' base commit (give the compare's own --config, "
                      "--shard-costs and settings) and refuses a file that differs, naming "
                      "what it claims.")
@@ -122,8 +123,9 @@ def _compare_parser(c: argparse.ArgumentParser) -> None:
                    help="order and bootstrap seed (default: random, recorded)")
     c.add_argument("--shard", type=argparse_type("shard"), default=None, metavar="K/N",
                    help="measure only share K of N of the workloads (after --only), split by "
-                   "expected cost the same way on every machine; `benchbot merge` combines "
-                   "the shards' results files (default: all workloads)")
+                   "expected cost the same way on every machine, and of each suite's "
+                   "benchmarks, which every shard discovers and deals out in turn by name; "
+                   "`benchbot merge` combines the shards' results files (default: all workloads)")
     c.add_argument("--shard-costs", dest="shard_costs", type=Path, default=None,
                    metavar="FILE.json", help="with --shard: split by the cost each workload "
                    "took in this earlier results file (default: the config's weights)")

@@ -33,6 +33,7 @@ from benchbot.model import (
     Revision,
     SandboxInfo,
     Shard,
+    ShardInfo,
     Skipped,
     Spent,
 )
@@ -135,7 +136,9 @@ def split_of(repo: Path, config: Config, base_sha: str, head_sha: str, count: in
              measured: Mapping[str, float] | None = None) -> shards.Split:
     """The split of a comparison of ``base_sha`` and ``head_sha`` in ``count`` shards, as
     each shard's ``_resolve`` makes it: ``config`` (read and overridden as the shards read
-    it) less the workloads the change cannot affect, split by ``measured`` costs."""
+    it) less the workloads the change cannot affect, split by ``measured`` costs. A
+    suite's benchmarks are in no config: the split names its suites, and ``merging``
+    checks each shard's share of them against the list its file states."""
     whole, skipped = _skip_unaffected(repo, config, base_sha, head_sha)
     return shards.expected(whole, count, measured, tuple(s.name for s in skipped or ()))
 
@@ -221,7 +224,10 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
                       f"{', '.join(s.name for s in plan.skipped)}")
     if part.shard is not None:
         reporter.note(f"shard {request.shard}: {len(config.workloads)} of "
-                      f"{len(plan.whole.workloads)} workloads")
+                      f"{len(plan.whole.workloads)} workloads"
+                      + (f", and its share of the benchmarks of {len(config.suites)} "
+                         f"{'suite' if len(config.suites) == 1 else 'suites'} (each shard "
+                         "discovers them all)" if config.suites else ""))
     if not config.workloads and not config.suites:
         # Nothing to build or measure (every workload skipped, or a shard the split gave
         # none): no worktree, no build, none of the change's code runs; a file of its own
@@ -239,9 +245,18 @@ def _compare(request: Request, started: _Start, ahead: _Ahead, reporter: Reporte
     # A shard's own file applies the A/A abort rule to its own workloads; merge applies
     # it again to all of them.
     measured_config = got.measured.config or plan.whole
-    return document(**_judged_parts(config, got, box, plan.seed, _family(part)),
+    if part.shard is not None and plan.whole.suites:
+        # The file's settings as every shard states them alike (merge compares them): from
+        # the whole's workloads and each suite's settings, not from this shard's share.
+        measured_config = dataclasses.replace(plan.whole, workloads=(
+            *plan.whole.workloads, *(s.settings for s in plan.whole.suites)))
+    # A shard's family is the whole's: the config's workloads and every benchmark its
+    # suites discovered (the same on every shard, or merge refuses the shards).
+    whole = (shards.with_suites(part.family, plan.whole.suites, got.measured.suites)
+             if part.shard is not None else None)
+    return document(**_judged_parts(config, got, box, plan.seed, whole),
                     config=measured_config,
-                    family=part.family if part.shard is not None else shards.family(measured_config),
+                    family=whole or shards.family(measured_config),
                     spent=_spent(got.measured, started.clock() - started.at))
 
 
@@ -414,6 +429,7 @@ def _measure(plan: _Plan, box: sandbox.Sandbox, env: Mapping[str, str], *, repor
             ahead.finish()
             got = _measure_checkouts(config, box, env, co, spawner, stack, seed=plan.seed,
                                      family=_family(plan.part), abort=plan.part.shard is None,
+                                     shard=plan.part.shard,
                                      reporter=reporter, deadline=deadline, clock=clock,
                                      again=None if not_copied else again)
             got.measured.again_note = not_copied
@@ -426,7 +442,8 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
                        abort: bool, reporter: Reporter, deadline: float,
                        clock: Callable[[], float], estimate: bool = True,
                        precision: float | None = None,
-                       again: Path | None = None) -> _Measured:
+                       again: Path | None = None,
+                       shard: ShardInfo | None = None) -> _Measured:
     """Every run of a comparison whose two checkouts are built: the part both ``compare``
     and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner;
     ``again``, the copy of base's built tree that base again runs from."""
@@ -448,6 +465,7 @@ def _measure_checkouts(config: Config, box: sandbox.Sandbox, env: Mapping[str, s
         estimate=estimate,
         precision=precision,
         again=_targets(config, again) if again is not None else None,
+        shard=Shard(index=shard.index, count=shard.count) if shard is not None else None,
     )
     return _Measured(measuring.measure(ctx, deadline=deadline), env_before, 0.0)
 

@@ -33,6 +33,7 @@ from benchbot.model import (
     Measuring,
     Misses,
     PhaseRuns,
+    Shard,
     SuiteRecord,
     Verdict,
 )
@@ -153,6 +154,9 @@ class Context:
     # Where base again runs from: base's build in a place of its own, as head's stands
     # (docs/verdict.md, "Placement"); a workload not in it (or None) runs it from base's.
     again: dict[str, Target] | None = None
+    # A shard of a comparison: its share of the suites' benchmarks alone is measured
+    # (suites.discover), judged with the whole's family (None: not sharded).
+    shard: Shard | None = None
 
     def again_of(self, name: str) -> Target:
         """Where ``name``'s base again runs from."""
@@ -739,7 +743,12 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
         from benchbot import suites
 
         found = suites.discover(ctx.config, ctx.base, ctx.head, spawner=ctx.spawner,
-                                env=ctx.env)
+                                env=ctx.env, shard=ctx.shard)
+        if ctx.shard is not None and ctx.policy.family is not None:
+            from benchbot import shards  # the whole's family: every shard's benchmarks
+
+            ctx.policy = dataclasses.replace(ctx.policy, family=shards.with_suites(
+                ctx.policy.family, ctx.config.suites, found.records))
         suite_of = {w.name: w.suite for w in found.config.workloads if w.suite is not None}
         ctx.config = found.config
         ctx.harnesses = found.harnesses

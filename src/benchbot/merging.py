@@ -17,6 +17,15 @@ what it claims (``refusal``): a forged shard cannot take another's workloads whi
 one fails, nor judge with a smaller family. The merged document's split and family are
 then the config's, never a file's.
 
+A comparison with suites: every shard discovered every suite and measured its share of
+the benchmarks (``shards.suite_shares``). Each file states every suite's discovered list
+(``suites[].benchmarks``); the lists must be the same in all files (a shard that found
+another list fails the merge, naming the first benchmark one found and the other did
+not), each file's suite benchmarks must be exactly its share of its list, and the family
+is the config's workloads and all the suites' benchmarks, so that the error is spent as
+on one machine. The list itself is the code under test's word on every shard, as it is on
+one machine: what it reports is what is compared.
+
 A shard that did not report (its job failed, was cancelled or never ran) is an error
 unless ``allow_missing``; then the document records it in ``missing_shards`` (and a
 shard that ran but left no usable file in ``failed_shards``), names the workloads that
@@ -41,8 +50,9 @@ from benchbot.model import (
     Results,
     SandboxInfo,
     ShardRecord,
+    SuiteRecord,
 )
-from benchbot.shards import Split
+from benchbot.shards import Split, suite_shares
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +77,7 @@ _SAME: tuple[tuple[str, Callable[[Results], object]], ...] = (
     ("aa.abort_fraction", lambda d: d.aa.abort_fraction),
     ("runs", lambda d: d.settings.runs),
     ("max_runs", lambda d: d.settings.max_runs),
+    ("the benchmarks the suites discovered", lambda d: _discovered(d)),
     ("the family of workloads", lambda d: d.settings.family),
     ("the config (its digest)", lambda d: d.settings.config_digest),
     ("the split of the workloads", lambda d: d.shard.plan if d.shard else None),
@@ -102,13 +113,17 @@ def merge(files: Sequence[ShardFile], *, allow_missing: bool = False,
             "pass --allow-missing to merge the shards that reported"
         )
     docs = [f.doc for f in ordered]
-    family = split.family if split is not None else first.settings.family
+    found = first.suites or ()
+    family = split.family_with(found) if split is not None else first.settings.family
     benchmarks, aa = _judged(docs, family)
     unreported = [*missing, *(f.index for f in failed)]
     plan = split.plan if split is not None else first.shard.plan
-    unmeasured = tuple(n for k in sorted(unreported) if k <= len(plan) for n in plan[k - 1])
+    of_suites = suite_shares(found, count)
+    unmeasured = tuple(n for k in sorted(unreported) if k <= len(plan)
+                       for n in (*plan[k - 1], *of_suites[k - 1]))
     return replace(
         first, created=max(d.created for d in docs), benchmarks=tuple(benchmarks), aa=aa,
+        suites=_suites(docs) if found else first.suites,
         settings=replace(first.settings, family=family),
         environment=_environment(docs), sandbox=_weakest_sandbox(docs),
         summary=results.summarize(benchmarks, first.status.fail_on, aa.aborted,
@@ -147,29 +162,45 @@ def refusal(doc: Results, split: Split) -> str | None:
     """Why a shard's file is not the share ``split`` (the config's) gives it, in words
     naming what it claims; None when it is. Its workloads first (one that is another
     shard's, or no shard's; one of its own it lacks), then what it states of the whole.
-    A workload is a name of ``split.plan`` (a suite's benchmarks cannot be sharded yet)."""
+    A workload is a name of ``split.plan`` or of the file's share of the benchmarks its
+    suites discovered (``shards.suite_shares`` of its ``suites[]``; that every file states
+    the same lists is ``check``'s, across the files)."""
     shard = doc.shard
     if shard is None:
         return "it is not a shard's results file"
     count = len(split.plan)
     if shard.count != count:
         return f"it says it is shard {shard.index} of {shard.count}; the config's split has {count}"
-    share = split.plan[shard.index - 1]
+    found = doc.suites or ()
+    named = tuple(r.name for r in found)
+    if named != tuple(n for n, _ in split.suites):
+        return (f"shard {shard.index} states suites {_listed(named)}; the config at the pinned "
+                f"base has {_listed(tuple(n for n, _ in split.suites))}")
+    suites = suite_shares(found, count)
+    share = (*split.plan[shard.index - 1], *suites[shard.index - 1])
     for b in doc.benchmarks:
         if b.name not in share:
             owner = split.owner(b.name)
-            whose = f"shard {owner}'s" if owner else "no shard's (the config does not name it)"
-            return (f"shard {shard.index} claims workload {b.name!r}, which is {whose} in the "
-                    "split of the config at the pinned base")
+            of = next((k for k, s in enumerate(suites, 1) if b.name in s), None)
+            nobody = ("the config does not name it" if not found
+                      else "neither the config nor its suites' discovered lists name it")
+            whose = (f"shard {of}'s share of the benchmarks its suites discovered" if of
+                     else f"{f'shard {owner}' if owner else 'no shard'}'s"
+                          f"{'' if owner else f' ({nobody})'} in the split of the config at "
+                          "the pinned base")
+            kind = "benchmark" if of else "workload"
+            return f"shard {shard.index} claims {kind} {b.name!r}, which is {whose}"
     held = {b.name for b in doc.benchmarks}
     lacking = [n for n in share if n not in held]
     if lacking:
         return f"shard {shard.index} lacks workload {lacking[0]!r} of its share"
     if shard.plan != split.plan:
         return f"shard {shard.index} states a split other than the config's"
-    if doc.settings.family != split.family:
+    whole = split.family_with(found)
+    if doc.settings.family != whole:
         return (f"shard {shard.index} states a family of {_family(doc.settings.family)}; the "
-                f"config's is {_family(split.family)}")
+                f"config's{' with the benchmarks its suites discovered' if found else ''} is "
+                f"{_family(whole)}")
     if doc.settings.config_digest != split.digest:
         return f"shard {shard.index} was measured with another config than the one at the pinned base"
     if tuple(s.name for s in doc.skipped or ()) != split.skipped:
@@ -183,7 +214,53 @@ def _family(family: Family | None) -> str:
     return f"{family.sequential} sequential and {family.fixed} fixed workloads"
 
 
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(repr(n) for n in names) if names else "none"
+
+
+def _discovered(doc: Results) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+    """What a shard's suites discovered, as every shard must have found it alike: each
+    suite's name, whether its discovery failed, and its benchmarks (sorted)."""
+    return tuple((r.name, r.failure is not None, tuple(sorted(r.benchmarks)))
+                 for r in doc.suites or ())
+
+
+def _difference(a: object, b: object, where_a: str, where_b: str) -> str:
+    """The first difference of two files' discovered suites, in words."""
+    mine = {n: (f, set(bs)) for n, f, bs in a}  # type: ignore[attr-defined]
+    theirs = {n: (f, set(bs)) for n, f, bs in b}  # type: ignore[attr-defined]
+    for name in sorted(set(mine) | set(theirs)):
+        if name not in theirs or name not in mine:
+            has, lacks = (where_a, where_b) if name in mine else (where_b, where_a)
+            return f"differ: suite {name!r} is in {has} and not in {lacks}"
+        (fa, ba), (fb, bb) = mine[name], theirs[name]
+        if fa != fb:
+            broke = where_a if fa else where_b
+            return f"differ: suite {name!r}'s discovery failed in {broke} only"
+        for bench in sorted(ba ^ bb):
+            has, lacks = (where_a, where_b) if bench in ba else (where_b, where_a)
+            return (f"differ: {has} found benchmark {name}/{bench} and {lacks} did not "
+                    f"(suite {name!r}: {len(ba)} benchmarks in {where_a}, {len(bb)} in "
+                    f"{where_b}); every shard must discover the same list")
+    return "differ"
+
+
+def _suites(docs: Sequence[Results]) -> tuple[SuiteRecord, ...]:
+    """The suites of the whole: the lowest shard's records (their lists are every
+    shard's), with every shard's counted runs and counting seconds added up."""
+    merged = []
+    for i, r in enumerate(docs[0].suites or ()):
+        others = [(d.suites or ())[i] for d in docs]
+        runs = [o.counted_runs for o in others if o.counted_runs is not None]
+        spent = [o.counting_s for o in others if o.counting_s is not None]
+        merged.append(replace(r, counted_runs=sum(runs) if runs else r.counted_runs,
+                              counting_s=round(sum(spent), 3) if spent else r.counting_s))
+    return tuple(merged)
+
+
 def _differs(what: str, a: object, b: object, where_a: str, where_b: str) -> str:
+    if what == "the benchmarks the suites discovered":
+        return _difference(a, b, where_a, where_b)
     if what == "the split of the workloads":
         return ("differs (the same config, weights and --shard-costs file on every machine "
                 "give the same split)")
@@ -210,7 +287,9 @@ def _check_distinct(files: Sequence[ShardFile]) -> None:
             raise ResultsError(f"cannot merge {by_index[shard.index]} and {f.where}: both are "
                                f"shard {shard.index} of {shard.count}")
         by_index[shard.index] = f.where
-        share = set(shard.plan[shard.index - 1]) if shard.plan else None
+        share = ({*shard.plan[shard.index - 1],
+                  *suite_shares(f.doc.suites or (), shard.count)[shard.index - 1]}
+                 if shard.plan else None)
         for b in f.doc.benchmarks:
             if b.name in by_name:
                 raise ResultsError(f"cannot merge {by_name[b.name]} and {f.where}: workload "

@@ -11,6 +11,19 @@ workloads, costliest first (ties by name), each go to the shard with the least c
 workload's expected cost is what an earlier results file measured (its median wall time
 times the runs it took), else its config ``weight`` in the unit of the measured ones.
 
+A suite's benchmarks are known only once its harness has run, so no config can split
+them: every shard runs each suite's discovery (its first runs in each arm, made anyway),
+and the benchmarks both arms reported, the same list on every shard, are dealt out in
+turn (``suite_shares``): each suite's workload names sorted, the suites in the config's
+order, the j-th name (from 0) to shard j mod N + 1. Shares then differ by one benchmark
+at most (a hash of the name mod N would leave shares of 200 names anywhere from about 40
+to 60, and the slowest shard is the matrix's wall), and neighbours in sorted order, which
+are often one benchmark at several sizes (``BenchmarkSort/8``, ``/64``, ``/512``), go to
+different shards. A hash would keep a benchmark on its shard when the list changes; the
+shards of one comparison need only agree, and a shard whose list differs fails the merge.
+The family of the error control is then the config's workloads and every suite's
+benchmarks (``with_suites``), as on one machine.
+
 Sharding changes where workloads run, never how they are judged: pairs never span
 machines, each shard runs its own A/A check on its own machine, and the error control of
 the whole comparison (``Family``) is recorded in each shard's file so that ``merge`` can
@@ -26,9 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from benchbot import codec
-from benchbot.config import Config, WorkloadConfig
-from benchbot.errors import ConfigError
-from benchbot.model import Benchmark, Family, Results, Shard, ShardInfo
+from benchbot.config import Config, SuiteConfig, WorkloadConfig
+from benchbot.model import Benchmark, Family, Results, Shard, ShardInfo, SuiteRecord
 
 # Parts of a config that may differ between the shards of one comparison: where the file
 # was read from, each shard's own seed and time budget, whether it builds both sides at
@@ -40,8 +52,10 @@ _MACHINE_LOCAL = ("path", "seed", "budget_s", "parallel_builds", "status", "gith
 class Plan:
     """What one machine measures of a comparison, and what it must know of the whole."""
 
-    config: Config  # this shard's workloads (all of them when not sharded)
-    family: Family  # the whole comparison's, for the error control
+    config: Config  # this shard's workloads (all of them when not sharded), every suite
+    # The whole comparison's, for the error control; with suites, of the config's
+    # workloads only until discovery (``with_suites``).
+    family: Family
     shard: ShardInfo | None = None  # None: not sharded
     digest: str | None = None  # of the whole's effective config, when sharded
 
@@ -52,9 +66,6 @@ def plan(config: Config, shard: Shard | None, measured: Mapping[str, float] | No
     whole = family(config)
     if shard is None:
         return Plan(config=config, family=whole)
-    if config.suites:
-        raise ConfigError(f"{config.path}: a comparison with suites cannot be sharded yet: a "
-                          "suite's benchmarks are known only once its harness has run")
     parts = split(config.workloads, shard.count, measured)
     mine = set(parts[shard.index - 1])
     return Plan(
@@ -72,13 +83,20 @@ class Split:
     the config, since a shard's word is no proof (its machine ran the code under test)."""
 
     plan: tuple[tuple[str, ...], ...]
-    family: Family
+    family: Family  # of the config's workloads; with_suites adds the suites' benchmarks
     digest: str
     skipped: tuple[str, ...] = ()  # names, as every shard's file lists them
+    # The config's suites (those not skipped), in its order: each name, and whether its
+    # benchmarks are measured until settled (no ``runs``).
+    suites: tuple[tuple[str, bool], ...] = ()
 
     def owner(self, name: str) -> int | None:
         """The shard (1 …) whose share holds the workload ``name``; None: no shard's."""
         return next((k for k, share in enumerate(self.plan, 1) if name in share), None)
+
+    def family_with(self, records: Sequence[SuiteRecord]) -> Family:
+        """The whole comparison's family, given what its suites discovered."""
+        return with_suites(self.family, dict(self.suites), records)
 
 
 def expected(config: Config, count: int, measured: Mapping[str, float] | None = None,
@@ -88,7 +106,41 @@ def expected(config: Config, count: int, measured: Mapping[str, float] | None = 
     first = plan(config, Shard(index=1, count=count), measured)
     assert first.shard is not None and first.digest is not None
     return Split(plan=first.shard.plan, family=first.family, digest=first.digest,
-                 skipped=tuple(skipped))
+                 skipped=tuple(skipped),
+                 suites=tuple((s.name, s.settings.runs is None) for s in config.suites))
+
+
+def suite_items(records: Sequence[SuiteRecord]) -> list[str]:
+    """What the suites give to deal out, in order: each suite's benchmarks as workload
+    names (``<suite>/<benchmark>``), sorted, or the suite's own name where its discovery
+    failed (one invalid workload), the suites in the config's order."""
+    items: list[str] = []
+    for r in records:
+        items += [r.name] if r.failure is not None else sorted(f"{r.name}/{b}" for b in r.benchmarks)
+    return items
+
+
+def suite_shares(records: Sequence[SuiteRecord], count: int) -> tuple[tuple[str, ...], ...]:
+    """The suites' workloads each of ``count`` shards measures (module docstring): the
+    j-th of ``suite_items`` (from 0) is shard j mod count + 1's."""
+    items = suite_items(records)
+    return tuple(tuple(items[k::count]) for k in range(count))
+
+
+def with_suites(family: Family, sequential: Mapping[str, bool] | Sequence[SuiteConfig],
+                records: Sequence[SuiteRecord]) -> Family:
+    """``family`` (of the config's workloads) and every suite's benchmarks as ``records``
+    say its discovery found them: measured until settled where the suite has no ``runs``,
+    and a suite whose discovery failed one workload measured so (as ``judge`` counts it)."""
+    settles = (dict(sequential) if isinstance(sequential, Mapping)
+               else {s.name: s.settings.runs is None for s in sequential})
+    seq, fixed = family.sequential, family.fixed
+    for r in records:
+        if r.failure is not None or settles.get(r.name, True):
+            seq += 1 if r.failure is not None else len(r.benchmarks)
+        else:
+            fixed += len(r.benchmarks)
+    return Family(sequential=seq, fixed=fixed)
 
 
 def family(config: Config) -> Family:

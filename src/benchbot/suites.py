@@ -12,6 +12,12 @@ benchmark the figure the report has for it (``runner.member_record``): the harne
 estimate over the iterations it ran in that process is one observation, and independence
 comes from fresh processes, as for any workload.
 
+On a shard of a comparison (``--shard K/N``) every shard discovers every suite, and
+each keeps its share of the benchmarks (``shards.suite_shares``): it measures and counts
+those alone, and its file's ``suites[]`` lists every benchmark discovered, for ``merge``
+to check that all shards found the same ones. A suite's harness then knows all of them
+(``Harness.benchmarks``), so that its ``filter`` runs only the shard's share.
+
 A suite whose discovery fails (the harness cannot start, exits non-zero without saying
 which benchmark failed, times out, or prints something benchbot cannot read) is one
 invalid workload named after the suite, with the reason.
@@ -25,7 +31,7 @@ from dataclasses import dataclass
 
 from benchbot import harness
 from benchbot.config import Config, SuiteConfig, WorkloadConfig
-from benchbot.model import ARM_NAMES, ArmRuns, PhaseRuns, SuiteRecord
+from benchbot.model import ARM_NAMES, ArmRuns, PhaseRuns, Shard, SuiteRecord
 from benchbot.runner import Harness, Spawner, Target, record, suite_request
 from benchbot.spawn import RawRun
 
@@ -60,9 +66,10 @@ class Figures:
 
 
 def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Target], *,
-             spawner: Spawner, env: Mapping[str, str]) -> Discovered:
+             spawner: Spawner, env: Mapping[str, str], shard: Shard | None = None) -> Discovered:
     """Run each suite's harness in both arms and expand it (module docstring). ``base`` and
-    ``head`` hold each suite's target under its name."""
+    ``head`` hold each suite's target under its name; ``shard``: keep only its share of
+    the suites' benchmarks (None: all of them)."""
     workloads: list[WorkloadConfig] = list(config.workloads)
     harnesses: dict[str, Harness] = {}
     records: list[SuiteRecord] = []
@@ -114,6 +121,13 @@ def discover(config: Config, base: Mapping[str, Target], head: Mapping[str, Targ
             filtered=suite.filter is not None,
             not_found=tuple(n for n in suite.only or () if n not in {e.name for e in shared}),
         ))
+    if shard is not None:
+        from benchbot import shards
+
+        mine = set(shards.suite_shares(records, shard.count)[shard.index - 1])
+        own = {w.name for w in config.workloads}
+        workloads = [w for w in workloads if w.name in own or w.name in mine]
+        failed = {n: p for n, p in failed.items() if n in mine}
     return Discovered(config=dataclasses.replace(config, workloads=tuple(workloads)),
                       harnesses=harnesses, records=tuple(records), failed=failed,
                       warmup_s=warmup_s, figures=figures, discovery_s=discovery_s)

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchbot import engine
-from benchbot.errors import ConfigError
-from benchbot.model import Results, Shard
+from benchbot.model import Family, Results, Shard
 from benchbot.results import to_json as as_json
 from benchbot.settings import Overrides
 from tests.conftest import MakeRepo
@@ -209,12 +208,40 @@ def test_only_picks_one_benchmark_of_a_suite(make_repo: MakeRepo, tmp_path: Path
     assert doc["suites"][0]["not_found"] == ["nope"]
 
 
-def test_a_comparison_with_suites_is_not_sharded(make_repo: MakeRepo, tmp_path: Path) -> None:
-    repo = make_repo({"benchbot.yml": _config(tmp_path / "log"), "bench.c": HARNESS_C,
-                      "scale.h": _scale()}, {"scale.h": _scale(1.6)})
-    with pytest.raises(ConfigError, match="cannot be sharded"):
-        engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
-                                      shard=Shard(index=1, count=2)))
+@pytest.mark.real_runs("the harness's figures are planted; its processes' own times are not judged")
+def test_a_suite_on_two_shards_runs_each_share_alone_and_merges_as_one(
+        make_repo: MakeRepo, tmp_path: Path, validate) -> None:
+    log = tmp_path / "argv.log"
+    repo = make_repo({"benchbot.yml": _config(log, extra="    filter: ['{name}']\n"),
+                      "bench.c": HARNESS_C, "scale.h": _scale()}, {"scale.h": _scale(1.6)})
+    docs, asked = [], []
+    for k in (1, 2):  # before: "a comparison with suites cannot be sharded yet"
+        before = len(log.read_text().splitlines()) if log.exists() else 0
+        docs.append(engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
+                                                  shard=Shard(index=k, count=2))))
+        asked.append([line.split() for line in log.read_text().splitlines()[before:]])
+    shares = [{b.name for b in d.benchmarks} for d in docs]
+    # dealt in turn from the sorted list: core/add, core/copy[x], core/mul/8
+    assert shares == [{"core/add", "core/mul/8"}, {"core/copy[x]"}]
+    for doc, share, argvs in zip(docs, shares, asked, strict=True):
+        validate(as_json(doc))
+        assert sorted(doc.suites[0].benchmarks) == ["add", "copy[x]", "mul/8"]
+        assert doc.settings.family == Family(sequential=3, fixed=0)
+        # its discovery (base and head) ran the whole suite; every round after, its share
+        assert argvs[:2] == [[], []]
+        rounds = [{f"core/{a}" for a in argv if a != "--out" and not a.startswith("/")}
+                  for argv in argvs[2:]]
+        assert rounds and all(r and r <= share for r in rounds), rounds
+    from benchbot import merging
+    from benchbot.findconfig import read_config
+
+    base, head = docs[0].base.sha, docs[0].head.sha
+    split = engine.split_of(repo, read_config(repo, base), base, head, 2)
+    merged = merging.merge([merging.ShardFile(f"shard {k}", d) for k, d in enumerate(docs, 1)],
+                           split=split)
+    validate(as_json(merged))
+    assert {b.name: b.verdict.outcome for b in merged.benchmarks} == {
+        "core/add": "level", "core/mul/8": "slower", "core/copy[x]": "level"}
 
 
 def test_the_filter_is_built_from_names_as_data(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from benchbot import cli, merging, results, shards
 from benchbot.config import Config, WorkloadConfig, parse_config
 from benchbot.errors import ResultsError
 from benchbot.judge import Policy, Workload, judge
-from benchbot.model import FailedShard, Family, Machine, Results, Shard, ShardInfo
+from benchbot.model import FailedShard, Family, Machine, Results, Shard, ShardInfo, SuiteRecord
 from benchbot.settings import Overrides, SettingError, read
 from tests.golden.scenarios import Maker, aa_aborted, document, mixed, sequential_design
 
@@ -432,3 +432,63 @@ def test_a_workload_no_shard_holds_is_named_as_none_s() -> None:
     assert merging.refusal(forged, split) == (
         f"shard 1 claims workload {names[-1]!r}, which is no shard's (the config does not name "
         "it) in the split of the config at the pinned base")
+
+
+# --- suites: every shard discovers, each measures a share (issue 39) ---------------------
+
+SUITES = """version: 1
+workloads:
+  - {name: plain, run: [x]}
+suites:
+  - name: go
+    run: [./suite.test]
+    format: go
+  - name: fixed
+    run: [./fixed]
+    format: jsonl
+    runs: 10
+"""
+
+
+def _record(name: str, benchmarks: Sequence[str], failure: str | None = None) -> SuiteRecord:
+    return SuiteRecord(name=name, format="go", benchmarks=tuple(benchmarks), failure=failure)
+
+
+def test_a_config_with_suites_is_sharded_and_every_shard_keeps_every_suite() -> None:
+    config = parse_config(SUITES)
+    one, two = (shards.plan(config, Shard(index=k, count=2)) for k in (1, 2))
+    # before: "a comparison with suites cannot be sharded yet"
+    assert one.config.suites == two.config.suites == config.suites  # each discovers each suite
+    assert [w.name for w in one.config.workloads] == ["plain"] and two.config.workloads == ()
+    split = shards.expected(config, 2)
+    assert split.suites == (("go", True), ("fixed", False))
+    found = (_record("go", ["B", "A", "C"]), _record("fixed", ["x", "y"]))
+    # the whole's family: the config's workload and every discovered benchmark, by design
+    assert split.family_with(found) == Family(sequential=1 + 3, fixed=2)
+    assert shards.with_suites(one.family, config.suites, found) == Family(sequential=4, fixed=2)
+
+
+def test_suite_shares_are_dealt_in_turn_from_the_sorted_names() -> None:
+    found = (_record("go", ["Sort/64", "Sort/8", "Hash", "Sort/512"]), _record("py", ["t"]))
+    assert shards.suite_shares(found, 2) == (("go/Hash", "go/Sort/64", "py/t"),
+                                             ("go/Sort/512", "go/Sort/8"))
+    # the order a harness reported them in changes nothing
+    again = (_record("go", ["Hash", "Sort/8", "Sort/512", "Sort/64"]), _record("py", ["t"]))
+    assert shards.suite_shares(again, 2) == shards.suite_shares(found, 2)
+    # a suite whose discovery failed is one invalid workload, the suite's name: one shard's
+    broken = (_record("go", [], failure="the base run of the harness exited with 2"),
+              _record("py", ["a", "b"]))
+    assert shards.suite_shares(broken, 2) == (("go", "py/b"), ("py/a",))
+    assert shards.with_suites(Family(sequential=0, fixed=0), {"go": True, "py": True},
+                              broken) == Family(sequential=3, fixed=0)
+
+
+@given(st.lists(st.text(min_size=1, max_size=6), max_size=60, unique=True),
+       st.integers(min_value=1, max_value=9))
+def test_suite_shares_are_disjoint_cover_the_list_and_differ_by_one_at_most(
+        names: list[str], count: int) -> None:
+    shares = shards.suite_shares((_record("s", names),), count)
+    dealt = [n for share in shares for n in share]
+    assert sorted(dealt) == sorted(f"s/{n}" for n in names) and len(set(dealt)) == len(dealt)
+    sizes = [len(s) for s in shares]
+    assert len(shares) == count and max(sizes) - min(sizes) <= 1

@@ -45,6 +45,7 @@ from benchbot.settings import (
     UNIT_LABEL,
     duration_words,
 )
+from benchbot.shards import suite_items
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -686,7 +687,9 @@ def _shards_view(doc: Results) -> ShardsView | None:
         own = ShardView(index=doc.shard.index, count=doc.shard.count,
                         machine=doc.environment.machine.label if doc.environment.machine else None,
                         workloads=tuple(b.name for b in doc.benchmarks))
-        return ShardsView(own=own, total=sum(len(p) for p in doc.shard.plan), reported=(),
+        # the config's workloads, and every benchmark (or failed suite) its suites discovered
+        suites = len(suite_items(doc.suites or ()))
+        return ShardsView(own=own, total=sum(len(p) for p in doc.shard.plan) + suites, reported=(),
                           machines=1, gaps=(), unmeasured=())
     if doc.shards is None:
         return None
