@@ -390,7 +390,8 @@ def _checked(libc: ctypes.CDLL, result: int, call: str) -> int:
     return int(result)
 
 
-def audit_valgrind(events: Sequence[Event], place: Path) -> tuple[frozenset[int], str | None]:
+def audit_valgrind(events: Sequence[Event], place: Path, *,
+                   whole: bool = False) -> tuple[frozenset[int], str | None]:
     """The processes valgrind counted in a run, from the record of its directory
     (``ValgrindPlace``), and what is wrong with the record (None: nothing).
 
@@ -408,7 +409,8 @@ def audit_valgrind(events: Sequence[Event], place: Path) -> tuple[frozenset[int]
     the one before it when both are the same and unread: two opens of one file one right
     after the other read as one. Each valgrind writes its preamble as it starts, so that
     an exec's opening of the log never directly follows the one before.) Accepted: a
-    forked child's exec (a second log, numbered on), the way every program starts another."""
+    forked child's exec (a second log, numbered on), the way every program starts another;
+    ``whole``: not even that, for a count that settles a verdict by itself."""
     logs: dict[int, set[str]] = {}
     outs: dict[int, list[int]] = {}
     if len(events) > VALGRIND_MAX_EVENTS:
@@ -440,6 +442,10 @@ def audit_valgrind(events: Sequence[Event], place: Path) -> tuple[frozenset[int]
         if any(sum(1 for m, n in events if n == name and m & IN_OPEN) > 1 for name in names):
             return frozenset(), (f"process {pid} exec'd: valgrind does not count what a "
                                  "process ran before an exec")
+        if whole and len(names) > 1:  # a count that settles a verdict alone: all or none
+            return frozenset(), (f"process {pid} exec'd after a fork: valgrind does not count "
+                                 "what it ran before the exec, and this count must be the "
+                                 "whole run's (metric: instructions, a suite's counted run)")
         if pid not in outs:
             return frozenset(), (f"process {pid} never reached its end under valgrind (killed, "
                                  "or exec'd into a program valgrind does not follow)")

@@ -155,7 +155,7 @@ def request(argv: Sequence[str], cwd: str, env: Mapping[str, str], *, recipe: Re
     return SpawnRequest(
         argv=(*argv, *more), cwd=cwd, env=tuple(merged.items()),
         timeout_s=counting.valgrind_timeout(timeout_s) if method == "valgrind" else timeout_s,
-        pin=pin, harness=recipe.fmt, count=method)
+        pin=pin, harness=recipe.fmt, count=method, whole=method == "valgrind")
 
 
 def _arguments(recipe: Recipe, *, bench: str, select: str, n: int, task: int,

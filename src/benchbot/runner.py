@@ -89,6 +89,7 @@ def request(tgt: Target, w: WorkloadConfig, env: Mapping[str, str],
     return SpawnRequest(
         argv=tgt.argv, cwd=str(tgt.cwd), env=tuple(merged.items()), timeout_s=timeout_s,
         pin=w.pin, patterns=patterns, keep_stdout=w.keeps_stdout, count=count,
+        whole=count == "valgrind" and w.metric == "instructions",
     )
 
 

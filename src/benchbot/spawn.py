@@ -77,6 +77,10 @@ class SpawnRequest:
     # read from the file an argument's OUTPUT_MARK names, else from its stdout, and parsed
     # into RawRun.report after the run.
     harness: str | None = None
+    # A valgrind count that settles a verdict by itself (``metric: instructions``, a suite's
+    # counted run) must be the whole run's: a forked child's exec, which valgrind accepts
+    # but counts only from the exec on, leaves it with no count (counting.audit_valgrind).
+    whole: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The request as plain JSON values (for the sandboxed worker)."""
@@ -84,7 +88,7 @@ class SpawnRequest:
             "argv": list(self.argv), "cwd": self.cwd, "env": [list(p) for p in self.env],
             "timeout_s": self.timeout_s, "pin": list(self.pin) if self.pin else None,
             "patterns": list(self.patterns), "keep_stdout": self.keep_stdout,
-            "count": self.count, "harness": self.harness,
+            "count": self.count, "harness": self.harness, "whole": self.whole,
         }
 
     @classmethod
@@ -97,6 +101,7 @@ class SpawnRequest:
             pin=tuple(data["pin"]) if data.get("pin") else None,
             patterns=tuple(data.get("patterns", ())), keep_stdout=bool(data.get("keep_stdout")),
             count=data.get("count"), harness=data.get("harness"),
+            whole=bool(data.get("whole")),
         )
 
 
@@ -322,7 +327,7 @@ class ProcessSpawner:
             else:
                 run = self._run(request, program, argv, env, out_fd, err_fd)
             if place is not None:
-                run = _counted_by_valgrind(run, place)
+                run = _counted_by_valgrind(run, place, whole=request.whole)
             if request.harness is not None and run.not_started is None and not run.timed_out:
                 path = os.path.join(report_dir, "report") if report_dir is not None else None
                 run = dataclasses.replace(run, report=_report(request.harness, out_fd, path))
@@ -427,12 +432,13 @@ def _finished(request: SpawnRequest, out_fd: int | None, err_fd: int, *, wall_ns
     )
 
 
-def _counted_by_valgrind(run: RawRun, place: counting.ValgrindPlace) -> RawRun:
+def _counted_by_valgrind(run: RawRun, place: counting.ValgrindPlace, *,
+                         whole: bool = False) -> RawRun:
     """A run made under cachegrind, with its instructions read from its out files: only
     where the record of valgrind's directory, taken before anything there is read (every
     process of the run has ended by now), is what valgrind alone makes
     (``counting.audit_valgrind``); else no count, and why."""
-    pids, problem = counting.audit_valgrind(place.events(), place.path)
+    pids, problem = counting.audit_valgrind(place.events(), place.path, whole=whole)
     said = counting.valgrind_said(place.path)
     total = counting.read_valgrind(place.path, pids) if problem is None else None
     if run.failed:

@@ -41,13 +41,41 @@ SOURCE = Path(__file__).with_name("tricks.c")
 TRICKS = ["overwrite", "kill", "exec", "execveat", "setuid", "preload", "link", "linkbeside"]
 # Caught by the record of valgrind's directory: no count (the others count all the work).
 CAUGHT = ("overwrite", "kill", "exec", "execveat", "linkbeside")
+# A count that settles a verdict by itself (metric: instructions, a suite's counted run) must
+# be the whole run's: a forked child's exec, which loses what the child ran before it, is
+# refused there too (SpawnRequest.whole).
+WHOLE_CAUGHT = (*CAUGHT, "forkexec", "preload")
 BASE_UNITS, HEAD_UNITS = 2000, 20000
 
 
-def _run(cwd: Path, units: int, how: str) -> SpawnRequest:
+def _run(cwd: Path, units: int, how: str, *, whole: bool = False) -> SpawnRequest:
     env = tuple(sorted(sandbox.clean_env(os.environ).items()))
     return SpawnRequest(argv=("./t", str(units), how), cwd=str(cwd), env=env, timeout_s=120.0,
-                        count="valgrind")
+                        count="valgrind", whole=whole)
+
+
+def test_a_whole_count_is_none_where_a_forked_child_exec_d(tmp_path: Path) -> None:
+    place = tmp_path / "place"
+    place.mkdir()
+    subprocess.run(["cc", "-O1", "-o", str(place / "t"), str(SOURCE)], check=True)
+    (tmp_path / "scratch").mkdir()
+    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path / "scratch",
+                                    sandbox.clean_env(os.environ), places=[place])
+    try:
+        honest = spawner.spawn(_run(place, HEAD_UNITS, "plain", whole=True))
+        loose = spawner.spawn(_run(place, HEAD_UNITS, "forkexec"))
+        tried = {how: spawner.spawn(_run(place, HEAD_UNITS, how, whole=True))
+                 for how in (*TRICKS, "forkexec")}
+    finally:
+        spawner.close()
+    assert honest.instructions is not None and honest.instructions > HEAD_UNITS * 1000
+    # beside time, the forked child's work before its exec is lost (docs/security.md)
+    assert loose.instructions is not None and loose.instructions < 0.1 * honest.instructions
+    for how, run in tried.items():
+        assert run.instructions is None or run.instructions >= 0.99 * honest.instructions, (
+            how, run.instructions, honest.instructions, run.count_error)
+    assert tried["forkexec"].instructions is None
+    assert "exec'd after a fork" in (tried["forkexec"].count_error or "")
 
 
 def test_every_trick_in_the_sandbox_s_worker_gives_no_count_or_all_of_the_work(
@@ -90,7 +118,7 @@ def _repo(make_repo: MakeRepo, how: str, metric: str) -> Path:
                      {"Makefile": make.format(units=HEAD_UNITS, how=how)})
 
 
-@pytest.mark.parametrize("how", TRICKS)
+@pytest.mark.parametrize("how", [*TRICKS, "forkexec"])
 def test_a_ten_times_slower_head_is_never_faster_or_level_on_the_counts(
         make_repo: MakeRepo, how: str) -> None:
     repo = _repo(make_repo, how, ", metric: instructions")
@@ -100,7 +128,7 @@ def test_a_ten_times_slower_head_is_never_faster_or_level_on_the_counts(
     assert outcome not in ("faster", "level"), bench["verdict"]
     # Where the trick is caught there is no count to call on (invalid); where it is not,
     # the count holds all the work (slower).
-    assert outcome == ("invalid" if how in CAUGHT else "slower"), bench
+    assert outcome == ("invalid" if how in WHOLE_CAUGHT else "slower"), bench
 
 
 @pytest.mark.parametrize("how", CAUGHT)
@@ -218,6 +246,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (write(ready[1], "x", 1) < 0) {}
     if (strcmp(how, "kill") == 0) pause();
+    if (strcmp(how, "forkexec") == 0) execl("/bin/true", "true", (char *)nullptr);
     _exit(0);
   }
   close(ready[1]);
@@ -246,7 +275,7 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.parametrize("how", ["overwrite", "kill", "exec"])
+@pytest.mark.parametrize("how", ["overwrite", "kill", "exec", "forkexec"])
 def test_a_suite_s_ten_times_slower_benchmark_is_never_faster_or_level(
         make_repo: MakeRepo, how: str) -> None:
     from tests.integration import harnesses

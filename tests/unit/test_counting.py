@@ -195,6 +195,37 @@ def test_what_valgrind_alone_makes_is_accepted(tmp_path: Path) -> None:
     assert _audit(tmp_path, events) == (frozenset({10, 11, 12}), None)
 
 
+def test_a_whole_count_refuses_a_forked_child_s_exec(tmp_path: Path) -> None:
+    # metric: instructions and a suite's counted runs: what a forked child ran before its
+    # exec is lost to valgrind, so its exec leaves the run with no count at all
+    exec_d = _process(10) + _process(11) + _process(12, 1, 2)
+    pids, problem = _audit(tmp_path, exec_d)
+    assert pids == frozenset({10, 11, 12}) and problem is None  # beside time: accepted
+    pids, problem = counting.audit_valgrind(exec_d, tmp_path, whole=True)
+    assert pids == frozenset() and problem is not None
+    assert "process 12 exec'd after a fork" in problem
+    (tmp_path / "cg.benchbot.12").unlink()
+    assert counting.audit_valgrind(_process(10) + _process(11), tmp_path, whole=True) == (
+        frozenset({10, 11}), None)  # a fork without an exec is whole
+
+
+def test_only_a_count_that_settles_alone_is_asked_to_be_whole() -> None:
+    from benchbot import config as cfg
+    from benchbot import fixedwork, runner
+
+    doc = cfg.parse_config_bytes(b"version: 1\nworkloads:\n  - {name: a, run: ./a}\n"
+                                 b"  - {name: b, run: ./b, metric: instructions}\n", "x.yml")
+    target = runner.Target(argv=("./a",), cwd=Path("/w"))
+    by = {w.name: w for w in doc.workloads}
+    assert not runner.request(target, by["a"], {}, "valgrind").whole
+    assert runner.request(target, by["b"], {}, "valgrind").whole
+    assert not runner.request(target, by["b"], {}, "perf").whole
+    suite = fixedwork.request(("./s",), "/w", {}, recipe=fixedwork.GO, bench="BenchmarkX",
+                              select="BenchmarkX", n=10, task=0, filter_=None, timeout_s=10.0,
+                              method="valgrind")
+    assert suite.whole and SpawnRequest.from_json(suite.to_json()).whole
+
+
 @pytest.mark.parametrize(("events", "says"), [
     ([*_process(10), (OPEN, "cg.benchbot.10"), (MODIFY, "cg.benchbot.10"),
       (CLOSE_WRITE, "cg.benchbot.10")], "not made, written and closed once"),
