@@ -132,16 +132,20 @@ def stop(busy: list[subprocess.Popen[bytes]]) -> None:
 
 
 def one(harness: str, scenario: str, budget: float, seed: int,
-        raw: Path | None = None, *, neighbour_count: int = 0) -> dict[str, Any]:
+        raw: Path | None = None, *, neighbour_count: int = 0,
+        only_kind: str | None = None) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="benchbot-suites-"))
     busy: list[subprocess.Popen[bytes]] = []
     try:
         repo = suitegen.make(root, harness, scenario)
         busy = neighbours(neighbour_count)
         before, start = loadavg(), time.monotonic()
+        only = None if only_kind is None else tuple(
+            suitegen.bench_name(harness, n) for n in suitegen.names(scenario)
+            if suitegen.expected(n, scenario) == only_kind)
         results = engine.compare(engine.Request(
             repo=repo.path, base="base", head="HEAD",
-            overrides=Overrides(budget=budget, seed=seed)))
+            overrides=Overrides(budget=budget, seed=seed, only=only)))
         wall = time.monotonic() - start
         stop(busy)  # before the load average after is read
         doc = to_json(results)
@@ -151,7 +155,8 @@ def one(harness: str, scenario: str, budget: float, seed: int,
                 json.dump(doc, fh)
         return {"harness": harness, "scenario": scenario, "seed": seed, "budget_s": budget,
                 "wall_s": round(wall, 1), "load_before": before, "load_after": loadavg(),
-                "neighbours": neighbour_count, **summarize(doc, harness, scenario)}
+                "neighbours": neighbour_count, "only_kind": only_kind,
+                **summarize(doc, harness, scenario)}
     finally:
         stop(busy)
         shutil.rmtree(root, ignore_errors=True)
@@ -247,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--neighbours", type=int, default=0, metavar="N",
                         help="N processes busy in random bursts beside each comparison (a "
                              "shared runner's neighbours; recorded with each run)")
+    parser.add_argument("--only-kind", default=None, metavar="KIND",
+                        help="compare only the benchmarks suitegen.expected calls KIND (e.g. "
+                             "memory: the memory-bound ones, whose counting then fits the budget)")
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--resummarize", action="store_true",
                         help="with --raw: read each run's rows again from its kept results "
@@ -285,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{time.strftime('%H:%M:%S')} rep {rep + 1}/{args.reps} {harness} "
                   f"{scenario} (load {loadavg()})", flush=True)
             got = one(harness, scenario, _budget(args, scenario), seed, args.raw,
-                      neighbour_count=args.neighbours)
+                      neighbour_count=args.neighbours, only_kind=args.only_kind)
             runs.append(got)
             save(path, runs)
             print("   ", line(got), flush=True)
@@ -381,6 +389,9 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
                 out.append(f"- single runs, ratio head/base 10th-90th percentile: median "
                            f"{statistics.median(lows):.2f} to {statistics.median(highs):.2f}")
             out.append(f"- load average: {min(loads):.1f} to {max(loads):.1f}")
+            kinds = sorted({r["only_kind"] for r in mine if r.get("only_kind")})
+            if kinds:
+                out.append(f"- only the benchmarks of kind {', '.join(kinds)} compared (--only)")
             busy = sorted({r.get("neighbours", 0) for r in mine})
             if busy != [0]:
                 out.append(f"- busy neighbours beside each comparison: {', '.join(map(str, busy))}")

@@ -94,6 +94,13 @@ def test_the_summary_says_what_became_of_the_memory_bound() -> None:
     assert "(30% of the wall)" in text
     assert "| MemXor8 | memory | level 1 | +0.00% | +1.00% | +8.0% | 60 |" in text
     assert "memory-bound not level 3/4 (slower 3)" in suites.line(run)
+    assert "only the benchmarks of kind" not in text
+    only = {**run, "only_kind": "memory",
+            "rows": [r if r["truth"] == "memory" else {"name": r["name"], "missing": True}
+                     for r in rows]}
+    text = suites.report([only])
+    assert "- only the benchmarks of kind memory compared (--only)" in text
+    assert "- unchanged level: 0 of 0" in text and "| Fnv |" not in text
 
 
 # --- real builds, counted by valgrind --------------------------------------------------------
