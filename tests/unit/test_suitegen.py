@@ -169,7 +169,10 @@ def test_the_memory_head_does_the_same_instructions_and_misses_more(
                                       {"GOMAXPROCS": "1", "GOGC": "off",
                                        "GODEBUG": "asyncpreemptoff=1"})
         (base_ir, base_ll), (head_ir, head_ll) = got["base"], got["head"]
-        assert abs(head_ir / base_ir - 1) < 0.001, got  # the same instructions, within 0.1%
+        # The same instructions: google-benchmark's to 0.1%; Go's within its runtime's own
+        # variation run to run (0.1-0.2% here over 100 units; the live comparisons' A/A of
+        # these benchmarks read up to 0.1%, of the suite's up to 1.6%)
+        assert abs(head_ir / base_ir - 1) < (0.001 if harness == "gbench" else 0.005), got
         accesses = suitegen.BASE_REPS * suitegen.MEMORY[name][1 if harness == "go" else 2]
         # in order: a miss every 4 accesses (16 bytes apart), and the harness's own; out of
         # order: nearly one an access
