@@ -124,14 +124,14 @@ def suite(harness: str) -> dict[str, Any]:
     try:
         repo = suitegen.make(root, harness, "changed")
         before = loadavg()
-        suitecount.count_all = counted  # type: ignore[assignment]
+        suitecount.count_all = counted
         try:
             engine.compare(engine.Request(repo=repo.path, base="base", head="HEAD",
                                           overrides=Overrides(seed=29)))
         except _Counted:
             pass
         finally:
-            suitecount.count_all = real  # type: ignore[assignment]
+            suitecount.count_all = real
         if "out" not in got:
             return {"harness": harness, "skipped": "the comparison counted nothing"}
         parity = {w.name: w.parity for w in got["setting"].config.workloads}
@@ -184,7 +184,7 @@ def _kinds(runs: Sequence[Any], *, full: bool) -> dict[str, list[Any]]:
     confirm = rest[:2 * again]
     return {"small": [r for r in plan if r.units == fixedwork.SMALL],
             "large": [r for r in plan if r.units != fixedwork.SMALL],
-            "confirm": confirm, "sampled": rest[2 * again:]}
+            "confirm": list(confirm), "sampled": list(rest[2 * again:])}
 
 
 CALLED = {"more": ("up",), "less": ("down",), "same": ("same",), "layout": ("same",)}

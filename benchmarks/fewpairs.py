@@ -113,7 +113,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 def _arm(values: np.ndarray) -> ArmRuns:
     ns = tuple(float(v) for v in values)
-    return ArmRuns(samples_ns=ns, wall_ns=tuple(int(v) for v in ns), cpu_ns=ns,
+    return ArmRuns(samples_ns=ns, wall_ns=tuple(int(v) for v in ns), cpu_ns=tuple(int(v) for v in ns),
                    maxrss_kib=(1,) * len(ns))
 
 
@@ -121,11 +121,11 @@ def _arm(values: np.ndarray) -> ArmRuns:
 def rule_before() -> Iterator[None]:
     """The rule before issue 39: no call below 51 pairs however the runs lie."""
     saved = stats._apart
-    stats._apart = lambda arms, ys, q, slower: (None, 0)  # type: ignore[assignment]
+    stats._apart = lambda arms, ys, q, slower: (None, 0)
     try:
         yield
     finally:
-        stats._apart = saved  # type: ignore[assignment]
+        stats._apart = saved
 
 
 def sequence(base: np.ndarray, again: np.ndarray, head: np.ndarray, seed: int

@@ -58,6 +58,7 @@ from benchbot.model import (
     Revision,
 )
 from benchbot.report import render_comment, render_results
+from benchbot.report.escape import require
 from benchbot.runner import TRIPLET_ORDERS
 
 OUT = Path(__file__).resolve().parent / "results"
@@ -187,7 +188,8 @@ def measure(count: int = WORKLOADS, pairs: int = PAIRS, seed: int = SEED) -> dic
     report, markdown_s = timed(lambda: render_results(loaded, "markdown"))
     run_url = "https://github.com/o/r/actions/runs/1"
     body, comment_s = timed(lambda: post.final_body(
-        render_comment(loaded, post.REPORT_ROOM, run_url=run_url, artifact="benchbot-results"),
+        require(render_comment(loaded, post.REPORT_ROOM, run_url=run_url,
+                               artifact="benchbot-results"), "the comment"),
         artifact="benchbot-results", run_url=run_url))
     left_out = next((line[2:] for line in body.splitlines() if line.startswith("> To fit")), None)
     html, html_s = timed(lambda: render_results(loaded, "html"))

@@ -1,14 +1,15 @@
 """Real suites settle: counts per benchmark beside time (issue "Real suites settle").
 
     python -m benchmarks.suites [--reps 10] [--harness go,gbench]
-                                 [--scenarios changed,identical] [--out suites]
+                                 [--scenarios changed,identical,memory] [--out suites]
                                  [--budget-changed 600] [--budget-identical 300]
 
 For each repetition, harness and scenario, a fresh repository from
 ``benchmarks/suitegen.py`` (25 benchmarks; ``changed``: 10 do 5% more work, 3 do 5% less,
-12 are unchanged, one of them layout-only; ``identical``: the head changes a README), and
-one live ``engine.compare`` with the default settings and the scenario's budget (10 minutes
-for changed, 5 for identical). What each benchmark came out as, what settled it, what its
+12 are unchanged, one of them layout-only; ``identical``: the head changes a README;
+``memory``: four more benchmarks whose head does the same instructions and misses the last
+level more, the 25 unchanged), and one live ``engine.compare`` with the default settings
+and the scenario's budget (10 minutes for changed and memory, 5 for identical). What each benchmark came out as, what settled it, what its
 counts read, the seconds its counted and timed runs took, and the spread of its single
 runs (the 10th to 90th percentile of the per-round ratio head over base) are appended to
 ``results/<out>.json`` after every comparison (atomically), with the load average before
@@ -75,7 +76,7 @@ def _spread(ratios: Sequence[float]) -> tuple[float, float] | None:
 def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, Any]:
     """What a results document says of each benchmark, compactly."""
     rows = []
-    for name in suitegen.names(harness):
+    for name in suitegen.names(harness, scenario):
         full = suitegen.bench_name(harness, name)
         bench = next((b for b in doc["benchmarks"] if b["name"] == full), None)
         if bench is None:
@@ -92,6 +93,8 @@ def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, 
             "timed_s": m.get("timed_s"), "counted_s": c.get("counted_s"),
             "counts": {k: c.get(k) for k in ("method", "unit", "units", "ratio", "aa_ratio",
                                               "noise", "reading", "why")},
+            "misses": {k: (c.get("misses") or {}).get(k)
+                       for k in ("ratio", "work_ratio", "noise", "reading")},
             "memory": {"outcome": mem.get("outcome"), "ratio": mem.get("ratio"),
                        "reason": mem.get("reason")},
             "spread": _spread(_ratios(bench)),
@@ -129,16 +132,20 @@ def stop(busy: list[subprocess.Popen[bytes]]) -> None:
 
 
 def one(harness: str, scenario: str, budget: float, seed: int,
-        raw: Path | None = None, *, neighbour_count: int = 0) -> dict[str, Any]:
+        raw: Path | None = None, *, neighbour_count: int = 0,
+        only_kind: str | None = None) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="benchbot-suites-"))
     busy: list[subprocess.Popen[bytes]] = []
     try:
         repo = suitegen.make(root, harness, scenario)
         busy = neighbours(neighbour_count)
         before, start = loadavg(), time.monotonic()
+        only = None if only_kind is None else tuple(
+            suitegen.bench_name(harness, n) for n in suitegen.names(harness, scenario)
+            if suitegen.expected(n, scenario) == only_kind)
         results = engine.compare(engine.Request(
             repo=repo.path, base="base", head="HEAD",
-            overrides=Overrides(budget=budget, seed=seed)))
+            overrides=Overrides(budget=budget, seed=seed, only=only)))
         wall = time.monotonic() - start
         stop(busy)  # before the load average after is read
         doc = to_json(results)
@@ -148,7 +155,8 @@ def one(harness: str, scenario: str, budget: float, seed: int,
                 json.dump(doc, fh)
         return {"harness": harness, "scenario": scenario, "seed": seed, "budget_s": budget,
                 "wall_s": round(wall, 1), "load_before": before, "load_after": loadavg(),
-                "neighbours": neighbour_count, **summarize(doc, harness, scenario)}
+                "neighbours": neighbour_count, "only_kind": only_kind,
+                **summarize(doc, harness, scenario)}
     finally:
         stop(busy)
         shutil.rmtree(root, ignore_errors=True)
@@ -169,8 +177,7 @@ def rejudged(runs: Sequence[Mapping[str, Any]], raw: Path, limit: float) -> list
     out = []
     try:
         for run in runs:
-            policy = Policy(alpha=0.05, family=Family(
-                sequential=len(suitegen.names(run["harness"])), fixed=0))
+            policy = Policy(alpha=0.05, family=Family(sequential=len(run["rows"]), fixed=0))
             path = raw / f"{run['harness']}-{run['scenario']}-{run['seed']}.json.gz"
             with gzip.open(path, "rt") as fh:
                 doc = results.parse(json.load(fh), where=str(path))
@@ -198,6 +205,21 @@ def rejudged(runs: Sequence[Mapping[str, Any]], raw: Path, limit: float) -> list
             out.append({**run, "rows": rows})
     finally:
         benchsignals.LEVEL_TIME_LIMIT = saved
+    return out
+
+
+def resummarized(runs: Sequence[Mapping[str, Any]], raw: Path) -> list[dict[str, Any]]:
+    """The runs with their rows read again from the kept results files (a run without
+    one kept as it was)."""
+    out = []
+    for run in runs:
+        path = raw / f"{run['harness']}-{run['scenario']}-{run['seed']}.json.gz"
+        if not path.exists():
+            out.append(dict(run))
+            continue
+        with gzip.open(path, "rt") as fh:
+            doc = json.load(fh)
+        out.append({**run, **summarize(doc, run["harness"], run["scenario"])})
     return out
 
 
@@ -230,7 +252,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--neighbours", type=int, default=0, metavar="N",
                         help="N processes busy in random bursts beside each comparison (a "
                              "shared runner's neighbours; recorded with each run)")
+    parser.add_argument("--only-kind", default=None, metavar="KIND",
+                        help="compare only the benchmarks suitegen.expected calls KIND (e.g. "
+                             "memory: the memory-bound ones, whose counting then fits the budget)")
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
+    parser.add_argument("--resummarize", action="store_true",
+                        help="with --raw: read each run's rows again from its kept results "
+                             "file (what this script reads of them now), save, and print")
     parser.add_argument("--raw", type=Path, default=None,
                         help="keep each comparison's results file here, gzipped")
     parser.add_argument("--rejudge", type=float, default=None, metavar="LIMIT",
@@ -241,6 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = RESULTS / f"{args.out}.json"
     runs: list[dict[str, Any]] = json.loads(path.read_text())["runs"] if path.exists() else []
     if args.summary:
+        print(report(runs))
+        return 0
+    if args.resummarize:
+        runs = resummarized(runs, args.raw or RESULTS / f"{args.out}-raw")
+        save(path, runs)
         print(report(runs))
         return 0
     if args.rejudge is not None:
@@ -260,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{time.strftime('%H:%M:%S')} rep {rep + 1}/{args.reps} {harness} "
                   f"{scenario} (load {loadavg()})", flush=True)
             got = one(harness, scenario, _budget(args, scenario), seed, args.raw,
-                      neighbour_count=args.neighbours)
+                      neighbour_count=args.neighbours, only_kind=args.only_kind)
             runs.append(got)
             save(path, runs)
             print("   ", line(got), flush=True)
@@ -272,7 +305,8 @@ SLACK_S = 15.0  # a comparison's wall beyond its budget (at most 2 s in the firs
 
 
 def _budget(args: argparse.Namespace, scenario: str) -> float:
-    return float(args.budget_changed if scenario == "changed" else args.budget_identical)
+    """A comparison's budget: the changed one for every scenario that changes something."""
+    return float(args.budget_identical if scenario == "identical" else args.budget_changed)
 
 
 def _deadline(text: str) -> float:
@@ -284,11 +318,13 @@ def _deadline(text: str) -> float:
 
 def _wrong(row: Mapping[str, Any]) -> bool:
     """A false verdict: a call on an unchanged benchmark, a call the wrong way, or level on
-    a changed one."""
+    a changed one (a memory-bound one included: its time moved, its instructions did not)."""
     truth: str = row["truth"]
     outcome: str = row["outcome"]
     if truth in ("same", "layout"):
         return outcome in CALLS
+    if truth == "memory":
+        return outcome in ("level", "faster")
     right = "slower" if truth == "more" else "faster"
     return (outcome in CALLS and outcome != right) or outcome == "level"
 
@@ -298,16 +334,22 @@ def _counts(run: Mapping[str, Any]) -> dict[str, int]:
     changed = [r for r in rows if r["truth"] in ("more", "less")]
     same = [r for r in rows if r["truth"] in ("same", "layout")]
     called = sum(1 for r in changed if r["outcome"] == ("slower" if r["truth"] == "more" else "faster"))
+    memory = [r for r in rows if r["truth"] == "memory"]
     return {"changed": len(changed), "called": called, "unchanged": len(same),
             "level": sum(1 for r in same if r["outcome"] == "level"),
-            "false": sum(1 for r in rows if _wrong(r))}
+            "false": sum(1 for r in rows if _wrong(r)),
+            "memory": len(memory),  # memory-bound: success is never level (nor faster)
+            "memory_not_level": sum(1 for r in memory if r["outcome"] not in ("level", "faster")),
+            "memory_slower": sum(1 for r in memory if r["outcome"] == "slower")}
 
 
 def line(run: Mapping[str, Any]) -> str:
     c = _counts(run)
     spent = run.get("spent") or {}
+    memory = (f"memory-bound not level {c['memory_not_level']}/{c['memory']} (slower "
+              f"{c['memory_slower']}), " if c["memory"] else "")
     return (f"{run['harness']} {run['scenario']}: changed called {c['called']}/{c['changed']}, "
-            f"unchanged level {c['level']}/{c['unchanged']}, false {c['false']}; wall "
+            f"{memory}unchanged level {c['level']}/{c['unchanged']}, false {c['false']}; wall "
             f"{run['wall_s']} s, counting {spent.get('counting_s')} s; load "
             f"{run['load_before'][0]}->{run['load_after'][0]}")
 
@@ -325,8 +367,14 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
             loads = [x for r in mine for x in (r["load_before"][0], r["load_after"][0])]
             spreads = [s for r in mine for row in r["rows"] if (s := row.get("spread"))]
             out.append(f"## {harness}, {scenario} ({len(mine)} repetitions)")
-            out.append(f"- changed called the right way: {sum(t['called'] for t in totals)} of "
-                       f"{sum(t['changed'] for t in totals)}")
+            if scenario != "memory":
+                out.append(f"- changed called the right way: {sum(t['called'] for t in totals)} of "
+                           f"{sum(t['changed'] for t in totals)}")
+            else:
+                out.append(f"- memory-bound (same instructions, more misses) never level: "
+                           f"{sum(t['memory_not_level'] for t in totals)} of "
+                           f"{sum(t['memory'] for t in totals)} (slower "
+                           f"{sum(t['memory_slower'] for t in totals)})")
             out.append(f"- unchanged level: {sum(t['level'] for t in totals)} of "
                        f"{sum(t['unchanged'] for t in totals)}")
             out.append(f"- false verdicts: {sum(t['false'] for t in totals)}")
@@ -341,6 +389,9 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
                 out.append(f"- single runs, ratio head/base 10th-90th percentile: median "
                            f"{statistics.median(lows):.2f} to {statistics.median(highs):.2f}")
             out.append(f"- load average: {min(loads):.1f} to {max(loads):.1f}")
+            kinds = sorted({r["only_kind"] for r in mine if r.get("only_kind")})
+            if kinds:
+                out.append(f"- only the benchmarks of kind {', '.join(kinds)} compared (--only)")
             busy = sorted({r.get("neighbours", 0) for r in mine})
             if busy != [0]:
                 out.append(f"- busy neighbours beside each comparison: {', '.join(map(str, busy))}")
@@ -360,22 +411,29 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def _median_move(ratios: Sequence[float | None], digits: int = 2) -> str:
+    """The median of the ratios given, as a move in percent ("–" where none was)."""
+    got = [r for r in ratios if r]
+    return f"{(statistics.median(got) - 1) * 100:+.{digits}f}%" if got else "–"
+
+
 def _per_benchmark(runs: Sequence[Mapping[str, Any]]) -> str:
-    lines = ["", "| benchmark | truth | outcomes | counts ratio (median) | pairs (median) |",
-             "|---|---|---|--:|--:|"]
-    for name in dict.fromkeys(n for r in runs for n in suitegen.names(r["harness"])):
+    lines = ["", "| benchmark | truth | outcomes | counts ratio (median) | work with the misses "
+             "(median) | time estimate (median) | pairs (median) |", "|---|---|---|--:|--:|--:|--:|"]
+    for name in dict.fromkeys(n for r in runs for n in suitegen.names(r["harness"], r["scenario"])):
         rows = [row for r in runs for row in r["rows"] if row["name"] == name and not row.get("missing")]
         if not rows:
             continue
         tally: dict[str, int] = {}
         for row in rows:
             tally[row["outcome"]] = tally.get(row["outcome"], 0) + 1
-        ratios = [row["counts"]["ratio"] for row in rows if row["counts"].get("ratio")]
         pairs = [row["pairs"] for row in rows if row.get("pairs") is not None]
-        ratio = f"{(statistics.median(ratios) - 1) * 100:+.2f}%" if ratios else "–"
+        ratio = _median_move([row["counts"].get("ratio") for row in rows])
+        work = _median_move([(row.get("misses") or {}).get("work_ratio") for row in rows])
+        time_ = _median_move([row.get("estimate") or row.get("ratio") for row in rows], 1)
         lines.append(f"| {name} | {rows[0]['truth']} | "
                      + ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
-                     + f" | {ratio} | {statistics.median(pairs) if pairs else '–'} |")
+                     + f" | {ratio} | {work} | {time_} | {statistics.median(pairs) if pairs else '–'} |")
     return "\n".join(lines) + "\n"
 
 
