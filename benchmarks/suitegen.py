@@ -83,7 +83,7 @@ def expected(name: str, scenario: str) -> str:
 
 def reps(scenario: str, side: str) -> dict[str, int]:
     """Each benchmark's reps in one side of a scenario."""
-    out = dict.fromkeys(names(scenario), BASE_REPS)
+    out = dict.fromkeys(names("go", scenario), BASE_REPS)
     if side == "head" and scenario == "changed":
         out.update(dict.fromkeys(MORE, BASE_REPS + 1))
         out.update(dict.fromkeys(LESS, BASE_REPS - 1))
@@ -603,7 +603,7 @@ static std::uint64_t MemFnv(int k) { std::uint64_t x = 99 + mem_walk(k); for (in
 
 def cc_files(scenario: str, side: str) -> dict[str, str]:
     r = reps(scenario, side)
-    decl = "\n".join(f"static volatile int reps_{n} = {r[n]};" for n in names(scenario))
+    decl = "\n".join(f"static volatile int reps_{n} = {r[n]};" for n in names("gbench", scenario))
     benches = "\n".join(f"BENCH({n})" for n in NAMES if n != LAYOUT)
     if scenario == "memory":  # first: counted first (MEMORY_FIRST)
         benches = (CC_MEMORY.replace("MEMMUL", f"{memory_mul(scenario, side)}ull")
