@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchbot import engine, harness
+from benchbot import counting, engine, harness
 from benchbot.model import Results
 from benchbot.report import render_comment, render_results
 from benchbot.results import to_json
@@ -24,6 +24,15 @@ from benchbot.settings import Overrides
 from tests.clock import FakeClock
 from tests.conftest import MakeRepo
 from tests.integration.test_suite_counts import CONFIG, SPECS, FakeGo, Spec
+
+
+@pytest.fixture(autouse=True)
+def valgrind_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """valgrind "installed" and no hardware counters, on any machine (a bare one too): the
+    fake counts its runs."""
+    monkeypatch.setattr(counting, "means", lambda env, shown=None: counting.Means(
+        perf_problem="no hardware counters (a test)", valgrind_problem=None))
+
 
 RECIPE = "-test.benchtime Nx"  # the Go recipe's words, as the suite line would name it
 
