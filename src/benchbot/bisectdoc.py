@@ -68,7 +68,7 @@ class Step:
     alpha: float = 0.0  # the error this step spent (0 when not measured)
     budget_s: float = 0.0  # the time it was given
     runs_failed: bool = False
-    # What the verdict rests on (benchbot.figures): its signals, and the instruction
+    # What the verdict rests on (benchbot.report.figures): its signals, and the instruction
     # counts' ratio and reading where counted.
     settled_by: str | None = omitted_when_none(default=None)
     work: float | None = omitted_when_none(default=None)

@@ -28,10 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from benchbot import figures
 from benchbot.bisectdoc import Answer, Culprit, Range, Step, short
 from benchbot.errors import BenchbotError
 from benchbot.model import Outcome
+from benchbot.report import figures
 
 CALLS: tuple[Outcome, ...] = ("slower", "faster")
 MIN_STEP_S = 2.0  # a step is not started with less than this left to it
@@ -58,7 +58,7 @@ class Found:
     ci: tuple[float, float] | None = None
     pairs: int = 0
     runs_failed: bool = False  # invalid because a run of the workload failed
-    settled_by: str | None = None  # the verdict's signals (benchbot.figures)
+    settled_by: str | None = None  # the verdict's signals (benchbot.report.figures)
     work: float | None = None  # the counts' ratio, where counted
     counts: str | None = None  # how they read
 

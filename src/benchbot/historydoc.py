@@ -66,7 +66,7 @@ class WorkloadStep:
     step: StepEstimate | None = None  # the trend's estimate (None: none could be made)
     counts: str | None = None  # how the instruction counts read (None: not counted)
     memory: Outcome | None = None  # the peak-memory verdict
-    # What the verdict rests on (benchbot.figures): its signals, the counts' ratio.
+    # What the verdict rests on (benchbot.report.figures): its signals, the counts' ratio.
     settled_by: str | None = omitted_when_none(default=None)
     work: float | None = omitted_when_none(default=None)
 

@@ -75,7 +75,7 @@ class NamedStep:
     outcome: Outcome
     ratio: float | None
     ci: tuple[float, float] | None
-    # What the verdict rests on (benchbot.figures), as the commit's record keeps it.
+    # What the verdict rests on (benchbot.report.figures), as the commit's record keeps it.
     settled_by: str | None = omitted_when_none(default=None)
     work: float | None = omitted_when_none(default=None)
     counts: str | None = omitted_when_none(default=None)

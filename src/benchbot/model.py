@@ -414,6 +414,10 @@ class Misses:
     reading_why: str | None = None
     # A suite's benchmark: the pooled noise of the work with the misses (as Counts')
     pooled_noise: float | None = omitted_when_none(default=None)
+    # The misses keep the instructions' reading from settling (signals.memory_same where
+    # the instructions read the same or small, signals.memory_agrees where they moved):
+    # decided where the counts are read, so that what shows them need not judge again.
+    holds_back: bool | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

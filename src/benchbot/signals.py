@@ -122,9 +122,14 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
     if user is not None and user < USER_SHARE_MIN and counts.unit is None:
         why = (f"{why}; not used: the runs spend most of their time outside user-space CPU "
                f"work ({user * 100:.0f}% in it)")
-    return replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=noise, cycles_ratio=cycles,
+    read = replace(counts, ratio=ratio, aa_ratio=aa_ratio, noise=noise, cycles_ratio=cycles,
                    user_share=user, reading=reading, reading_why=why,
                    misses=_read_misses(counts, phases, parity=parity))
+    if read.misses is None or read.misses.ratio is None or reading is None:
+        return read
+    held = (not memory_agrees(read) if reading in ("up", "down")
+            else not memory_same(read, parity) if reading in ("same", "small") else False)
+    return replace(read, misses=replace(read.misses, holds_back=held))
 
 
 def _read_misses(counts: Counts, phases: Mapping[str, PhaseRuns], *,

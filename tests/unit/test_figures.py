@@ -1,4 +1,4 @@
-"""The figure a verdict shows: the move of the signal that settled it (benchbot.figures)."""
+"""The figure a verdict shows: the move of the signal that settled it (benchbot.report.figures)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from benchbot.figures import figure_of, signals_of, words
 from benchbot.model import Counts, Verdict
+from benchbot.report.figures import figure_of, signals_of, words
 from tests.figurecheck import Cell
 
 COUNTED = Counts(method="valgrind", why="valgrind", ratio=0.967, reading="down", unit="iteration")
@@ -110,7 +110,7 @@ def test_no_figure_points_against_its_outcome(settled_by: str | None) -> None:
 
 def test_another_signal_that_settled_it_is_shown_by_its_word(monkeypatch: pytest.MonkeyPatch) -> None:
     # a signal a later count adds (cache misses, say): its word and its ratio, nothing else
-    from benchbot import figures
+    from benchbot.report import figures
 
     monkeypatch.setitem(figures.WORDS, "LL misses", "LL misses")
     f = figures.figure_from("slower", settled_by="LL misses and time", time=0.99,

@@ -15,9 +15,8 @@ from typing import Literal
 
 from markupsafe import Markup
 
-from benchbot import figures
 from benchbot.bisectdoc import BisectResults, Step, short
-from benchbot.report import pages
+from benchbot.report import figures, pages
 
 Role = Literal["good", "bad", "culprit", "skipped", "tried", "not built"]
 
@@ -37,7 +36,7 @@ class CommitRow:
     ratio: float | None
     ci: tuple[float, float] | None
     note: str | None  # "identical build output", "or the skipped …"
-    verdict: str | None = None  # the outcome and its figure (benchbot.figures.words)
+    verdict: str | None = None  # the outcome and its figure (benchbot.report.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,7 +52,7 @@ class StepRow:
     pairs: int
     wall_s: float
     alpha: float
-    verdict: str = ""  # the outcome and its figure (benchbot.figures.words)
+    verdict: str = ""  # the outcome and its figure (benchbot.report.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +134,7 @@ def build_view(doc: BisectResults) -> BisectView:
 
 def verdict_words(step: Step) -> str:
     """A step's outcome and the move of the signal that settled it, as every report says it
-    (``slower +4.3%``, ``faster −3.3% work``; benchbot.figures)."""
+    (``slower +4.3%``, ``faster −3.3% work``; benchbot.report.figures)."""
     return figures.words(figures.figure_from(
         step.outcome, settled_by=step.settled_by, time=step.ratio, at_call=step.ratio,
         ci=step.ci, work=step.work, reading=step.counts))

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from benchbot import figures
 from benchbot.historyreport import Commit, DriftRow, HistoryReport, Series
+from benchbot.report import figures, pages, plots
 from benchbot.report import format as fmt
-from benchbot.report import pages, plots
 
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 760.0, 190.0, 58.0, 10.0, 12.0, 160.0
 
@@ -54,7 +53,7 @@ class StepLine:
     ratio: float | None
     ci: tuple[float, float] | None
     href: str | None
-    verdict: str = ""  # the outcome and its figure (benchbot.figures.words)
+    verdict: str = ""  # the outcome and its figure (benchbot.report.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,7 +18,6 @@ from typing import Literal
 
 import numpy as np
 
-from benchbot.figures import Figure, figure_of
 from benchbot.model import (
     OUTCOMES,
     ArmRuns,
@@ -35,6 +34,7 @@ from benchbot.model import (
     Spent,
     SuiteRecord,
 )
+from benchbot.report.figures import Figure, figure_of
 from benchbot.sequential import CALLS, FIRST_LOOK
 from benchbot.sequential import why as sequential_why
 from benchbot.settings import (
@@ -241,7 +241,7 @@ class Row:
     timed_s: float | None = None  # seconds of timed runs it took (a suite's: its share)
     counted_s: float | None = None  # seconds of counted runs it took
     # What the verdict's cell shows beside the outcome: the move of the signal that settled
-    # it (benchbot.figures); None: the outcome alone.
+    # it (benchbot.report.figures); None: the outcome alone.
     figure: Figure | None = None
 
     @property
@@ -793,23 +793,18 @@ def _counts_view(bench: Benchmark, letter: str | None) -> CountsView | None:
                       reading_why=c.reading_why, unit=c.unit, units=c.units,
                       counted_s=c.counted_s,
                       misses_why=c.misses.reading_why if c.misses is not None else None,
-                      misses_shown=_misses_shown(c, bench.parity))
+                      misses_shown=_misses_shown(c))
 
 
-def _misses_shown(c: Counts, parity: float) -> float | None:
+def _misses_shown(c: Counts) -> float | None:
     """The misses' ratio where the cell shows it: where they keep the work from being the
     same (the instructions read the same or below parity), or from moving the way the
-    instructions did (they moved by parity); else None, and only the details give them."""
-    from benchbot import signals  # here, so that the view's own imports stay as they were
-
+    instructions did (they moved by parity), as reading the counts decided
+    (``Misses.holds_back``); else None, and only the details give them."""
     m = c.misses
     if m is None or m.ratio is None or c.reading is None:
         return None
-    if c.reading in ("up", "down"):
-        return None if signals.memory_agrees(c) else m.ratio
-    if c.reading in ("same", "small"):
-        return None if signals.memory_same(c, parity) else m.ratio
-    return None
+    return m.ratio if m.holds_back else None
 
 
 ARMS = ("base", "base_again", "head")
