@@ -54,10 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import numpy as np
 
-from benchbot import counting, files, sequential, signals
-from benchbot.judge import Policy, judge
-from benchbot.model import Counts, Family, Misses, Verdict
-from benchmarks.suitestats import FAMILY, PARITY, runs, workload
+from benchbot import counting, files, signals
+from benchbot.model import Counts, Misses, Verdict
+from benchmarks.suitestats import FAMILY, PARITY, looked, runs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,17 +116,7 @@ def sequence(rng: np.random.Generator, case: Case, spread: float, noise: float,
     base, again = runs(rng, max_pairs, spread, 1.0), runs(rng, max_pairs, spread, 1.0)
     head = runs(rng, max_pairs, spread, case.time)
     counted = counts(rng, case, noise, miss_noise, with_misses)
-    policy = Policy(alpha=0.05, family=Family(sequential=FAMILY, fixed=0))
-    verdict: Verdict | None = None
-    for look, n in enumerate(sequential.looks(max_pairs), start=1):
-        judged = judge([workload(base, again, head, n, look, counted)], policy).workloads["b"]
-        verdict = judged.ab
-        assert verdict is not None
-        if sequential.stop_reason(verdict, judged.aa, pairs=n, max_pairs=max_pairs,
-                                  parity=PARITY) is not None:
-            return verdict, n
-    assert verdict is not None
-    return verdict, max_pairs
+    return looked(base, again, head, counted, max_pairs)
 
 
 def right(case: Case, outcome: str) -> bool:

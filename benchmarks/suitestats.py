@@ -125,6 +125,12 @@ def sequence(rng: np.random.Generator, case: Case, spread: float, noise: float,
     base, again = runs(rng, max_pairs, spread, 1.0), runs(rng, max_pairs, spread, 1.0)
     head = runs(rng, max_pairs, spread, case.time)
     counted = counts(rng, case, noise) if use_counts else None
+    return looked(base, again, head, counted, max_pairs)
+
+
+def looked(base: np.ndarray, again: np.ndarray, head: np.ndarray, counted: Counts | None,
+           max_pairs: int) -> tuple[Verdict, int]:
+    """The runs judged look by look until the verdict stops: the verdict and its pairs."""
     policy = Policy(alpha=0.05, family=Family(sequential=FAMILY, fixed=0))
     verdict: Verdict | None = None
     for look, n in enumerate(sequential.looks(max_pairs), start=1):
