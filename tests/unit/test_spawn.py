@@ -68,9 +68,9 @@ def kill_worker(spawner: sandbox.WorkerSpawner, index: int = 0) -> None:
     cannot: it is the init of their PID namespace. Killing bubblewrap is not the same:
     with --new-session the worker outlives it for a moment through --die-with-parent,
     and may still answer.)"""
-    bwrap = spawner._workers[index]._proc.pid  # the process to find
+    bwrap_pid = spawner._workers[index]._proc.pid  # the process to find
     killed = 0
-    for pid in procs.descendants(bwrap):
+    for pid in procs.descendants(bwrap_pid):
         try:
             os.kill(pid, signal.SIGKILL)
             killed += 1
@@ -312,7 +312,7 @@ def test_closing_a_busy_worker_ends_its_namespace(tmp_path: Path) -> None:
     worker = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
                                    places=[tmp_path])
     worker.ready()
-    bwrap = worker._workers[0]._proc.pid  # the process to find
+    bwrap_pid = worker._workers[0]._proc.pid  # the process to find
     def run() -> None:
         # The worker stops under it, and close() closes the pipe it reads: whichever it
         # meets first (an error, or a closed file) is no concern here.
@@ -328,10 +328,10 @@ def test_closing_a_busy_worker_ends_its_namespace(tmp_path: Path) -> None:
             return ""
 
     deadline = time.monotonic() + 10
-    while not any("sleep" in text(f"/proc/{p}/cmdline") for p in procs.descendants(bwrap)) \
+    while not any("sleep" in text(f"/proc/{p}/cmdline") for p in procs.descendants(bwrap_pid)) \
             and time.monotonic() < deadline:
         time.sleep(0.05)
-    inside = procs.descendants(bwrap)
+    inside = procs.descendants(bwrap_pid)
     started = time.monotonic()
     worker.close()
     busy.join(timeout=30)
