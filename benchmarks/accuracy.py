@@ -19,10 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchbot import engine, results, sandbox
-from benchbot.model import Verdict
-from benchbot.settings import Overrides
-from benchbot.spawn import ProcessSpawner, SpawnRequest
+from benchbot.config.settings import Overrides
+from benchbot.core.model import Verdict
+from benchbot.measure import engine
+from benchbot.results import resultsdir
+from benchbot.sandbox import bwrap
+from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
 from benchmarks import methods, scenarios
 from benchmarks.methods import Call
 from benchmarks.scenarios import Built, Scenario
@@ -74,7 +76,7 @@ def benchbot_run(built: Built, *, runs: int, seed: int,
     bench = doc.benchmarks[0]
     final = _benchbot_call(bench.verdict)
     first = _benchbot_call(bench.ab) if bench.ab is not None else final
-    return {BENCHBOT: final, BENCHBOT_FIRST: first}, results.to_json(doc)["benchmarks"][0]
+    return {BENCHBOT: final, BENCHBOT_FIRST: first}, resultsdir.to_json(doc)["benchmarks"][0]
 
 
 def _benchbot_call(v: Verdict) -> Call:
@@ -101,7 +103,7 @@ def collect_blocks(built: Built, spawner: ProcessSpawner, runs: int) -> dict[str
 
 def request(built: Built, argv: list[str]) -> SpawnRequest:
     """One run of a scenario's program, with the environment benchbot would give it."""
-    env = sandbox.clean_env(built.env())
+    env = bwrap.clean_env(built.env())
     if built.speed_file is not None:
         env["SPEED_FILE"] = str(built.speed_file)
     return SpawnRequest(argv=tuple(argv), cwd=str(built.repo), env=tuple(env.items()),

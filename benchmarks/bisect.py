@@ -7,7 +7,7 @@ and of 64 commits, one of them +10% slower, at a place drawn from a seeded gener
 repetition. Two ways to find it, on this machine, with the same rule and the same error
 for the whole search (alpha = 0.05):
 
-- **bisect**: ``benchbot.bisect`` as ``benchbot bisect`` runs it (step k at
+- **bisect**: ``benchbot.bisect.search`` as ``benchbot bisect`` runs it (step k at
   alpha · 6/(π² k²); builds kept per tree);
 - **linear**: every commit built, and compared with its parent once: n - 1 comparisons,
   each at alpha / (n - 1) (Bonferroni: the same family-wise error), the culprits being
@@ -42,7 +42,10 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` and `tests` 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 sys.path.insert(0, SRC)
 
-from benchbot import bisect, engine, gitops, machine  # noqa: E402
+from benchbot.bisect import search  # noqa: E402
+from benchbot.git import gitops  # noqa: E402
+from benchbot.measure import engine  # noqa: E402
+from benchbot.run import machine  # noqa: E402
 from tests.bisectrepo import make_history  # noqa: E402
 
 FACTOR = 1.10
@@ -62,7 +65,7 @@ def run_bisect(repo: Path, culprit: int) -> dict[str, Any]:
 
     engine.build_checkout = counted  # type: ignore[assignment]
     try:
-        doc = bisect.bisect(bisect.Request(repo=repo, good="good", bad="HEAD", workload="work"))
+        doc = search.bisect(search.Request(repo=repo, good="good", bad="HEAD", workload="work"))
     finally:
         engine.build_checkout = real
     shas = [c.sha for c in doc.commits]
@@ -82,19 +85,19 @@ def run_linear(repo: Path, culprit: int) -> dict[str, Any]:
     started = time.monotonic()
     commits = gitops.first_parent_commits(repo, gitops.resolve(repo, "good"),
                                           gitops.resolve(repo, "HEAD"))
-    config = bisect._config(bisect.Request(repo=repo, good="good", bad="HEAD",
+    config = search._config(search.Request(repo=repo, good="good", bad="HEAD",
                                            workload="work"), repo, commits[0][0])
     n = len(commits) - 1
     named: list[int] = []
     undecided: list[int] = []
     with engine.bench(repo, config) as where, gitops.WorktreePool(repo) as pool:
-        lab = bisect.RepoLab(commits, config, where=where, pool=pool, seed=11,
+        lab = search.RepoLab(commits, config, where=where, pool=pool, seed=11,
                              reporter=engine.Reporter(), clock=time.monotonic)
         lab.prepare(0)
         for i in range(1, n + 1):
             lab.prepare(i)
             got = lab.compare(i - 1, i, alpha=ALPHA / n, budget_s=config.budget_s, number=i)
-            if got.outcome in bisect.CALLS:
+            if got.outcome in search.CALLS:
                 named.append(i)
             elif got.outcome != "level":
                 undecided.append(i)

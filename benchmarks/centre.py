@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from benchbot import files, stats
+from benchbot.core import files
+from benchbot.verdict import stats
 from benchmarks.report import markdown_table
 
 RESULTS = Path(__file__).parent / "results"

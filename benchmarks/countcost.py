@@ -6,7 +6,7 @@ costs").
     python -m benchmarks.countcost --suites go,gbench [--reps 1] [--src PATH]
                                    [--out countcost-suites]
 
-For each harness, the generated project of the suite tests (tests/integration/harnesses.py:
+For each harness, the generated project of the suite tests (tests/suites/harnesses.py:
 three benchmarks, one of which does 1.5 times the work at the head), compared once through
 the engine with ``counts: valgrind`` (the Python harnesses are counted only when asked) and
 10 fixed pairs. Recorded per harness: the counted runs and their seconds (base's and
@@ -44,15 +44,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 if "--src" in sys.argv[:-1]:  # another checkout's benchbot, imported before this one's
     sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--src") + 1]).resolve()))
 
-from benchbot import engine, files, fixedwork, signals, suitecount
-from benchbot.results import to_json
-from benchbot.settings import Overrides
+from benchbot.config.settings import Overrides
+from benchbot.core import files
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json
+from benchbot.suites import fixedwork, suitecount
+from benchbot.verdict import signals
 from benchmarks import suitegen
 from benchmarks.suites import loadavg
 
 # The suite tests' generated projects; imported by name, so that mypy (run on benchmarks/)
 # does not follow them into the test tree's own fixtures.
-harnesses = importlib.import_module("tests.integration.harnesses")
+harnesses = importlib.import_module("tests.suites.harnesses")
 conftest = importlib.import_module("tests.conftest")
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -32,10 +32,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from benchbot import engine, stats
-from benchbot.judge import Policy, Workload, judge
-from benchbot.model import Benchmark, Results, Rule
-from benchbot.settings import Overrides
+from benchbot.config.settings import Overrides
+from benchbot.core.model import Benchmark, Results, Rule
+from benchbot.measure import engine
+from benchbot.verdict import stats
+from benchbot.verdict.judge import Policy, Workload, judge
 from benchmarks import scenarios
 from benchmarks.scenarios import Built, Scenario
 

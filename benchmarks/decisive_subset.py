@@ -26,7 +26,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchbot import results, stats
+from benchbot.results import resultsdir
+from benchbot.verdict import stats
 from benchmarks import decisive, scenarios
 from benchmarks.run import FULL
 
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             doc, wall = decisive.compare(built[s.key], decisive.SEQUENTIAL,
                                          seed=args.seed + 1000 * rep + 10 * index)
             if args.keep:
-                (args.keep / f"{s.key}-sequential-{rep + 1:02d}.json").write_text(results.dumps(doc))
+                (args.keep / f"{s.key}-sequential-{rep + 1:02d}.json").write_text(resultsdir.dumps(doc))
             r = decisive.record(s, rep, decisive.SEQUENTIAL, doc, wall)
             records.append(asdict(r))
             print(f"rep {rep + 1}/{args.reps} {s.label:>14}: {r.outcome} ({r.reason or r.stopped}, "

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchbot import results
-from benchbot.model import Results
+from benchbot.core.model import Results
+from benchbot.results import resultsdir
 
 CHANGED = "sort"  # the one kernel the demo's head commit changes
 
@@ -37,7 +37,7 @@ def demo_results(src: Path, scratch: Path, tag: str) -> tuple[Results, float]:
     subprocess.run([sys.executable, "-m", "benchbot", "demo", "--json", str(out), "--quiet"],
                    check=True, capture_output=True, env=env)
     wall = time.monotonic() - start
-    return results.load(out), wall
+    return resultsdir.load(out), wall
 
 
 def run_demo(src: Path, scratch: Path, tag: str) -> dict[str, Any]:

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchbot import sequential, stats
-from benchbot.judge import Policy, Workload, judge
-from benchbot.model import ArmRuns, Counts, PhaseRuns, Verdict
+from benchbot.core.model import ArmRuns, Counts, PhaseRuns, Verdict
+from benchbot.verdict import sequential, stats
+from benchbot.verdict.judge import Policy, Workload, judge
 
 SIGMA = math.asinh(0.13 / 2) / 0.6745  # log-normal whose IQR/median is 13%
 RUN_NS = 110e6  # a run of about 110 ms (the sort)

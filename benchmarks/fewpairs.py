@@ -43,9 +43,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import sequential, stats
-from benchbot.judge import Policy, Workload, judge
-from benchbot.model import ArmRuns, Family, PhaseRuns
+from benchbot.core.model import ArmRuns, Family, PhaseRuns
+from benchbot.verdict import sequential, stats
+from benchbot.verdict.judge import Policy, Workload, judge
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FAMILY = 11  # the generated pytest-benchmark suite's benchmarks

@@ -49,7 +49,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` and `tests` 
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 sys.path.insert(0, SRC)
 
-from benchbot import history, historydoc, historyreport  # noqa: E402
+from benchbot.history import composed, historydoc, walk  # noqa: E402
 from tests.bisectrepo import make_history  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results"
@@ -71,10 +71,10 @@ def one(scenario: str, rep: int, work: Path) -> dict[str, Any]:
     store = work / f"store-{rep}"
     load_before = _load()
     started = time.monotonic()
-    done = history.record(history.Request(repo=repo, range="good..HEAD", store=store))
+    done = walk.record(walk.Request(repo=repo, range="good..HEAD", store=store))
     wall = time.monotonic() - started
     load_after = _load()
-    report = historyreport.build(store)
+    report = composed.build(store)
     [series] = report.workloads
     steps = [{"index": p.index, "outcome": p.outcome, "ratio": p.ratio,
               "step": p.step.ratio if p.step else None, "se": p.step.se if p.step else None,
@@ -116,8 +116,10 @@ def _bytes(store: Path) -> float:
 
 def sessions(count: int, work: Path) -> dict[str, Any]:
     """One pair of commits compared ``count`` times, each in a session of its own."""
-    from benchbot import bisect, engine, gitops
-    from benchbot.config import load_config
+    from benchbot.bisect import search
+    from benchbot.config.config import load_config
+    from benchbot.git import gitops
+    from benchbot.measure import engine
 
     repo = make_history(work / "repo-sessions", commits=3, budget=None)
     commits = gitops.first_parent_commits(repo, gitops.resolve(repo, "good"),
@@ -125,15 +127,15 @@ def sessions(count: int, work: Path) -> dict[str, Any]:
     config = load_config(repo / "benchbot.yml")
     rows: list[dict[str, Any]] = []
     with engine.bench(repo, config) as where, gitops.WorktreePool(repo) as pool:
-        lab = bisect.RepoLab(commits, config, where=where, pool=pool, seed=1,
+        lab = search.RepoLab(commits, config, where=where, pool=pool, seed=1,
                              reporter=engine.Reporter(), clock=time.monotonic)
         for i in (1, 2):
             assert lab.prepare(i) is None
         for k in range(count):
             load = _load()
             doc = lab.results(1, 2, budget_s=config.budget_s, seed=100 + k,
-                              precision=history.PRECISION)
-            est = history.estimate_of(doc.benchmarks[0], 100 + k)
+                              precision=walk.PRECISION)
+            est = walk.estimate_of(doc.benchmarks[0], 100 + k)
             assert est is not None
             rows.append({"centre": est.centre, "se": est.se, "n": est.n, "load": load,
                          "outcome": doc.benchmarks[0].verdict.outcome})

@@ -5,7 +5,7 @@
 (a) Methods. Programs that touch 0, 1, 9 and 10 MiB once a page (a dynamic C program),
 each measured ``--reps`` times by every way of reading a run's peak memory that works
 here: ``ru_maxrss`` of a run started by benchbot's Python process (``posix_spawn``, the
-old way), by the fork server (``benchbot.forkserver``), by the sandbox's worker (which
+old way), by the fork server (``benchbot.sandbox.forkserver``), by the sandbox's worker (which
 uses the fork server); and, from a small C probe, by a fork from a small process, a vfork
 from it, cgroup v1 ``memory.max_usage_in_bytes`` of a cgroup per run (the child moves
 itself in before its exec; only where the memory controller is writable: root), the
@@ -43,8 +43,10 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import machine, sandbox, stats
-from benchbot.spawn import ProcessSpawner, SpawnRequest
+from benchbot.run import machine
+from benchbot.sandbox import bwrap
+from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
+from benchbot.verdict import stats
 from benchmarks import signals
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -190,7 +192,7 @@ def methods(scratch: Path, reps: int) -> dict[str, Any]:
     """(a): each method's peak of each program, its floor, the +1 MiB it sees, its wall."""
     touch = _compile(TOUCH_C, scratch, "touch")
     probe = _compile(PROBE_C, scratch, "probe")
-    env = sandbox.clean_env(os.environ)
+    env = bwrap.clean_env(os.environ)
     cgroup = _cgroup_v1()
     readings: dict[str, dict[int, list[tuple[int, int]]]] = {}
 
@@ -218,10 +220,10 @@ def methods(scratch: Path, reps: int) -> dict[str, Any]:
     finally:
         python.close()
         server.close()
-    box = sandbox.choose("auto")
+    box = bwrap.choose("auto")
     worker_floor = None
     if box.active:
-        worker = sandbox.WorkerSpawner(box, scratch, env, places=[scratch])
+        worker = bwrap.WorkerSpawner(box, scratch, env, places=[scratch])
         try:
             spawner_runs("ru_maxrss, the sandbox's worker (fork server)", worker.spawn)
         finally:
@@ -269,7 +271,7 @@ def timing(scratch: Path, pairs: int, sort_pairs: int) -> dict[str, Any]:
     (sort_dir / "prog.c").write_text(signals.PROG_C)
     (sort_dir / "work.h").write_text(signals.work_h(1000, False, 500, signals.MEMORY_KIB, 0))
     subprocess.run(signals.BUILD.split(), cwd=sort_dir, check=True, capture_output=True)
-    env = tuple(sandbox.clean_env(os.environ).items())
+    env = tuple(bwrap.clean_env(os.environ).items())
     programs = {"/bin/true": ("/bin/true",), "9 MiB program": (str(touch), "9216"),
                 "sort (110 ms)": (str(sort_dir / "prog"), str(signals.ITERATIONS))}
     out: dict[str, Any] = {}

@@ -22,7 +22,7 @@ rule with the misses, and the instructions alone (as before). Writes
 (with, without, without, with, ...): the bundled C kernels' counted runs (kernels/, their
 benchbot.yml argv), made as counting.valgrind_argv makes them and with the options of
 before (``--cache-sim=no``, no cache geometry), ``--reps`` of each; and the suite tests'
-generated Go and google-benchmark projects (tests/integration/harnesses.py) compared
+generated Go and google-benchmark projects (tests/suites/harnesses.py) compared
 through the engine with ``counts: valgrind`` and the sandbox off (so that the options of
 before can be put in place in this process), once each way: every counted run's seconds,
 and the A/A of the work with the misses (base again against base per benchmark) that the
@@ -54,8 +54,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import numpy as np
 
-from benchbot import counting, files, signals
-from benchbot.model import Counts, Misses, Verdict
+from benchbot.core import files
+from benchbot.core.model import Counts, Misses, Verdict
+from benchbot.sandbox import counting
+from benchbot.verdict import signals
 from benchmarks.suitestats import FAMILY, PARITY, looked, runs
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -270,12 +272,12 @@ def suite_costs(fmt: str) -> list[dict[str, Any]]:
     """The suite tests' generated project of ``fmt`` compared through the engine with
     ``counts: valgrind``, once with the cache simulation and once without: every counted
     run's seconds, and each benchmark's counts."""
-    from benchbot import engine
-    from benchbot.results import to_json
-    from benchbot.settings import Overrides
+    from benchbot.config.settings import Overrides
+    from benchbot.measure import engine
+    from benchbot.results.resultsdir import to_json
     from benchmarks.countcost import _make_repo
 
-    harnesses = importlib.import_module("tests.integration.harnesses")
+    harnesses = importlib.import_module("tests.suites.harnesses")
     why = harnesses.missing(fmt)
     if why:
         return [{"harness": fmt, "skipped": why}]

@@ -30,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from benchbot import results, sandbox
-from benchbot.model import Rule
-from benchbot.spawn import ProcessSpawner, RawRun, SpawnRequest
-from benchbot.stats import compare_many
+from benchbot.core.model import Rule
+from benchbot.results import resultsdir
+from benchbot.sandbox import bwrap
+from benchbot.sandbox.spawn import ProcessSpawner, RawRun, SpawnRequest
+from benchbot.verdict.stats import compare_many
 from benchmarks.decisive import measured
 from benchmarks.scenarios import Built
 
@@ -66,13 +67,13 @@ def floor(hyperfine: str | None, *, rounds: int, per_block: int) -> dict[str, An
     times: dict[str, list[float]] = {"benchbot": [], "hyperfine": []}
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         scratch = Path(tmp)
-        env = sandbox.clean_env(os.environ)
+        env = bwrap.clean_env(os.environ)
         request = SpawnRequest(argv=(TRUE,), cwd=str(scratch), env=tuple(env.items()), timeout_s=10)
         spawners: dict[str, Any] = {"benchbot": ProcessSpawner(scratch)}
-        box = sandbox.choose("auto")
+        box = bwrap.choose("auto")
         if box.active:
             times["benchbot, sandboxed"] = []
-            spawners["benchbot, sandboxed"] = sandbox.WorkerSpawner(box, scratch, env,
+            spawners["benchbot, sandboxed"] = bwrap.WorkerSpawner(box, scratch, env,
                                                                     places=[scratch])
 
         def ours(name: str) -> Callable[[], None]:
@@ -109,7 +110,7 @@ def floor(hyperfine: str | None, *, rounds: int, per_block: int) -> dict[str, An
 def _measured(doc_path: Path) -> tuple[float, int, str]:
     """Summed wall time (s) and count of the runs a results file recorded (each run once),
     and the first workload's outcome."""
-    doc = results.load(doc_path)
+    doc = resultsdir.load(doc_path)
     total, count = 0.0, 0
     for bench in doc.benchmarks:
         secs, runs = measured(bench)
@@ -161,7 +162,7 @@ def whole_run(built: Built, hyperfine: str | None, *, runs: int | None, seed: in
     return result
 
 
-IMPORTS = ("import benchbot.cli, benchbot.engine, benchbot.measuring, benchbot.results, "
+IMPORTS = ("import benchbot.cli, benchbot.measure.engine, benchbot.measure.measuring, benchbot.results.resultsdir, "
            "benchbot.report")
 
 
@@ -221,9 +222,9 @@ def bookkeeping(workloads: int = 10, pairs: int = 1000, seed: int = 3) -> dict[s
     """(d) ``engine.compare`` (the real engine, a real repository, no build) of
     ``workloads`` workloads to ``pairs`` triplets each, with runs that take no time and a
     progress reporter as on a CI log: its wall time over the runs it made."""
-    from benchbot import engine
-    from benchbot.progress import TerminalReporter
-    from benchbot.settings import Overrides
+    from benchbot.config.settings import Overrides
+    from benchbot.measure import engine
+    from benchbot.measure.progress import TerminalReporter
 
     with tempfile.TemporaryDirectory(prefix="bench-books-") as tmp:
         repo = _config_repo(Path(tmp), f"version: 1\ndefaults: {{max_runs: {pairs}}}\nworkloads:\n"
@@ -255,7 +256,7 @@ def short_runs(runs: int = 1000, repeats: int = 3, src: Path = SRC) -> dict[str,
             wall = _timed([sys.executable, "-m", "benchbot", "compare", "--repo", str(repo),
                            "--base", "base", "--head", "HEAD", "--json", str(out), "--quiet",
                            "--runs", str(runs), "--seed", str(r)], src)
-            doc = results.load(out)
+            doc = resultsdir.load(out)
             walls = [w for phase in doc.benchmarks[0].phases.values()
                      for arm in phase.arms.values() for w in arm.wall_ns]
             tries.append(((wall - sum(walls) / 1e9) / len(walls) * 1e6, wall, len(walls),
@@ -276,17 +277,17 @@ clock, out = time.process_time, {}
 def part(name, work):
     t = clock(); value = work(); out[name] = clock() - t; return value
 part("benchbot.cli (arguments, settings, the results model)", lambda: importlib.import_module("benchbot.cli"))
-part("benchbot.engine (config, yaml, git, runner, sandbox)", lambda: importlib.import_module("benchbot.engine"))
+part("benchbot.measure.engine (config, yaml, git, runner, sandbox)", lambda: importlib.import_module("benchbot.measure.engine"))
 part("numpy", lambda: importlib.import_module("numpy"))
 part("statistics, judging and results modules",
-     lambda: [importlib.import_module(m) for m in ("benchbot.stats", "benchbot.judge",
-                                                    "benchbot.measuring", "benchbot.results")])
-part("numpy's random module and first use (stats.warm_up)", lambda: sys.modules["benchbot.stats"].warm_up())
+     lambda: [importlib.import_module(m) for m in ("benchbot.verdict.stats", "benchbot.verdict.judge",
+                                                    "benchbot.measure.measuring", "benchbot.results.resultsdir")])
+part("numpy's random module and first use (stats.warm_up)", lambda: sys.modules["benchbot.verdict.stats"].warm_up())
 report = part("report modules and jinja2", lambda: importlib.import_module("benchbot.report"))
 part("the markdown template compiled", lambda: report.prepare("markdown"))
-doc = sys.modules["benchbot.results"].load(Path(sys.argv[1]))
+doc = sys.modules["benchbot.results.resultsdir"].load(Path(sys.argv[1]))
 part("the report rendered and the results serialized",
-     lambda: (report.render_results(doc), sys.modules["benchbot.results"].dumps(doc)))
+     lambda: (report.render_results(doc), sys.modules["benchbot.results.resultsdir"].dumps(doc)))
 print(json.dumps(out))
 """
 

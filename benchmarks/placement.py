@@ -72,9 +72,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import numpy as np
 
-from benchbot import machine, sandbox, stats
-from benchbot.runner import TRIPLET_ORDERS
-from benchbot.spawn import ProcessSpawner, SpawnRequest
+from benchbot.run import machine
+from benchbot.run.runner import TRIPLET_ORDERS
+from benchbot.sandbox import bwrap
+from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
+from benchbot.verdict import stats
 from benchmarks import signals
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -207,13 +209,13 @@ def measure(spawner: ProcessSpawner, vs: Sequence[Variant], rounds: int, rng: ra
     return {"wall_ns": wall, "cpu_ns": cpu, "orders": orders}
 
 
-def measure_workers(box: sandbox.Sandbox, scratch: Path, env: dict[str, str],
+def measure_workers(box: bwrap.Sandbox, scratch: Path, env: dict[str, str],
                     vs: Sequence[Variant], rounds: int, label: str) -> dict[str, Any]:
     """``measure`` through the sandbox's workers, one per place, as the engine measures:
     a triplet a round (base, base again, head), in ``runner.TRIPLET_ORDERS`` in turn; or
     with two variants a pair a round (base, head), the order alternating."""
     places = sorted({Path(v.cwd) for v in vs})
-    spawner = sandbox.WorkerSpawner(box, scratch, env, places=places)
+    spawner = bwrap.WorkerSpawner(box, scratch, env, places=places)
     keys = {"1": 0, "2": 1, "H": 2} if len(vs) == 3 else {"1": 0, "H": 1}
     rotation = TRIPLET_ORDERS if len(vs) == 3 else ("1H", "H1")
     wall: list[list[int]] = [[] for _ in vs]
@@ -379,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             {"command": meta["command"], "started": meta["started"]}]
     done = {(r["factor"], r["program"]) for r in doc["results"]}
     rng = random.Random(args.seed + len(done))
-    env = sandbox.clean_env(os.environ)
+    env = bwrap.clean_env(os.environ)
     RESULTS.mkdir(exist_ok=True)
 
     def save() -> None:
@@ -398,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     vs = variants(factor, program, Path(tmp), env)
                     t0 = time.monotonic()
                     if factor.startswith("workers"):
-                        box = sandbox.choose("auto")
+                        box = bwrap.choose("auto")
                         if not box.active:
                             print(f"workers: skipped, no sandbox here ({box.description})")
                             continue

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from benchbot import stats
-from benchbot.model import Rule, Verdict
+from benchbot.core.model import Rule, Verdict
+from benchbot.verdict import stats
 
 CHAINS_1 = (725.4, 720.8, 726.0, 671.8, 719.2, 722.7, 723.6, 721.3, 713.5, 716.5, 718.9, 716.2)
 CHAINS_2 = (1356.3, 1338.7, 1314.4, 1329.9, 1328.3, 1332.6, 1327.8, 1327.7, 1318.9, 1319.3,

@@ -37,7 +37,8 @@ except ModuleNotFoundError:  # pragma: no cover - a message beats a traceback
     sys.exit("benchmarks need benchbot's dependencies: run it with the README's venv, "
              "e.g. .venv/bin/python benchmarks/run.py --quick")
 
-from benchbot import __version__, machine
+from benchbot import __version__
+from benchbot.run import machine
 from benchmarks import accuracy, decisive, overhead, published, report, scenarios
 from benchmarks.methods import BLOCK_METHODS
 from benchmarks.scenarios import Scenario

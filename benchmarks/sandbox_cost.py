@@ -16,7 +16,7 @@ a busy machine weighs on both alike):
 
 And once, for the seccomp filter alone (``syscall_cost``): the CPU time of a C program
 making 2,000,000 ``getppid`` calls in bubblewrap without a filter, with a filter that
-allows everything, and with ``benchbot.seccomp``'s, in turns: what a system call of the
+allows everything, and with ``benchbot.sandbox.seccomp``'s, in turns: what a system call of the
 code under test costs with the filter (inside the timed region, in both arms alike).
 
     python -m benchmarks.sandbox_cost BEFORE_SRC [AFTER_SRC] [--rounds N]
@@ -51,8 +51,8 @@ OUT = Path(__file__).resolve().parent / "results" / "sandbox-cost.json"
 PROBE = r"""
 import json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
-from benchbot import sandbox
-from benchbot.spawn import SpawnRequest
+from benchbot.sandbox import bwrap as sandbox
+from benchbot.sandbox.spawn import SpawnRequest
 starts, floor = int(sys.argv[1]), int(sys.argv[2])
 box = sandbox.choose("on")
 env = sandbox.clean_env(os.environ)
@@ -102,13 +102,13 @@ def syscall_cost(rounds: int = 15) -> dict[str, Any]:
     import struct
     import tempfile
 
-    from benchbot import seccomp
+    from benchbot.sandbox import seccomp
 
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return {"skipped": "no bubblewrap"}
     filters = {"none": None, "allow everything": struct.pack("=HBBI", 0x06, 0, 0, 0x7FFF0000),
-               "benchbot.seccomp": seccomp.program()}
+               "benchbot.sandbox.seccomp": seccomp.program()}
     cpu: dict[str, list[float]] = {name: [] for name in filters}
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "loop.c").write_text(LOOP_C)

@@ -44,12 +44,8 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 # Measure this checkout's benchbot, not whichever one is installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import results, sequential
-from benchbot.config import Config, parse_config
-from benchbot.github import post
-from benchbot.judge import Judgement, judge
-from benchbot.measuring import Measured, policy
-from benchbot.model import (
+from benchbot.config.config import Config, parse_config
+from benchbot.core.model import (
     ArmRuns,
     Environment,
     Measuring,
@@ -57,9 +53,14 @@ from benchbot.model import (
     Results,
     Revision,
 )
+from benchbot.github import post
+from benchbot.measure.measuring import Measured, policy
 from benchbot.report import render_comment, render_results
 from benchbot.report.escape import require
-from benchbot.runner import TRIPLET_ORDERS
+from benchbot.results import resultsdir
+from benchbot.run.runner import TRIPLET_ORDERS
+from benchbot.verdict import sequential
+from benchbot.verdict.judge import Judgement, judge
 
 OUT = Path(__file__).resolve().parent / "results"
 WORKLOADS = 500
@@ -148,9 +149,9 @@ def fingerprint(judgement: Judgement) -> list[str]:
 def document(config: Config, measured: Measured, judgement: Judgement, seed: int) -> Results:
     env = Environment(cpu="synthetic", cores=2, kernel="Linux", python=platform.python_version(),
                       governor=None, load_before=(0.0, 0.0, 0.0), load_after=(0.0, 0.0, 0.0))
-    return results.build(
+    return resultsdir.build(
         config=config,
-        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
+        workloads=[resultsdir.WorkloadResult(config=w, phases=measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
                                           measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
@@ -182,9 +183,9 @@ def measure(count: int = WORKLOADS, pairs: int = PAIRS, seed: int = SEED) -> dic
     doc, build_s = timed(lambda: document(config, m, final, seed))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "results.json"
-        _, write_s = timed(lambda: results.save(path, doc))
+        _, write_s = timed(lambda: resultsdir.save(path, doc))
         size = path.stat().st_size
-        loaded, read_s = timed(lambda: results.load(path))
+        loaded, read_s = timed(lambda: resultsdir.load(path))
     report, markdown_s = timed(lambda: render_results(loaded, "markdown"))
     run_url = "https://github.com/o/r/actions/runs/1"
     body, comment_s = timed(lambda: post.final_body(

@@ -34,8 +34,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 sys.path.insert(0, SRC)
 
-from benchbot import demo, results, shards  # noqa: E402
-from benchbot.config import WorkloadConfig  # noqa: E402
+from benchbot import demo  # noqa: E402
+from benchbot.config.config import WorkloadConfig  # noqa: E402
+from benchbot.results import resultsdir, shards  # noqa: E402
 
 NS = (1, 2, 3, 4, 6, 8, 12, 16)
 
@@ -161,7 +162,7 @@ def measure(*, runs: int = 20, reps: int = 3, log: Callable[[str], None] = print
                 start = time.monotonic()
                 if what == "unsharded":
                     took = _wait([_compare(repo, whole, runs=runs, cpu=0, shard=None)], start)
-                    docs[what] = results.load(whole)
+                    docs[what] = resultsdir.load(whole)
                 else:
                     costs = costs_file if "costs" in what else None
                     parts = [root / f"s{k}.json" for k in (1, 2)]
@@ -170,7 +171,7 @@ def measure(*, runs: int = 20, reps: int = 3, log: Callable[[str], None] = print
                     merged = root / "merged.json"
                     subprocess.run([sys.executable, "-m", "benchbot", "merge", *map(str, parts),
                                     "-o", str(merged)], capture_output=True, check=True, env=_env())
-                    docs[what] = results.load(merged)
+                    docs[what] = resultsdir.load(merged)
                     rec["split"] = [list(s.workloads) for s in docs[what].shards or ()]
                 rec["wall_s"].append(time.monotonic() - start)
                 rec["shard_s"].append(took)

@@ -19,7 +19,7 @@ repository whose head differs from base only in ``work.h``:
   checked), the same work (counts within 0.1%);
 - a program of 9 MB (a buffer of SMALL_MEMORY_KIB), identical, and its head touching
   1 MiB more (+11%): below the floor of peak memory before the fork server
-  (``benchbot.forkserver``), judged since.
+  (``benchbot.sandbox.forkserver``), judged since.
 
 Per repetition, one live ``engine.compare`` (sequential, the default design, counts as
 the engine chooses, ``--budget`` seconds) and the same recording judged again on time
@@ -53,11 +53,13 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 # Measure this checkout's benchbot, not whichever one is installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import engine, machine, stats
-from benchbot.judge import Policy, Workload, judge
-from benchbot.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
-from benchbot.settings import Overrides
-from benchbot.spawn import ProcessSpawner
+from benchbot.config.settings import Overrides
+from benchbot.core.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
+from benchbot.measure import engine
+from benchbot.run import machine
+from benchbot.sandbox.spawn import ProcessSpawner
+from benchbot.verdict import stats
+from benchbot.verdict.judge import Policy, Workload, judge
 from benchmarks import accuracy, demo_ab, scenarios, suites
 from benchmarks.decisive import busy_core
 
@@ -167,7 +169,7 @@ ITERATIONS = 700_000  # values sorted: 100-130 ms a run on this 2-core VM
 # by posix_spawn reports at least its spawner's peak at exec (machine.own_peak_rss_kib),
 # about 14.5 MB for the sandbox's worker here, so a smaller program's memory is not seen.
 MEMORY_KIB = 20480
-# With the fork server (benchbot.forkserver) the floor is under 1 MiB: a buffer of 2.25 MiB
+# With the fork server (benchbot.sandbox.forkserver) the floor is under 1 MiB: a buffer of 2.25 MiB
 # makes a program of about 9 MB (the sort's array and qsort's copy of it are 2.8 MB each).
 SMALL_MEMORY_KIB = 2304
 LAYOUT_PAD = 16  # bytes: moves the hot functions by 32 (function alignment 16)
@@ -393,7 +395,7 @@ def time_only(doc: Results) -> dict[str, Any]:
 def counting_expected() -> bool:
     """Whether this engine counts instructions (the measure branch's ``counting`` module)
     and valgrind is here to count with (this VM has no PMU for perf)."""
-    return importlib.util.find_spec("benchbot.counting") is not None and bool(shutil.which("valgrind"))
+    return importlib.util.find_spec("benchbot.sandbox.counting") is not None and bool(shutil.which("valgrind"))
 
 
 def _verdict_fields(v: Verdict | None) -> dict[str, Any] | None:
@@ -817,7 +819,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return combine([n.strip() for n in args.combine.split(",")], name)
     expected = counting_expected()
     if not expected:
-        log("WARNING: this engine does not count instructions (no benchbot.counting, or no "
+        log("WARNING: this engine does not count instructions (no benchbot.sandbox.counting, or no "
             "valgrind): the comparisons are time only, so both designs are the same rule")
     valgrind = bool(shutil.which("valgrind"))
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

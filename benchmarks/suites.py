@@ -44,9 +44,10 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import engine, files
-from benchbot.results import to_json
-from benchbot.settings import Overrides
+from benchbot.config.settings import Overrides
+from benchbot.core import files
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json
 from benchmarks import suitegen
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -168,9 +169,10 @@ def rejudged(runs: Sequence[Mapping[str, Any]], raw: Path, limit: float) -> list
     last. A looser limit than the recording's can only settle earlier, at looks that
     were taken; a stricter one may want pairs the recording does not have (then the
     outcome is the last look's)."""
-    from benchbot import benchsignals, results, sequential
-    from benchbot.judge import Policy, Workload, judge
-    from benchbot.model import Family
+    from benchbot.core.model import Family
+    from benchbot.results import resultsdir
+    from benchbot.verdict import benchsignals, sequential
+    from benchbot.verdict.judge import Policy, Workload, judge
 
     saved = benchsignals.LEVEL_TIME_LIMIT
     benchsignals.LEVEL_TIME_LIMIT = limit
@@ -180,7 +182,7 @@ def rejudged(runs: Sequence[Mapping[str, Any]], raw: Path, limit: float) -> list
             policy = Policy(alpha=0.05, family=Family(sequential=len(run["rows"]), fixed=0))
             path = raw / f"{run['harness']}-{run['scenario']}-{run['seed']}.json.gz"
             with gzip.open(path, "rt") as fh:
-                doc = results.parse(json.load(fh), where=str(path))
+                doc = resultsdir.parse(json.load(fh), where=str(path))
             by_name = {b.name: b for b in doc.benchmarks}
             rows = []
             for row in run["rows"]:
@@ -227,7 +229,7 @@ def _cut_phase(phase: Any, n: int) -> Any:
     """A recorded phase's first ``n`` pairs."""
     from dataclasses import replace
 
-    from benchbot.model import ArmRuns
+    from benchbot.core.model import ArmRuns
 
     return replace(phase, order=phase.order[: 2 * n], arms={
         arm: ArmRuns(samples_ns=runs.samples_ns[:n]) for arm, runs in phase.arms.items()})

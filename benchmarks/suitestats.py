@@ -43,9 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import numpy as np
 
-from benchbot import benchsignals, files, sequential
-from benchbot.judge import Policy, Workload, judge
-from benchbot.model import ArmRuns, Counts, Family, PhaseRuns, Verdict
+from benchbot.core import files
+from benchbot.core.model import ArmRuns, Counts, Family, PhaseRuns, Verdict
+from benchbot.verdict import benchsignals, sequential
+from benchbot.verdict.judge import Policy, Workload, judge
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FAMILY = 25

@@ -116,7 +116,7 @@ class PlantedWork:
         self.interrupt_at = interrupt_at  # raise KeyboardInterrupt at this run (Ctrl-C)
 
     def spawn(self, request: Any) -> Any:
-        from benchbot.spawn import RawRun
+        from benchbot.sandbox.spawn import RawRun
 
         self.spawned += 1
         if self.interrupt_at is not None and self.spawned >= self.interrupt_at:
@@ -282,7 +282,7 @@ class PlantedKind:
     def spawn(self, request: Any) -> Any:
         import re
 
-        from benchbot.spawn import RawRun
+        from benchbot.sandbox.spawn import RawRun
 
         self.spawned += 1
         text = (Path(request.cwd) / KIND_FILE[self.kind]).read_text()

@@ -20,8 +20,8 @@ from typing import Any, TypeVar, cast
 import hypothesis
 import pytest
 
-from benchbot import results
-from benchbot.spawn import RawRun
+from benchbot.results import resultsdir
+from benchbot.sandbox.spawn import RawRun
 
 # init.templateDir empty: a repository without the sample hooks (18 files fewer to write
 # and delete for each of the thousands of repositories the tests make).
@@ -211,15 +211,15 @@ class _Guard:
         return run if run.not_started is not None else dataclasses.replace(run, wall_ns=STILL_NS)
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from benchbot import sandbox, spawn
+        from benchbot.sandbox import bwrap, spawn
 
         guard, process_spawn = self, spawn.ProcessSpawner.spawn
-        worker_groups, popen_init = sandbox.WorkerSpawner.spawn_groups, subprocess.Popen.__init__
+        worker_groups, popen_init = bwrap.WorkerSpawner.spawn_groups, subprocess.Popen.__init__
 
         def spawn_(spawner: spawn.ProcessSpawner, request: spawn.SpawnRequest) -> RawRun:
             return guard.seen(process_spawn(spawner, request))
 
-        def spawn_groups(spawner: sandbox.WorkerSpawner, groups: Any, keys: Any) -> Any:
+        def spawn_groups(spawner: bwrap.WorkerSpawner, groups: Any, keys: Any) -> Any:
             return [[guard.seen(run) for run in group] for group in worker_groups(spawner, groups, keys)]
 
         def popen(process: Any, args: Any, *more: Any, **kwargs: Any) -> None:
@@ -228,7 +228,7 @@ class _Guard:
             popen_init(process, args, *more, **kwargs)
 
         monkeypatch.setattr(spawn.ProcessSpawner, "spawn", spawn_)
-        monkeypatch.setattr(sandbox.WorkerSpawner, "spawn_groups", spawn_groups)
+        monkeypatch.setattr(bwrap.WorkerSpawner, "spawn_groups", spawn_groups)
         monkeypatch.setattr(subprocess.Popen, "__init__", popen)
 
     def complaint(self) -> str:
@@ -276,7 +276,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """What collection made (the modules, the items, their fixtures' definitions) is kept
     out of the garbage collector's full passes, which otherwise scan it again and again:
-    their time fell from 1.1–1.3 s to 0.75 s a worker over tests/unit and tests/golden
+    their time fell from 1.1–1.3 s to 0.75 s a worker over the unit tests and tests/golden
     (gc.callbacks, 2026-12-03)."""
     gc.collect()
     gc.freeze()
@@ -344,7 +344,7 @@ def make_repo(tmp_path: Path) -> MakeRepo:
 
 @pytest.fixture(scope="session")
 def results_schema() -> dict[str, Any]:
-    return results.schema()
+    return resultsdir.schema()
 
 
 @pytest.fixture
@@ -358,8 +358,8 @@ def validate() -> Callable[[Any], None]:
         if isinstance(doc, (str, os.PathLike)):
             doc = json.loads(Path(doc).read_text())
         elif not isinstance(doc, dict):
-            doc = results.to_json(doc)
-        error = results.validation_error(doc)
+            doc = resultsdir.to_json(doc)
+        error = resultsdir.validation_error(doc)
         assert error is None, error
 
     return check
@@ -392,7 +392,7 @@ def planted(monkeypatch: pytest.MonkeyPatch) -> Any:
     """`benchbot github`, run in this process, measures with ``ghenv.PlantedNap`` on a fake
     clock instead of running nap.sh: the same planted slowdown, decided without waiting or
     a loaded machine's noise, for the tests whose point is what happens around measuring."""
-    from benchbot import engine
+    from benchbot.measure import engine
     from tests.clock import FakeClock
     from tests.ghenv import PlantedNap
 

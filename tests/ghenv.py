@@ -26,7 +26,7 @@ import numpy as np
 from benchbot import cli
 from benchbot.github import action
 from benchbot.github.post import MARKER
-from benchbot.spawn import RawRun, SpawnRequest
+from benchbot.sandbox.spawn import RawRun, SpawnRequest
 from tests.clock import FakeClock
 from tests.conftest import copied_repo, git
 from tests.fakegithub import FakeGitHub, load_payload

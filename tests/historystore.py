@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchbot import historydoc
-from benchbot.historydoc import CommitRef, StepSettings, WorkloadStep
-from benchbot.trend import StepEstimate
+from benchbot.history import historydoc
+from benchbot.history.historydoc import CommitRef, StepSettings, WorkloadStep
+from benchbot.verdict.trend import StepEstimate
 
 
 def sha_of(seed: int, i: int) -> str:

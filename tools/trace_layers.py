@@ -44,23 +44,23 @@ sys.path.insert(0, str(ROOT))
 # publisher helpers) is put with the output it mostly is.
 ENTRY, STEP, EVENT, SETTINGS, CONFIG, WORK, OUTPUT = range(7)
 LAYER_NAMES = ("entry", "step", "event", "settings", "config", "engine/publisher", "output")
-DATA = ("benchbot.model", "benchbot.errors", "benchbot.codec")
-DATA_HOLDERS = ("benchbot.config", "benchbot.github.job")  # their dataclasses' methods: data
+DATA = ("benchbot.core.model", "benchbot.core.errors", "benchbot.core.codec")
+DATA_HOLDERS = ("benchbot.config.config", "benchbot.github.job")  # their dataclasses' methods: data
 LAYERS = {
     "benchbot.cli": ENTRY, "benchbot.github.action": ENTRY,
     "benchbot.github.gate": STEP, "benchbot.github.measure": STEP,
     "benchbot.github.conclude": STEP,  # before: the publish step
     "benchbot.github.env": EVENT, "benchbot.github.event": EVENT,
     "benchbot.github.command": EVENT, "benchbot.github.job": EVENT,
-    "benchbot.settings": SETTINGS,
-    "benchbot.config": CONFIG, "benchbot.findconfig": CONFIG, "benchbot.github.fetch": CONFIG,
-    "benchbot.yamlnode": CONFIG, "benchbot.configschema": CONFIG,
-    "benchbot.engine": WORK, "benchbot.github.post": WORK, "benchbot.github.api": WORK,
+    "benchbot.config.settings": SETTINGS,
+    "benchbot.config.config": CONFIG, "benchbot.config.find": CONFIG, "benchbot.github.fetch": CONFIG,
+    "benchbot.config.yamlnode": CONFIG, "benchbot.config.schemagen": CONFIG,
+    "benchbot.measure.engine": WORK, "benchbot.github.post": WORK, "benchbot.github.api": WORK,
     "benchbot.github.output": OUTPUT, "benchbot.github.limits": OUTPUT,
     "benchbot.github.common": OUTPUT,  # before: Log, outputs, summary (and more, see above)
-    "benchbot.github.rescue": OUTPUT, "benchbot.files": OUTPUT, "benchbot.results": OUTPUT,
-    "benchbot.progress": OUTPUT, "benchbot.logsafe": OUTPUT,
-    "benchbot.schemacheck": OUTPUT,  # the fast validity check results (and the history) use
+    "benchbot.github.rescue": OUTPUT, "benchbot.core.files": OUTPUT, "benchbot.results.resultsdir": OUTPUT,
+    "benchbot.measure.progress": OUTPUT, "benchbot.core.logsafe": OUTPUT,
+    "benchbot.results.schemacheck": OUTPUT,  # the fast validity check results (and the history) use
 }
 # Everything the engine runs below it (git, sandbox, measuring, statistics, the report)
 # is the engine's layer; the report is the output's.
@@ -93,7 +93,7 @@ class Trace:
             return
         callee = frame.f_globals.get("__name__", "")
         self.modules.add(callee)
-        self.config_reads += callee == "benchbot.config" and frame.f_code.co_name == "parse_config"
+        self.config_reads += callee == "benchbot.config.config" and frame.f_code.co_name == "parse_config"
         below = _benchbot_frames(frame.f_back)
         caller = next(below, None)
         if caller is None or caller == callee:

@@ -18,15 +18,17 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from benchbot import __version__, files, logsafe, secret
-from benchbot.errors import BenchbotError, OutputError, UsageError
-from benchbot.settings import Overrides, argparse_type
+from benchbot import __version__
+from benchbot.config.settings import Overrides, argparse_type
+from benchbot.core import files, logsafe
+from benchbot.core.errors import BenchbotError, OutputError, UsageError
+from benchbot.sandbox import secret
 
 if TYPE_CHECKING:
-    from benchbot.merging import ShardFile
-    from benchbot.model import Results
-    from benchbot.progress import TerminalReporter
-    from benchbot.shards import Split
+    from benchbot.core.model import Results
+    from benchbot.measure.progress import TerminalReporter
+    from benchbot.results.merging import ShardFile
+    from benchbot.results.shards import Split
 
 # Each command imports what it uses: `compare` starts its builds before the statistics
 # and the report stack are imported (engine._Ahead imports them while git and the builds run).
@@ -238,14 +240,14 @@ def _history_parser(h: argparse.ArgumentParser) -> None:
 
 def _run_history(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """benchbot history record | report."""
-    from benchbot import history
+    from benchbot.history import walk
 
     if args.verb == "record":
-        request = history.Request(repo=args.repo, range=args.range, store=args.store,
+        request = walk.Request(repo=args.repo, range=args.range, store=args.store,
                                   budget_s=args.budget, config_path=args.config, seed=args.seed,
-                                  precision=args.precision or history.PRECISION)
+                                  precision=args.precision or walk.PRECISION)
         try:
-            done = history.record(request, reporter=_reporter(args, err))
+            done = walk.record(request, reporter=_reporter(args, err))
         except KeyboardInterrupt:
             err.write("benchbot: interrupted; the commits recorded so far are in the store, "
                       "and the next record measures the rest\n")
@@ -259,17 +261,17 @@ def _run_history(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _history_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from benchbot import historyreport
+    from benchbot.history import composed
     from benchbot.report import history as page
 
-    report = historyreport.build(args.store, url=args.url)
+    report = composed.build(args.store, url=args.url)
     if args.confirm:
-        report = historyreport.confirm(report, repo=args.repo, config_path=args.config,
+        report = composed.confirm(report, repo=args.repo, config_path=args.config,
                                        reporter=_reporter(args, err))
     for problem in report.problems:
         err.write(f"benchbot: skipped {problem}\n")
     failed = _write_all([
-        (args.json, lambda: historyreport.dumps(report)),
+        (args.json, lambda: composed.dumps(report)),
         (args.markdown, lambda: page.render(report, "markdown")),
         (args.html, lambda: page.render(report, "html",
                                         results_base=_relative(args.store, args.html)))])
@@ -302,14 +304,14 @@ def _relative(store: Path, page: Path | None) -> str:
 
 def _run_bisect(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """benchbot bisect: the search, then its document and reports (exit 0 whatever it found)."""
-    from benchbot import bisect, bisectdoc
+    from benchbot.bisect import bisectdoc, search
     from benchbot.report import bisect as report
 
     if len(args.only) != 1:
         raise UsageError("benchbot bisect: --only names one workload (see --help)")
-    request = bisect.Request(repo=args.repo, good=args.good, bad=args.bad, workload=args.only[0],
+    request = search.Request(repo=args.repo, good=args.good, bad=args.bad, workload=args.only[0],
                              budget_s=args.budget, config_path=args.config, seed=args.seed)
-    doc = bisect.bisect(request, reporter=_reporter(args, err))
+    doc = search.bisect(request, reporter=_reporter(args, err))
     failed = _write_all([
         (args.json, lambda: bisectdoc.dumps(doc)),
         (args.markdown, lambda: report.render(doc, "markdown")),
@@ -336,9 +338,9 @@ def _github_parser(g: argparse.ArgumentParser) -> None:
 
 
 def _run_merge(args: argparse.Namespace, out: TextIO) -> int:
-    from benchbot import merging, results
+    from benchbot.results import merging, resultsdir
 
-    files = [merging.ShardFile(str(f), results.load(f)) for f in args.files]
+    files = [merging.ShardFile(str(f), resultsdir.load(f)) for f in args.files]
     split = None
     if args.repo is not None:
         split = _split_again(args, files)
@@ -346,7 +348,7 @@ def _run_merge(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("benchbot merge: --shard-costs checks the split with --repo; give "
                          "--repo too (see --help)")
     merged = merging.merge(files, allow_missing=args.allow_missing, split=split)
-    _write(results.dumps(merged), args.output, out)
+    _write(resultsdir.dumps(merged), args.output, out)
     return EXIT_OK
 
 
@@ -354,7 +356,9 @@ def _split_again(args: argparse.Namespace, files: Sequence[ShardFile]) -> Split 
     """The split of the files' comparison in as many shards as they say, computed from the
     config at their base commit (or --config) with the command line's settings, as
     ``compare --shard`` computed it; None when no file is a shard's (merge says so)."""
-    from benchbot import engine, gitops, results, shards
+    from benchbot.git import gitops
+    from benchbot.measure import engine
+    from benchbot.results import resultsdir, shards
 
     first = next((f.doc for f in files if f.doc.shard is not None), None)
     if first is None or first.shard is None:
@@ -363,13 +367,13 @@ def _split_again(args: argparse.Namespace, files: Sequence[ShardFile]) -> Split 
     request = engine.Request(repo=repo, base=first.base.sha, head=first.head.sha,
                              config_path=args.config, overrides=overrides(args))
     config = engine.read_request_config(request, repo, first.base.sha)
-    costs = shards.costs_from(results.load(args.shard_costs)) if args.shard_costs else None
+    costs = shards.costs_from(resultsdir.load(args.shard_costs)) if args.shard_costs else None
     return engine.split_of(repo, config, first.base.sha, first.head.sha, first.shard.count, costs)
 
 
 def overrides(args: argparse.Namespace) -> Overrides:
     """The command line's settings over the config's (--fail-on: none unless given)."""
-    from benchbot.settings import SettingError, check_design
+    from benchbot.config.settings import SettingError, check_design
 
     try:
         check_design(getattr(args, "runs", None), getattr(args, "budget", None),
@@ -458,16 +462,16 @@ def _sigterm_as_interrupt() -> Any:
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.command == "compare":
-        from benchbot import engine
+        from benchbot.measure import engine
 
         costs = None
         if args.shard_costs is not None:
             if args.shard is None:
                 raise UsageError("benchbot compare: --shard-costs splits the workloads for "
                                  "--shard K/N; give --shard too (see --help)")
-            from benchbot import results, shards
+            from benchbot.results import resultsdir, shards
 
-            costs = shards.costs_from(results.load(args.shard_costs))
+            costs = shards.costs_from(resultsdir.load(args.shard_costs))
         request = engine.Request(repo=args.repo, base=args.base, head=args.head,
                                  config_path=args.config, overrides=overrides(args),
                                  shard=args.shard, shard_costs=costs)
@@ -487,15 +491,16 @@ def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"\n{demo.EXPECTATION}\n")
         return status
     if args.command == "report":
-        from benchbot import bisectdoc, results
+        from benchbot.bisect import bisectdoc
         from benchbot.report import render_results
+        from benchbot.results import resultsdir
 
         if bisectdoc.is_bisect_file(args.file):  # a bisect's document: its own report
             from benchbot.report import bisect as bisect_report
 
             _write(bisect_report.render(bisectdoc.load(args.file), args.format), args.output, out)
             return EXIT_OK
-        _write(render_results(results.load(args.file), args.format), args.output, out)
+        _write(render_results(resultsdir.load(args.file), args.format), args.output, out)
         return EXIT_OK
     if args.command == "merge":
         return _run_merge(args, out)
@@ -521,7 +526,7 @@ def prepare_reports(args: argparse.Namespace) -> None:
 
 
 def _reporter(args: argparse.Namespace, err: TextIO) -> TerminalReporter | None:
-    from benchbot.progress import TerminalReporter
+    from benchbot.measure.progress import TerminalReporter
 
     return None if args.quiet else TerminalReporter(err)
 
@@ -533,7 +538,7 @@ def _emit(doc: Results, args: argparse.Namespace, out: TextIO, err: TextIO) -> i
     printed whatever happened to the files; a file that could not be written is then one
     line on stderr and exit status 1.
     """
-    from benchbot import results
+    from benchbot.results import resultsdir
 
     failed: list[OutputError] = []
 
@@ -545,7 +550,7 @@ def _emit(doc: Results, args: argparse.Namespace, out: TextIO, err: TextIO) -> i
         except OutputError as exc:
             failed.append(exc)
 
-    attempt(args.json, lambda: results.dumps(doc))
+    attempt(args.json, lambda: resultsdir.dumps(doc))
     if args.json and not failed:
         err.write(f"benchbot: results written to {args.json}\n")
     from benchbot.report import render_results

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
-from benchbot import engine
-from benchbot.errors import BenchbotError
-from benchbot.model import Results
-from benchbot.settings import Overrides
+from benchbot.config.settings import Overrides
+from benchbot.core.errors import BenchbotError
+from benchbot.core.model import Results
+from benchbot.measure import engine
 
 DEMO_BUDGET_S = 90.0  # about what the fixed design with 50 pairs per phase took
 SORT_SOURCE = "kernels/sort.c"

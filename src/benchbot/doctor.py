@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchbot import counting, fsview, machine, sandbox
-from benchbot.spawn import ProcessSpawner
+from benchbot.run import machine
+from benchbot.sandbox import bwrap, counting, fsview
+from benchbot.sandbox.spawn import ProcessSpawner
 
 Level = Literal["ok", "warn", "info"]
 
@@ -81,7 +82,7 @@ def inspect() -> list[Finding]:
 
 def sandbox_findings() -> list[Finding]:
     """Whether the code under test can be sandboxed here (bubblewrap and user namespaces)."""
-    probe = sandbox.probe()
+    probe = bwrap.probe()
     out: list[Finding] = []
     if probe.works:
         out.append(Finding("ok", f"sandbox: {probe.version or 'bubblewrap'} works here "
@@ -110,7 +111,7 @@ def counting_findings() -> list[Finding]:
     problem = _valgrind_problem()
     if problem is None:
         out.append(Finding("ok", "instruction counts: valgrind works here"
-                                 f"{' in the sandbox' if sandbox.probe().works else ''}: "
+                                 f"{' in the sandbox' if bwrap.probe().works else ''}: "
                                  "counts: auto counts a few runs of each revision of workloads "
                                  f"whose run takes at most {counting.VALGRIND_MAX_RUN_S:g} s"))
     else:
@@ -158,18 +159,18 @@ def _valgrind_problem() -> str | None:
     import subprocess
     import tempfile
 
-    env = sandbox.clean_env(os.environ)
+    env = bwrap.clean_env(os.environ)
     path = counting.find_valgrind(env)
     if path is None:
         return "valgrind is not installed (not on PATH)"
     with tempfile.TemporaryDirectory() as scratch:
         argv = counting.valgrind_argv(path, ["/bin/true"], Path(scratch))
-        box = sandbox.choose("auto")
+        box = bwrap.choose("auto")
         fds: tuple[int, ...] = ()
         if box.active:
             if box.view is not None and not box.view.shows(path):
                 return f"valgrind ({path}) is not visible in the sandbox"
-            fds = (sandbox.filter_fd(),)
+            fds = (bwrap.filter_fd(),)
             argv = box.wrap(argv, cwd=Path(scratch), writable=[Path(scratch)], network=False,
                             seccomp_fd=fds[0])
         try:

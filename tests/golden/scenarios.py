@@ -15,11 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchbot import merging, results, sequential, shards, skipping
-from benchbot.config import parse_config
-from benchbot.judge import judge
-from benchbot.measuring import Measured, policy
-from benchbot.model import (
+from benchbot.config.config import parse_config
+from benchbot.core.model import (
     ARM_NAMES,
     AASummary,
     ArmRuns,
@@ -38,8 +35,13 @@ from benchbot.model import (
     Skipped,
     Verdict,
 )
-from benchbot.runner import TRIPLET_ORDERS
-from benchbot.sequential import StopReason
+from benchbot.git import skipping
+from benchbot.measure.measuring import Measured, policy
+from benchbot.results import merging, resultsdir, shards
+from benchbot.run.runner import TRIPLET_ORDERS
+from benchbot.verdict import sequential
+from benchbot.verdict.judge import judge
+from benchbot.verdict.sequential import StopReason
 
 N = 30
 CREATED = "2026-11-29T12:00:00Z"
@@ -142,9 +144,9 @@ def document(config_text: str, phases: Mapping[str, Mapping[str, Runs | Failure]
         if record.stopped in ("budget", "max_runs") and (ab is None or ab.outcome == "inconclusive"):
             settle = sequential.pairs_to_settle_uncapped(ab, by_name[name].parity)
             measured.measuring[name] = replace(record, settle_pairs=settle)
-    doc = results.build(
+    doc = resultsdir.build(
         config=config,
-        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
+        workloads=[resultsdir.WorkloadResult(config=w, phases=measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
                                           measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
@@ -501,7 +503,7 @@ def counted() -> Results:
                       user_share=0.99, reading="same", reading_why="the same count in every run"),
         memory=memory(aligned, "level", 1.0, (0.995, 1.005)))
     benchmarks = (sort, layout, bfs, alloc, parse, ops, aligned)
-    summary = results.summarize(benchmarks, doc.status.fail_on, aborted=False)
+    summary = resultsdir.summarize(benchmarks, doc.status.fail_on, aborted=False)
     return replace(doc, benchmarks=benchmarks, summary=summary)
 
 
@@ -513,9 +515,9 @@ def suite_counted() -> Results:
     on past the call, came back across 1 (issue 37); Go's B/op and allocs/op judged as each
     one's memory; what counting took. The verdicts are the real judge's on seeded triplets
     and counts; the one estimate is typed in."""
-    from benchbot import harness
-    from benchbot.model import CountedRun, Spent, SuiteRecord
-    from benchbot.suites import _member
+    from benchbot.core.model import CountedRun, Spent, SuiteRecord
+    from benchbot.harness import formats
+    from benchbot.suites.listing import _member
 
     m = Maker(29)
     config = parse_config("version: 1\nbudget: 10m\nsuites:\n  - name: go\n"
@@ -530,7 +532,7 @@ def suite_counted() -> Results:
         "BenchmarkEncode": (0.97, 0.967, 0, 0, 34, "settled"),
     }
     suite = config.suites[0]
-    members = [_member(suite, harness.Entry(name=n, value=1e4, unit="ns", better="lower",
+    members = [_member(suite, formats.Entry(name=n, value=1e4, unit="ns", better="lower",
                                             select=n)) for n in plan]
     config = replace(config, workloads=tuple(members))
     measured = Measured(phases={})
@@ -564,9 +566,9 @@ def suite_counted() -> Results:
             unit="iteration", exact=True, units=400, base=(per,), base_again=(per * 1.0001,),
             head=(per * count_f,), runs=runs, counted_s=4.2, pooled_noise=0.0004)
     judgement = judge(measured.workloads(config), policy(config, 1))
-    doc = results.build(
+    doc = resultsdir.build(
         config=config,
-        workloads=[results.WorkloadResult(config=w, phases=measured.phases[w.name],
+        workloads=[resultsdir.WorkloadResult(config=w, phases=measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
                                           measuring=measured.measuring.get(w.name))
                    for w in config.workloads],
@@ -587,7 +589,7 @@ def suite_counted() -> Results:
                      measuring=replace(encode.measuring, pairs=76, called_at=34))
     benchmarks = tuple(encode if b.name == encode.name else b for b in doc.benchmarks)
     doc = replace(doc, benchmarks=benchmarks,
-                  summary=results.summarize(benchmarks, doc.status.fail_on, aborted=False))
+                  summary=resultsdir.summarize(benchmarks, doc.status.fail_on, aborted=False))
     return replace(doc, created=CREATED, tool=replace(doc.tool, version="0.0.0-golden"))
 
 
@@ -629,7 +631,7 @@ def nothing_affected() -> Results:
     config = parse_config(text)
     left = skipping.unaffected(config.workloads, ("README.md",))
     assert len(left) == len(config.workloads)
-    doc = results.build(
+    doc = resultsdir.build(
         config=replace(config, workloads=()), workloads=[], base=Revision(ref="main", sha="a1" * 20),
         head=Revision(ref="docs/typo", sha="b2" * 20), seed=1, environment=ENVIRONMENT,
         repository="octo-org/octo-repo", aa=AASummary(status="skipped"),

@@ -2,7 +2,7 @@
 (markdown, comment, HTML, the comment as GitHub renders it) shows a figure that points
 against its outcome, and a verdict settled with the counts names the work in its cell.
 The reports of a real engine's suite are read the same way in
-tests/integration/test_suite_counts.py (fast) and tests/integration/test_suites.py (slow,
+tests/suites/test_suite_counts.py (fast) and tests/suites/test_suites.py (slow,
 real Go and valgrind)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import results
+from benchbot.core.model import Results
 from benchbot.github.post import COMMENT_LIMIT
-from benchbot.model import Results
 from benchbot.report import render_comment, render_results
+from benchbot.results import resultsdir
 from tests.figurecheck import by_workload, cells, problems
 from tests.golden.scenarios import SCENARIOS
 
@@ -52,7 +52,7 @@ REAL = sorted((HERE.parents[1] / "benchmarks" / "results").glob("xxhash*.json"))
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
 def test_a_real_suite_s_report_shows_what_each_verdict_rests_on(path: Path) -> None:
-    doc = results.load(path)
+    doc = resultsdir.load(path)
     md = render_results(doc, "markdown")
     comment = render_comment(doc, COMMENT_LIMIT)
     for report in (md, render_results(doc, "html"), comment):

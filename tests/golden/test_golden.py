@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from benchbot import results
+from benchbot.core.model import Results
 from benchbot.github.post import COMMENT_LIMIT, REPORT_ROOM, final_body
-from benchbot.model import Results
 from benchbot.report import render_comment, render_results
+from benchbot.results import resultsdir
 from tests.golden.scenarios import NOTHING_MEASURED, SCENARIOS
 
 HERE = Path(__file__).parent
@@ -172,9 +172,9 @@ def test_fifty_workloads_fit_in_a_comment_whole(docs: dict[str, Results]) -> Non
 def test_every_document_matches_the_schema_and_round_trips(docs: dict[str, Results], name: str,
                                                            tmp_path: Path, validate) -> None:
     doc = docs[name]
-    validate(results.to_json(doc))
-    results.save(tmp_path / "r.json", doc)
-    again = results.load(tmp_path / "r.json")
+    validate(resultsdir.to_json(doc))
+    resultsdir.save(tmp_path / "r.json", doc)
+    again = resultsdir.load(tmp_path / "r.json")
     assert again == doc
     assert render_results(again, "html") == render_results(doc, "html")
 
@@ -211,9 +211,9 @@ def test_a_comparison_that_measured_nothing_says_why(nothing: dict[str, Results]
     check_golden(f"{name}.md", render_results(doc, "markdown"))
     check_golden(f"{name}.comment.md", comment(doc))
     check_golden(f"{name}.html", render_results(doc, "html"))
-    validate(results.to_json(doc))
-    results.save(tmp_path / "r.json", doc)
-    assert results.load(tmp_path / "r.json") == doc
+    validate(resultsdir.to_json(doc))
+    resultsdir.save(tmp_path / "r.json", doc)
+    assert resultsdir.load(tmp_path / "r.json") == doc
     assert doc.benchmarks == () and doc.summary.conclusion == "success"
     html = _gfm(comment(doc))
     assert "<table>" not in html and "<blockquote>" in html
@@ -225,7 +225,7 @@ def test_a_skipped_name_stays_text(docs: dict[str, Results]) -> None:
     """Suites name workloads after what their harness prints: a skipped one is escaped too."""
     from dataclasses import replace
 
-    from benchbot.model import Skipped
+    from benchbot.core.model import Skipped
 
     hostile = "x`<img src=x onerror=alert(1)>`@alice[y](https://evil.example)"
     doc = replace(docs["skipped"], skipped=(Skipped(name=hostile, why="not affected"),))

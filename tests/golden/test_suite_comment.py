@@ -16,8 +16,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from benchbot.core.model import Results
 from benchbot.github.post import COMMENT_LIMIT
-from benchbot.model import Results
 from benchbot.report import render_results
 from tests.golden.scenarios import suite
 from tests.golden.test_golden import RUN_URL, comment

@@ -23,7 +23,7 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from benchbot.model import Results
+from benchbot.core.model import Results
 from tests.golden.scenarios import SCENARIOS
 from tests.golden.test_golden import comment
 from tests.render.browser import shoot

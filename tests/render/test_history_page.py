@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from benchbot import historyreport
+from benchbot.history import composed
 from benchbot.report import history as page
 from tests.historystore import synthetic_store
 from tests.render.browser import shoot
@@ -27,7 +27,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, float]
     changes = {(3, 120): 1.06, **{(7, i): 1.004 for i in range(300, 312)}}
     synthetic_store(root / "commits", commits=COMMITS, workloads=WORKLOADS, changes=changes)
     started = time.monotonic()
-    report = historyreport.build(root / "commits")
+    report = composed.build(root / "commits")
     built = time.monotonic() - started
     started = time.monotonic()
     html = page.render(report, "html", results_base="commits/")

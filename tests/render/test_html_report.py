@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchbot.model import Results
+from benchbot.core.model import Results
 from benchbot.report import render_results
 from tests.golden.scenarios import SCENARIOS
 from tests.render.browser import shoot

@@ -481,7 +481,7 @@ def _own_target(target: str, report: dict, places: dict) -> bool:
 # valgrind keeps its own descriptors from this number up (the top of the descriptor limit,
 # which it lowers for its guest); below it only its log files reach a guest.
 VALGRIND_FDS_FROM = 1024
-VALGRIND_LOG = "vg.benchbot."  # benchbot.counting.VALGRIND_LOG, the %p appended
+VALGRIND_LOG = "vg.benchbot."  # benchbot.sandbox.counting.VALGRIND_LOG, the %p appended
 
 
 def _valgrinds(fd: str, target: str, report: dict, places: dict) -> bool:

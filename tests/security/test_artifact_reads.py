@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 import benchbot.github
-from benchbot import files, results
+from benchbot.core import files
 from benchbot.github import artifact, watch
+from benchbot.results import resultsdir
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import Env, sticky
 
@@ -143,8 +144,8 @@ def test_a_hostile_file_in_a_push_s_artifact_is_one_line_and_nothing_is_written(
     folder.mkdir()
     if kind == "bisect":  # beside a record that passes: the record named by the gate
         job = watch.PushJob.from_json(gate.outputs["job"])
-        from benchbot import historydoc
-        from benchbot.historydoc import CommitRef
+        from benchbot.history import historydoc
+        from benchbot.history.historydoc import CommitRef
 
         record = historydoc.record(commit=CommitRef(sha=job.after), against=CommitRef(sha=job.before),
                                    state="identical")
@@ -166,8 +167,8 @@ def test_a_push_s_artifact_with_more_bisect_files_than_a_measure_job_writes_is_r
     folder = env.tmp / "artifact"
     folder.mkdir()
     job = watch.PushJob.from_json(gate.outputs["job"])
-    from benchbot import historydoc
-    from benchbot.historydoc import CommitRef
+    from benchbot.history import historydoc
+    from benchbot.history.historydoc import CommitRef
 
     (folder / watch.RECORD).write_text(historydoc.dumps(historydoc.record(
         commit=CommitRef(sha=job.after), against=CommitRef(sha=job.before), state="identical")))
@@ -188,32 +189,33 @@ def test_the_reader_looks_at_the_size_before_it_reads(tmp_path: Path) -> None:
     with pytest.raises(files.TooLarge) as caught:
         files.read_bounded(path, 1 << 20)
     assert caught.value.size == (1 << 30) + 1
-    with pytest.raises(results.ResultsError, match=r"big.json: not read: 1,024 MiB, more than "
+    with pytest.raises(resultsdir.ResultsError, match=r"big.json: not read: 1,024 MiB, more than "
                                                    r"the 1 MiB benchbot reads of a results file"):
-        results.read_json(path, "a results file", limit=1 << 20)
+        resultsdir.read_json(path, "a results file", limit=1 << 20)
     path.write_bytes(b'{"a": 1}')
-    assert results.read_json(path, "x", limit=8) == {"a": 1}
-    with pytest.raises(results.ResultsError, match="more than the 7 bytes"):
-        results.read_json(path, "x", limit=7)
+    assert resultsdir.read_json(path, "x", limit=8) == {"a": 1}
+    with pytest.raises(resultsdir.ResultsError, match="more than the 7 bytes"):
+        resultsdir.read_json(path, "x", limit=7)
 
 
 def test_the_reader_never_waits_on_a_fifo_nor_reads_a_directory(tmp_path: Path) -> None:
     fifo = tmp_path / "results.json"
     os.mkfifo(fifo)
-    with pytest.raises(results.ResultsError, match="not a regular file"):
-        results.read_json(fifo, "a results file")  # no writer: a blocking read would hang
-    with pytest.raises(results.ResultsError, match="is a directory"):
-        results.read_json(tmp_path, "a results file")
+    with pytest.raises(resultsdir.ResultsError, match="not a regular file"):
+        resultsdir.read_json(fifo, "a results file")  # no writer: a blocking read would hang
+    with pytest.raises(resultsdir.ResultsError, match="is a directory"):
+        resultsdir.read_json(tmp_path, "a results file")
 
 
 def test_a_document_too_deep_for_the_schema_s_check_is_one_line(tmp_path: Path) -> None:
-    from benchbot import bisectdoc, historydoc
+    from benchbot.bisect import bisectdoc
+    from benchbot.history import historydoc
 
-    for kind, load in (("results", results.load), ("bisect", bisectdoc.load),
+    for kind, load in (("results", resultsdir.load), ("bisect", bisectdoc.load),
                        ("history", historydoc.load)):
         path = tmp_path / f"{'a' * 40}.json"
         _just_parsed(kind, path)
-        with pytest.raises(results.ResultsError, match="nested too deeply"):
+        with pytest.raises(resultsdir.ResultsError, match="nested too deeply"):
             load(path)
 
 
@@ -288,7 +290,7 @@ def test_the_enumeration_finds_a_read_it_does_not_allow(tmp_path: Path) -> None:
 
 
 def test_the_artifact_reader_s_limits_are_what_its_files_need() -> None:
-    assert artifact.RESULTS_LIMIT == results.READ_LIMIT == 256 * 1024 * 1024
+    assert artifact.RESULTS_LIMIT == resultsdir.READ_LIMIT == 256 * 1024 * 1024
     assert artifact.ERROR_LIMIT < artifact.BISECT_LIMIT <= artifact.RESULTS_LIMIT
     # an error file benchbot writes, of the longest message publish keeps, fits its limit
     written = json.dumps({"kind": "error", "message": "x" * artifact.MESSAGE_LIMIT,

@@ -1,5 +1,5 @@
 """``sandbox.build_only``: the files it names cannot be read by a measured run, however it
-tries (benchbot.hidden). bisect and history skip a commit whose built worktree differs
+tries (benchbot.sandbox.hidden). bisect and history skip a commit whose built worktree differs
 from its neighbour's in those files alone, so a way to read one would make that skip
 unsound. Each test goes through ``engine.compare`` on a throwaway repository with real
 bubblewrap; the control shows the same probe reads the file where nothing hides it."""
@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine, sandbox
+from benchbot.measure import engine
+from benchbot.sandbox import bwrap
 from tests.conftest import MakeRepo, git
 
 pytestmark = pytest.mark.slow  # real sandboxes and runs
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 
@@ -112,5 +113,5 @@ def test_build_only_is_refused_where_the_sandbox_would_show_the_repository_s_git
     (repo / "benchbot.yml").write_text(config)
     git(repo, "commit", "-q", "-am", "writable repository")
     git(repo, "tag", "-f", "base")
-    with pytest.raises(sandbox.SandboxError, match=r"shows .*repository's .*whose objects hold"):
+    with pytest.raises(bwrap.SandboxError, match=r"shows .*repository's .*whose objects hold"):
         engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine, sandbox
-from benchbot.results import to_json as as_json
-from benchbot.spawn import SpawnRequest
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json as as_json
+from benchbot.sandbox import bwrap
+from benchbot.sandbox.spawn import SpawnRequest
 from tests.conftest import MakeRepo
 
 pytestmark = [
@@ -33,8 +34,8 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler"),
     pytest.mark.skipif(shutil.which("valgrind") is None,
                        reason="valgrind not installed (.ci/run installs it for the slow tier)"),
-    pytest.mark.skipif(not sandbox.probe().works,
-                       reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}"),
+    pytest.mark.skipif(not bwrap.probe().works,
+                       reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem}"),
 ]
 
 SOURCE = Path(__file__).with_name("tricks.c")
@@ -49,7 +50,7 @@ BASE_UNITS, HEAD_UNITS = 2000, 20000
 
 
 def _run(cwd: Path, units: int, how: str, *, whole: bool = False) -> SpawnRequest:
-    env = tuple(sorted(sandbox.clean_env(os.environ).items()))
+    env = tuple(sorted(bwrap.clean_env(os.environ).items()))
     return SpawnRequest(argv=("./t", str(units), how), cwd=str(cwd), env=env, timeout_s=120.0,
                         count="valgrind", whole=whole)
 
@@ -59,8 +60,8 @@ def test_a_whole_count_is_none_where_a_forked_child_exec_d(tmp_path: Path) -> No
     place.mkdir()
     subprocess.run(["cc", "-O1", "-o", str(place / "t"), str(SOURCE)], check=True)
     (tmp_path / "scratch").mkdir()
-    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path / "scratch",
-                                    sandbox.clean_env(os.environ), places=[place])
+    spawner = bwrap.WorkerSpawner(bwrap.choose("on"), tmp_path / "scratch",
+                                    bwrap.clean_env(os.environ), places=[place])
     try:
         honest = spawner.spawn(_run(place, HEAD_UNITS, "plain", whole=True))
         loose = spawner.spawn(_run(place, HEAD_UNITS, "forkexec"))
@@ -84,8 +85,8 @@ def test_every_trick_in_the_sandbox_s_worker_gives_no_count_or_all_of_the_work(
     place.mkdir()
     subprocess.run(["cc", "-O1", "-o", str(place / "t"), str(SOURCE)], check=True)
     (tmp_path / "scratch").mkdir()
-    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path / "scratch",
-                                    sandbox.clean_env(os.environ), places=[place])
+    spawner = bwrap.WorkerSpawner(bwrap.choose("on"), tmp_path / "scratch",
+                                    bwrap.clean_env(os.environ), places=[place])
     try:
         honest = spawner.spawn(_run(place, HEAD_UNITS, "plain"))
         tried = {how: spawner.spawn(_run(place, HEAD_UNITS, how)) for how in TRICKS}
@@ -179,10 +180,10 @@ def test_no_run_can_switch_off_the_perf_counter_nor_holds_one(tmp_path: Path) ->
     (place / "p.c").write_text(PRCTL)
     subprocess.run(["cc", "-O1", "-o", str(place / "t"), str(place / "p.c")], check=True)
     (tmp_path / "scratch").mkdir()
-    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path / "scratch",
-                                    sandbox.clean_env(os.environ), places=[place],
+    spawner = bwrap.WorkerSpawner(bwrap.choose("on"), tmp_path / "scratch",
+                                    bwrap.clean_env(os.environ), places=[place],
                                     perf_events="software-test")
-    env = tuple(sorted(sandbox.clean_env(os.environ).items()))
+    env = tuple(sorted(bwrap.clean_env(os.environ).items()))
     try:
         runs = [spawner.spawn(SpawnRequest(argv=("./t",), cwd=str(place), env=env,
                                            timeout_s=30.0, count=count))
@@ -196,7 +197,7 @@ def test_no_run_can_switch_off_the_perf_counter_nor_holds_one(tmp_path: Path) ->
 
 # --- a suite's counted runs --------------------------------------------------------------
 
-# The head's main for the google-benchmark suite of tests/integration/harnesses.py: the
+# The head's main for the google-benchmark suite of tests/suites/harnesses.py: the
 # benchmarks run in a forked child (or in this process, for exec), then the trick. The
 # rewritten count is a twentieth of valgrind's, not a constant: a suite's counts are the
 # difference of two counted runs of different lengths, which a constant would not pass.
@@ -278,7 +279,7 @@ int main(int argc, char **argv) {
 @pytest.mark.parametrize("how", ["overwrite", "kill", "exec", "forkexec"])
 def test_a_suite_s_ten_times_slower_benchmark_is_never_faster_or_level(
         make_repo: MakeRepo, how: str) -> None:
-    from tests.integration import harnesses
+    from tests.suites import harnesses
 
     why = harnesses.missing("google-benchmark")
     if why:

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import counting, engine, sandbox
-from benchbot.results import to_json as as_json
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json as as_json
+from benchbot.sandbox import bwrap, counting
 from tests.conftest import MakeRepo
 
 pytestmark = pytest.mark.slow  # real sandboxes, and a walk of the whole visible file system
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 REACH = Path(__file__).with_name("reach.py")
@@ -98,7 +99,7 @@ def test_nothing_outside_the_allow_list_is_in_reach(make_repo: MakeRepo, tmp_pat
     runs = [r for r in reports if r["kind"] == "run"]
     for run in runs:
         (worker,) = [p for p in run["processes"] if p["pid"] == 1]
-        assert "benchbot.worker" in worker["cmdline"]  # the worker is PID 1, no reaper beside it
+        assert "benchbot.sandbox.worker" in worker["cmdline"]  # the worker is PID 1, no reaper beside it
         assert set(worker["fds"].values()) <= {"!EACCES"} and worker["fds"], worker["fds"]
 
 

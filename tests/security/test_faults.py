@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine, results
-from benchbot.model import Revision
+from benchbot.core.model import Revision
+from benchbot.measure import engine
 from benchbot.report import render_results
+from benchbot.results import resultsdir
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import (
     CONFIG,
@@ -175,7 +176,7 @@ def test_publish_after_a_measure_job_that_failed_to_build(env: Env) -> None:
     assert "build of head" in check["output"]["summary"] and "build of head" in body
 
 
-def many_workloads(env: Env, count: int = 100) -> results.Results:
+def many_workloads(env: Env, count: int = 100) -> resultsdir.Results:
     """A results document of ``count`` workloads for the workspace's two commits."""
     return dataclasses.replace(many(count), base=Revision(ref="main", sha=env.ws.base_sha),
                                head=Revision(ref="feature", sha=env.ws.head_sha))
@@ -187,7 +188,7 @@ def test_a_report_of_many_workloads_completes_the_check(env: Env) -> None:
     # fewer characters than a check's summary holds, more bytes (×, −, µ, the pictures)
     assert len(report) < 65_535 < len(report.encode())
     check, body = gate_then_publish(
-        env, lambda artifact, job: results.save(artifact / "results.json", doc), "success")
+        env, lambda artifact, job: resultsdir.save(artifact / "results.json", doc), "success")
     assert (check["status"], check["conclusion"]) == ("completed", "neutral")  # all inconclusive
     summary = check["output"]["summary"]
     assert len(summary.encode()) <= 65_535 and "(65,535 bytes) and was cut here" in summary
@@ -197,7 +198,7 @@ def test_a_report_of_many_workloads_completes_the_check(env: Env) -> None:
 
 def test_a_check_summary_github_refuses_still_completes_the_check(env: Env) -> None:
     def prepare(artifact: Path, job: str) -> None:
-        results.save(artifact / "results.json", many_workloads(env, 20))
+        resultsdir.save(artifact / "results.json", many_workloads(env, 20))
         env.fake.fail_next("PATCH", r"/check-runs/\d+$", 422, body={
             "message": "Validation Failed", "status": "422",
             "documentation_url": "https://docs.github.com/rest/checks/runs#update-a-check-run",

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import cli, engine, gitops, merging, results
-from benchbot.config import load_config
+from benchbot import cli
+from benchbot.config.config import load_config
+from benchbot.git import gitops
+from benchbot.measure import engine
+from benchbot.results import merging, resultsdir
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import Env, Run, artifacts, gate_shards, measure_shard, publish_shards, sticky
 
@@ -135,7 +138,7 @@ def test_merge_with_the_repository_recomputes_the_split_and_refuses_a_forged_sha
 def test_split_of_is_what_each_shard_computed(shard_env: Env, tmp_path: Path) -> None:
     env = shard_env
     one, two = _shard_files(env, tmp_path)
-    docs = [results.load(p) for p in (one, two)]
+    docs = [resultsdir.load(p) for p in (one, two)]
     config = load_config(env.ws.path / "benchbot.yml")
     split = engine.split_of(gitops.toplevel(env.ws.path), config, env.ws.base_sha,
                             env.ws.head_sha, 2)

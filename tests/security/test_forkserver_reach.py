@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import sandbox
-from benchbot.spawn import SpawnRequest
+from benchbot.sandbox import bwrap
+from benchbot.sandbox.spawn import SpawnRequest
 
 pytestmark = [
-    pytest.mark.skipif(not sandbox.probe().works,
-                       reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem}"),
+    pytest.mark.skipif(not bwrap.probe().works,
+                       reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem}"),
     pytest.mark.real_runs("what a run can reach in the sandbox; not times"),
 ]
 
@@ -41,12 +41,12 @@ def test_a_run_cannot_reach_the_fork_server_nor_its_program(tmp_path: Path) -> N
     place = tmp_path / "place"
     place.mkdir()
     (place / "probe.sh").write_text(PROBE)
-    spawner = sandbox.WorkerSpawner(sandbox.choose("on"), tmp_path, sandbox.clean_env(os.environ),
+    spawner = bwrap.WorkerSpawner(bwrap.choose("on"), tmp_path, bwrap.clean_env(os.environ),
                                     places=[place])
     try:
         (program,) = (tmp_path / "forkserver").iterdir()
         before = hashlib.sha256(program.read_bytes()).hexdigest()
-        env = sandbox.clean_env(os.environ)
+        env = bwrap.clean_env(os.environ)
         run = spawner.spawn(SpawnRequest(argv=("sh", "probe.sh", str(program)), cwd=str(place),
                                          env=tuple(env.items()), timeout_s=30))
         said = run.stderr_tail.splitlines()

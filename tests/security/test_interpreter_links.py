@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import fsview, sandbox
+from benchbot.sandbox import bwrap, fsview
 
 REAL = os.path.realpath(sys.executable)  # the interpreter itself
 
@@ -65,18 +65,18 @@ def test_a_link_in_a_shown_directory_is_not_made_again(tmp_path: Path,
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not sandbox.probe().works, reason="bubblewrap cannot make a sandbox here "
+@pytest.mark.skipif(not bwrap.probe().works, reason="bubblewrap cannot make a sandbox here "
                     "(.ci/run installs the bubblewrap package)")
 def test_the_interpreter_starts_in_the_sandbox_through_its_links(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     python, links = _venv_through_links(tmp_path)
     monkeypatch.setattr(sys, "executable", str(python))
-    box = sandbox.choose("on")
+    box = bwrap.choose("on")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
     def in_sandbox(argv: list[str]) -> subprocess.CompletedProcess[str]:
-        fd = sandbox.filter_fd()
+        fd = bwrap.filter_fd()
         try:
             return subprocess.run(box.wrap(argv, cwd=scratch, writable=[scratch], network=False,
                                            seccomp_fd=fd),

@@ -1,4 +1,4 @@
-"""The kernel's keyrings are out of the sandbox's reach (``benchbot.seccomp``).
+"""The kernel's keyrings are out of the sandbox's reach (``benchbot.sandbox.seccomp``).
 
 benchbot compare runs under a session keyring of its own holding a key, as a runner
 service's processes may; the build and every run try to find and read that key, and to
@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import sandbox
+from benchbot.sandbox import bwrap
 from tests.conftest import MakeRepo
 
 pytestmark = pytest.mark.slow  # real sandboxes
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 # add_key, request_key, keyctl

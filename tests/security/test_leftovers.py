@@ -1,4 +1,4 @@
-"""A build or a run leaves nothing behind that outlives the comparison (``benchbot.trees``).
+"""A build or a run leaves nothing behind that outlives the comparison (``benchbot.core.trees``).
 
 ``shutil.rmtree(ignore_errors=True)`` kept what its owner could not enter: ``mkdir -p
 keep/inner && chmod 000 keep`` in a worktree survived every comparison, in the machine's
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import gitops, trees
-from benchbot.errors import CleanupError
+from benchbot.core import trees
+from benchbot.core.errors import CleanupError
+from benchbot.git import gitops
 from tests.conftest import MakeRepo
 
 # What a user other than root cannot do to a file of their own mode 000, and root can.
@@ -55,7 +56,7 @@ def _leave(where: Path, outside: Path) -> None:
         s.bind(str(where / "sock"))
 
 
-REMOVE = ("import sys; from benchbot.trees import remove_tree; "
+REMOVE = ("import sys; from benchbot.core.trees import remove_tree; "
           "problems = remove_tree(sys.argv[1]); print(problems); sys.exit(1 if problems else 0)")
 
 

@@ -16,7 +16,7 @@ import unicodedata
 
 import pytest
 
-from benchbot import logsafe
+from benchbot.core import logsafe
 
 COMMANDS = ("::add-mask::ghs_secret", "::set-output name=conclusion::success",
             "##[set-output name=x;]y", "x ##[add-mask]ghs_secret", "::stop-commands::tok")

@@ -18,16 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine, sandbox
-from benchbot.results import to_json as as_json
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json as as_json
+from benchbot.sandbox import bwrap
 from tests.conftest import MakeRepo
 from tests.security.test_processes import _marker, marked, wait_gone
 
 pytestmark = pytest.mark.slow  # real processes (and sandboxes) started, watched and ended
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 MODES = [pytest.param("on", marks=needs_bwrap), "off"]

@@ -20,23 +20,23 @@ from typing import Any
 import jinja2
 import pytest
 
-from benchbot import historydoc, historyreport
-from benchbot.config import parse_config
+from benchbot.config.config import parse_config
+from benchbot.config.settings import Overrides
+from benchbot.core.model import Results
 from benchbot.github import gate, post
 from benchbot.github.command import BenchCommand, CommandError, parse
 from benchbot.github.event import Side
 from benchbot.github.job import Job
-from benchbot.historydoc import CommitRef, StepSettings, WorkloadStep
-from benchbot.model import Results
+from benchbot.history import composed, historydoc
+from benchbot.history.historydoc import CommitRef, StepSettings, WorkloadStep
 from benchbot.report import bisect as bisect_report
 from benchbot.report import escape, render_comment, render_results
 from benchbot.report import history as history_page
-from benchbot.settings import Overrides
-from benchbot.trend import StepEstimate
+from benchbot.verdict.trend import StepEstimate
+from tests.bisect.test_doc import make_doc
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, make_workspace
 from tests.golden.scenarios import mixed, suite
-from tests.unit.test_bisect_doc import make_doc
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm (GitHub's renderer) is a test dependency")
 
@@ -96,7 +96,7 @@ def renamed(doc: Results) -> Results:
     return dataclasses.replace(doc, benchmarks=benchmarks)
 
 
-def hostile_history(path: Path) -> historyreport.HistoryReport:
+def hostile_history(path: Path) -> composed.HistoryReport:
     """A history store of three commits whose workloads have the hostile names, one step
     called (slower) at the second commit, the subjects hostile too."""
     store = historydoc.Store(path)
@@ -114,7 +114,7 @@ def hostile_history(path: Path) -> historyreport.HistoryReport:
             commit=CommitRef(sha=shas[i], subject=f"{NAME} {i}"),
             against=CommitRef(sha=shas[i - 1], subject=NAME), state="measured",
             workloads=tuple(steps), settings=StepSettings(alpha=0.05, seed=i, budget_s=60.0)))
-    return historyreport.build(path, url="https://github.com/octo-org/octo-repo")
+    return composed.build(path, url="https://github.com/octo-org/octo-repo")
 
 
 @pytest.fixture

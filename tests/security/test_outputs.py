@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import cli, results
+from benchbot import cli
+from benchbot.results import resultsdir
 from tests.conftest import MakeRepo
 from tests.golden.scenarios import aa_off
 
@@ -39,7 +40,7 @@ def results_file(tmp_path: Path) -> Path:
     """A good results file, as ``compare --json`` writes it (a golden scenario's: reading
     it needs no comparison measured first)."""
     path = tmp_path / "results.json"
-    path.write_text(results.dumps(aa_off()))
+    path.write_text(resultsdir.dumps(aa_off()))
     return path
 
 

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine, sandbox
-from benchbot.results import to_json as as_json
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json as as_json
+from benchbot.sandbox import bwrap
 from tests.conftest import MakeRepo
 
 pytestmark = pytest.mark.slow  # real processes (and sandboxes) started, watched and ended
 
 MODES = [
     pytest.param("on", marks=pytest.mark.skipif(
-        not sandbox.probe().works, reason=f"no sandbox here: {sandbox.probe().problem}")),
+        not bwrap.probe().works, reason=f"no sandbox here: {bwrap.probe().problem}")),
     "off",
 ]
 
@@ -149,7 +150,7 @@ def test_a_sweep_ends_new_processes_but_not_those_below_one_already_running() ->
     """The sandbox's measuring worker starts while the builds run (its start-up overlaps
     them), so a build's sweep sees the worker's own new processes appear: they are below a
     process that was there before the sweep, and must be left alone."""
-    from benchbot import procs
+    from benchbot.sandbox import procs
 
     procs.become_subreaper()  # as benchbot is when it sweeps: orphans stay its descendants
     older_marker, newer_marker = _marker(), _marker()

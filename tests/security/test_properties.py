@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchbot.config import Config, parse_config
-from benchbot.errors import ConfigError, UsageError
+from benchbot.config.config import Config, parse_config
+from benchbot.config.settings import Overrides
+from benchbot.core.errors import ConfigError, UsageError
 from benchbot.github.command import OPTIONS, BenchCommand, CommandError, parse
 from benchbot.github.job import Job
 from benchbot.report.escape import Markdown, md_code_block, md_code_span, md_inline
-from benchbot.results import validation_error
-from benchbot.settings import Overrides
+from benchbot.results.resultsdir import validation_error
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm (GitHub's renderer) is a test dependency")
 

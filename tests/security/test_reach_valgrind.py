@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import counting
+from benchbot.sandbox import counting
 from tests.security import reach
 
 pytestmark = pytest.mark.slow  # valgrind starts Python: seconds

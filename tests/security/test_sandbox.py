@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 import benchbot
-from benchbot import sandbox
+from benchbot.sandbox import bwrap
 from tests.conftest import MakeRepo
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 pytestmark = [needs_bwrap, pytest.mark.slow]  # real sandboxes, one bwrap after another
@@ -219,17 +219,17 @@ def test_the_code_under_test_sees_only_the_allow_list(make_repo: MakeRepo, outsi
 
 def test_runner_tracking_id_reaches_the_code_under_test() -> None:
     """The runner ends a job's leftover processes by this variable; it holds no secret."""
-    env = sandbox.clean_env({"RUNNER_TRACKING_ID": "github_1234", "RUNNER_TEMP": "/x",
+    env = bwrap.clean_env({"RUNNER_TRACKING_ID": "github_1234", "RUNNER_TEMP": "/x",
                              "GITHUB_TOKEN": "ghs_x", "PATH": "/usr/bin"})
     assert env == {"RUNNER_TRACKING_ID": "github_1234", "PATH": "/usr/bin"}
-    assert not sandbox.is_never_passed("RUNNER_TRACKING_ID")
+    assert not bwrap.is_never_passed("RUNNER_TRACKING_ID")
 
 
 def readable_in_sandbox(env: dict[str, str], paths: list[Path], scratch: Path) -> dict[str, bool]:
     """Which of ``paths`` a process in the sandbox made for ``env`` can read (real bwrap)."""
-    box = sandbox.choose("on", source=env)
+    box = bwrap.choose("on", source=env)
     script = "".join(f"test -r '{p}' && echo '{p}'\n" for p in paths)
-    fd = sandbox.filter_fd()
+    fd = bwrap.filter_fd()
     try:
         argv = box.wrap(["/bin/sh", "-c", script], cwd=scratch, writable=[scratch],
                         network=False, seccomp_fd=fd)

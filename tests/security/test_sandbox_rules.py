@@ -15,16 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import engine, sandbox
-from benchbot.errors import BuildError
-from benchbot.results import to_json
+from benchbot.core.errors import BuildError
+from benchbot.measure import engine
+from benchbot.results.resultsdir import to_json
+from benchbot.sandbox import bwrap
 from tests.conftest import MakeRepo
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import CONFIG, Env, make_workspace, sticky
 
 pytestmark = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 
@@ -109,11 +110,11 @@ def no_bwrap(tmp_path: Path) -> Iterator[str]:
     bin_dir = tmp_path / "no-bwrap-bin"
     bin_dir.mkdir()
     for tool in Path("/usr/bin").iterdir():
-        if tool.name != sandbox.BWRAP:
+        if tool.name != bwrap.BWRAP:
             (bin_dir / tool.name).symlink_to(tool)
-    sandbox.probe.cache_clear()
+    bwrap.probe.cache_clear()
     yield str(bin_dir)
-    sandbox.probe.cache_clear()
+    bwrap.probe.cache_clear()
 
 
 @pytest.mark.real_runs("what the sandbox lets run: not how long it takes")
@@ -121,7 +122,7 @@ def test_auto_without_bubblewrap_refuses_when_the_caller_requires_it(
         make_repo: MakeRepo, no_bwrap: str, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo({"benchbot.yml": QUICK + "sandbox: auto\nworkloads: [{name: w, run: [true]}]\n"})
     monkeypatch.setenv("PATH", no_bwrap)
-    with pytest.raises(sandbox.SandboxError) as caught:
+    with pytest.raises(bwrap.SandboxError) as caught:
         engine.compare(engine.Request(repo=repo, base="base", head="HEAD", require_sandbox=True))
     message = str(caught.value)
     assert "bubblewrap (bwrap) is not installed" in message  # why
@@ -256,7 +257,7 @@ def test_the_suggestion_is_the_tool_s_directory_never_the_whole_home(tmp_path: P
     home = Home(tmp_path)
     (home.path / ".cargo").mkdir()
     (home.path / ".cargo" / "credentials.toml").write_text("token = 'x'\n")
-    box = sandbox.choose("on", source=home.env)
+    box = bwrap.choose("on", source=home.env)
     lines = box.tool_notes(home.env)
     assert lines and all(str(home.path) + " " not in line for line in lines)
     assert not [line for line in lines if ".cargo" in line]

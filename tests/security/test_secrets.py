@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import sandbox
+from benchbot.sandbox import bwrap
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import CONFIG, Env, Workspace, make_workspace, sticky
 
 needs_bwrap = pytest.mark.skipif(
-    not sandbox.probe().works,
-    reason=f"bubblewrap cannot make a sandbox here: {sandbox.probe().problem} "
+    not bwrap.probe().works,
+    reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem} "
     "(.ci/run installs the bubblewrap package)",
 )
 
@@ -160,7 +160,7 @@ def test_the_three_jobs_keep_the_write_token_off_the_measuring_machine(
     token = "ghs_" + secrets.token_hex(18)
     fake.token = token
     runner = Runner(tmp_path, token)
-    mode = "on" if sandbox.probe().works else "off"
+    mode = "on" if bwrap.probe().works else "off"
     ws = spy_workspace(tmp_path, runner, mode, token)
     env = Env(tmp_path, fake, ws)
     payload = env.comment_event("/bench runs=10")
@@ -215,7 +215,7 @@ def test_the_sandbox_s_git_config_keeps_core_keys_as_git_reads_them_and_nothing_
                              capture_output=True, check=True).stdout.decode()
         return [e for e in out.split("\0") if e]
 
-    copy = sandbox.sanitized_git_config(git_dir, tmp_path / "gitconfig")
+    copy = bwrap.sanitized_git_config(git_dir, tmp_path / "gitconfig")
     expected = [e for e in listed(git_dir / "config") if e.startswith(("core.", "extensions."))]
     assert "core.fsmonitor" in expected and 'core.commentchar\na\\b"c\td' in expected
     assert listed(copy) == expected

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.config import load_config
-from benchbot.errors import ConfigError
+from benchbot.config.config import load_config
+from benchbot.core.errors import ConfigError
 
 
 @pytest.fixture

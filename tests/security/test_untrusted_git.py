@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbot import cli, gitops
+from benchbot import cli
+from benchbot.git import gitops
 from tests.conftest import GIT, git
 
 # Every character str.splitlines ends a line at, and \r\n.

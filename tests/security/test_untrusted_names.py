@@ -19,8 +19,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from benchbot.core.model import Results
 from benchbot.github.post import REPORT_ROOM, final_body
-from benchbot.model import Results
 from benchbot.report import render_comment, render_results
 from tests.golden.scenarios import mixed, suite
 

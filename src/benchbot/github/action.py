@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TextIO, cast
 
-from benchbot.bisectdoc import BisectResults
-from benchbot.errors import BenchbotError, UsageError
+from benchbot.bisect.bisectdoc import BisectResults
+from benchbot.core.errors import BenchbotError, UsageError
 from benchbot.github import api, gate, measure, post, publish, watch
 from benchbot.github.env import ActionEnv
 from benchbot.github.event import load_event
 from benchbot.github.job import Job
 from benchbot.github.output import Log, write_outputs
-from benchbot.progress import TerminalReporter
+from benchbot.measure.progress import TerminalReporter
 
 
 def main(env: Mapping[str, str], *, err: TextIO, token: str | None = None,

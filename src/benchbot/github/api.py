@@ -35,7 +35,7 @@ from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError, ResponseError
 from urllib3.response import BaseHTTPResponse
 
-from benchbot.errors import GithubError, UsageError
+from benchbot.core.errors import GithubError, UsageError
 from benchbot.github.event import Side
 
 if TYPE_CHECKING:

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchbot import bisectdoc, historydoc, results
-from benchbot.errors import ResultsError
-from benchbot.model import Results
+from benchbot.bisect import bisectdoc
+from benchbot.core.errors import ResultsError
+from benchbot.core.model import Results
+from benchbot.history import historydoc
+from benchbot.results import resultsdir
 
 # The most bytes read of each file of an artifact (``results.READ_LIMIT``: the results
 # file's, about 900 workloads' runs at 1,000 pairs). A bisect's document and a history
 # record hold figures, not runs (a few hundred bytes a workload); an error file holds one
 # message, which publish cuts to 20,000 characters anyway.
-RESULTS_LIMIT = results.READ_LIMIT
+RESULTS_LIMIT = resultsdir.READ_LIMIT
 BISECT_LIMIT = 16 * 1024 * 1024
 RECORD_LIMIT = 16 * 1024 * 1024
 ERROR_LIMIT = 1024 * 1024
@@ -39,27 +41,27 @@ MESSAGE_LIMIT = 20_000  # characters of an error file's message kept
 
 def results_file(path: Path) -> Results:
     """A results file, checked against the schema."""
-    return results.parse(results.read_json(path, "a results file", limit=RESULTS_LIMIT),
+    return resultsdir.parse(resultsdir.read_json(path, "a results file", limit=RESULTS_LIMIT),
                          where=str(path))
 
 
 def bisect_file(path: Path) -> bisectdoc.BisectResults:
     """A bisect's document, checked against its schema."""
-    return bisectdoc.parse(results.read_json(path, "a bisect file", limit=BISECT_LIMIT),
+    return bisectdoc.parse(resultsdir.read_json(path, "a bisect file", limit=BISECT_LIMIT),
                            where=str(path))
 
 
 def history_record(path: Path, *, where: str) -> historydoc.CommitRecord:
     """A push's history record, checked against the store's schema (``where``: its name
     in messages)."""
-    return historydoc.parse(results.read_json(path, "a history file", limit=RECORD_LIMIT),
+    return historydoc.parse(resultsdir.read_json(path, "a history file", limit=RECORD_LIMIT),
                             where=where)
 
 
 def error_file(path: Path) -> tuple[str, str]:
     """The message and the kind (``error``, ``cancelled``) of the error file a measure job
     leaves when it did not finish; ResultsError (one line) for one that is not that."""
-    data = results.read_json(path, "an error file", limit=ERROR_LIMIT)
+    data = resultsdir.read_json(path, "an error file", limit=ERROR_LIMIT)
     if not isinstance(data, dict) or not isinstance(data.get("message"), str):
         raise ResultsError(f"{path}: not an error file (no message)")
     kind = data.get("kind")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchbot.config.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check_design, read
 from benchbot.report.escape import Markdown, md_code_span
-from benchbot.settings import MAX_RUNS, MIN_RUNS, Overrides, SettingError, check_design, read
 
 PREFIX = "/bench"
 OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha", "from")

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from benchbot.errors import UsageError
+from benchbot.config.settings import Overrides, SettingError, check_design, read, switch
+from benchbot.core.errors import UsageError
+from benchbot.core.model import Shard
 from benchbot.github.output import DEFAULT_ARTIFACT
-from benchbot.model import Shard
-from benchbot.settings import Overrides, SettingError, check_design, read, switch
 
 if TYPE_CHECKING:
-    from benchbot.config import Config
+    from benchbot.config.config import Config
 
 Mode = Literal["all", "gate", "measure", "publish"]
 MODES: tuple[Mode, ...] = ("all", "gate", "measure", "publish")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchbot.errors import UsageError
+from benchbot.core.errors import UsageError
 
 if TYPE_CHECKING:
     from benchbot.github.env import ActionEnv

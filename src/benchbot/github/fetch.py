@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchbot import gitops
-from benchbot.errors import GitError
+from benchbot.core.errors import GitError
+from benchbot.git import gitops
 
 if TYPE_CHECKING:
     from benchbot.github.env import ActionEnv

@@ -62,10 +62,11 @@ import json
 from collections.abc import Callable
 from typing import Protocol
 
-from benchbot import gitops
-from benchbot.config import Config
-from benchbot.errors import BenchbotError, ConfigError, GitError, GithubError, UsageError
-from benchbot.findconfig import read_config
+from benchbot.config.config import Config
+from benchbot.config.find import read_config
+from benchbot.config.settings import Overrides
+from benchbot.core.errors import BenchbotError, ConfigError, GitError, GithubError, UsageError
+from benchbot.git import gitops
 from benchbot.github import post
 from benchbot.github.api import PullInfo, ReviewInfo
 from benchbot.github.command import BenchCommand, CommandError, is_command, parse
@@ -82,7 +83,6 @@ from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
 from benchbot.github.output import Log, append_summary, first_line, write_outputs
 from benchbot.report.escape import Markdown, md, md_code_span
-from benchbot.settings import Overrides
 
 ALLOWED_PERMISSIONS = ("admin", "write")  # the API folds maintain into write
 

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchbot import codec
-from benchbot.errors import UsageError
+from benchbot.config.settings import Overrides, SettingError, check_shards
+from benchbot.core import codec
+from benchbot.core.errors import UsageError
+from benchbot.core.model import Outcome, Shard
 from benchbot.github.command import BenchCommand
 from benchbot.github.event import Side
-from benchbot.model import Outcome, Shard
-from benchbot.settings import Overrides, SettingError, check_shards
 
 JOB_VERSION = 1
 _SHA = re.compile(r"^[0-9a-f]{40}$")

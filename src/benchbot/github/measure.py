@@ -27,10 +27,12 @@ import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from benchbot import bisect, bisectdoc, engine, files, results
-from benchbot.config import Config
-from benchbot.errors import BenchbotError, UsageError
-from benchbot.findconfig import read_config
+from benchbot.bisect import bisectdoc, search
+from benchbot.config.config import Config
+from benchbot.config.find import read_config
+from benchbot.core import files
+from benchbot.core.errors import BenchbotError, UsageError
+from benchbot.core.model import Results, Revision, Shard
 from benchbot.github.env import ActionEnv
 from benchbot.github.fetch import base_refspecs, fetch_commits
 from benchbot.github.job import Job
@@ -44,11 +46,12 @@ from benchbot.github.output import (
     append_summary,
     write_outputs,
 )
-from benchbot.model import Results, Revision, Shard
-from benchbot.progress import TerminalReporter
+from benchbot.measure import engine
+from benchbot.measure.progress import TerminalReporter
 from benchbot.report import bisect as bisect_report
 from benchbot.report import render_results
 from benchbot.report.escape import require
+from benchbot.results import resultsdir
 
 
 def run(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[str, str],
@@ -159,8 +162,8 @@ def _bisect(action_env: ActionEnv, job: Job, log: Log, *, source_env: Mapping[st
         raise UsageError("BENCHBOT_JOB (input job): a bisect names no workload")
     log.line(f"bisecting {workload} on #{job.number}: good {job.base.sha[:12]} (base), "
              f"bad {job.head.sha[:12]} (head)")
-    doc = bisect.bisect(
-        bisect.Request(repo=repo, good=job.base.sha, bad=job.head.sha, workload=workload,
+    doc = search.bisect(
+        search.Request(repo=repo, good=job.base.sha, bad=job.head.sha, workload=workload,
                        budget_s=job.command.overrides.budget, config=config,
                        repository=action_env.repository, require_sandbox=True),
         reporter=reporter or TerminalReporter(log.err, tty=False), source_env=source_env)
@@ -185,7 +188,7 @@ def write_results(action_env: ActionEnv, doc: Results, *, artifact: str | None =
     (cut there where it is too long, with a pointer to ``artifact``, the name the results
     directory is uploaded under)."""
     out = action_env.results_dir
-    files.write_text(out / RESULTS, results.dumps(doc))
+    files.write_text(out / RESULTS, resultsdir.dumps(doc))
     report = require(render_results(doc, "markdown", run_url=action_env.run_url,
                                     command_style="bench"), "the report")
     files.write_text(out / REPORT, report)

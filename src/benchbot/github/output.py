@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from benchbot.errors import OutputError
+from benchbot.core.errors import OutputError
 from benchbot.github.limits import fit, too_long_note
 from benchbot.report.escape import Markdown, require
 

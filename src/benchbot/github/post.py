@@ -31,15 +31,15 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
-from benchbot import engine
-from benchbot.errors import GithubError
+from benchbot.core.errors import GithubError
+from benchbot.core.model import OUTCOMES, Results, Summary
 from benchbot.github import rescue
 from benchbot.github.api import CheckRunInfo, CommentInfo
 from benchbot.github.command import HELP, BenchCommand
 from benchbot.github.job import CheckRef, Job
 from benchbot.github.limits import artifact_link, fit, too_long_note
-from benchbot.model import OUTCOMES, Results, Summary
-from benchbot.progress import PHASE_NAMES, TerminalReporter
+from benchbot.measure import engine
+from benchbot.measure.progress import PHASE_NAMES, TerminalReporter
 from benchbot.report.escape import (
     Markdown,
     md,

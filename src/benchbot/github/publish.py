@@ -29,8 +29,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchbot import bisectdoc, files, merging, results, shards
-from benchbot.errors import BenchbotError, GithubError, ResultsError
+from benchbot.bisect import bisectdoc
+from benchbot.core import files
+from benchbot.core.errors import BenchbotError, GithubError, ResultsError
+from benchbot.core.model import OUTCOMES, FailedShard, Results, Shard
 from benchbot.github import artifact, post
 from benchbot.github.env import ActionEnv
 from benchbot.github.job import Job
@@ -45,10 +47,10 @@ from benchbot.github.output import (
     first_line,
     write_outputs,
 )
-from benchbot.model import OUTCOMES, FailedShard, Results, Shard
 from benchbot.report import bisect as bisect_report
 from benchbot.report import render_comment, render_results
 from benchbot.report.escape import Markdown, md, require
+from benchbot.results import merging, resultsdir, shards
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +199,8 @@ def _split(action_env: ActionEnv, job: Job) -> shards.Split:
     the gate pinned with the job's settings over it, as each measure job read it
     (``measure.fetched``): the repository is fetched here for that (the base, the head
     and the config's commit, as objects: nothing of them runs)."""
-    from benchbot import engine
     from benchbot.github.measure import fetched
+    from benchbot.measure import engine
 
     repo, config = fetched(action_env, job, None)
     return engine.split_of(repo, config, job.base.sha, job.head.sha, job.shards)
@@ -243,14 +245,14 @@ def run(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log, outcome:
 
 def _publish_results(action_env: ActionEnv, job: Job, pub: post.Publisher, log: Log,
                      doc: Results) -> None:
-    doc = results.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
+    doc = resultsdir.concluded(doc, job.fail_on, job.check_name)  # never the file's own summary
     summary = doc.summary
     report = require(render_results(doc, "markdown", run_url=action_env.run_url,
                                     command_style="bench"), "the report")
     if action_env.mode == "publish":
         # The checked (or merged) document and the report made here from it, at the top
         # of the results directory: the artifact itself lies in a folder of its name.
-        files.write_text(action_env.results_dir / RESULTS, results.dumps(doc))
+        files.write_text(action_env.results_dir / RESULTS, resultsdir.dumps(doc))
         files.write_text(action_env.results_dir / REPORT, report)
     if action_env.mode == "publish":
         append_summary(action_env.step_summary, report, artifact=action_env.artifact,

@@ -39,10 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from benchbot import bisect, bisectdoc, codec, files, history, historydoc, historyreport
-from benchbot.config import Config
-from benchbot.errors import BenchbotError, GitError, ResultsError, UsageError
-from benchbot.findconfig import read_config
+from benchbot.bisect import bisectdoc, search
+from benchbot.config.config import Config
+from benchbot.config.find import read_config
+from benchbot.config.settings import Overrides
+from benchbot.core import codec, files
+from benchbot.core.errors import BenchbotError, GitError, ResultsError, UsageError
 from benchbot.github import artifact as artifact_files
 from benchbot.github import limits
 from benchbot.github.api import BranchHead
@@ -51,17 +53,17 @@ from benchbot.github.event import Event
 from benchbot.github.fetch import fetch_commits
 from benchbot.github.measure import errors_written, write_results
 from benchbot.github.output import ERROR, Log, append_summary, first_line, write_outputs
-from benchbot.historydoc import CommitRecord
-from benchbot.progress import TerminalReporter
+from benchbot.history import composed, historydoc, walk
+from benchbot.history.historydoc import CommitRecord
+from benchbot.measure.progress import TerminalReporter
 from benchbot.report import bisect as bisect_report
 from benchbot.report import history as page
 from benchbot.report.escape import Markdown, md_code_span, md_url, require
 from benchbot.report.format import change
-from benchbot.settings import Overrides
 
 if TYPE_CHECKING:
-    from benchbot.engine import Reporter
     from benchbot.github.api import IssueInfo
+    from benchbot.measure.engine import Reporter
 
 
 class HistoryApi(Protocol):
@@ -164,7 +166,7 @@ def gate(action_env: ActionEnv, event: Event, log: Log) -> PushJob | None:
     repo = fetch_commits(action_env, _wants(push.ref, push.before, push.after))
     read_config(repo, push.before, action_env.config_path)  # a broken config stops here
     try:
-        line = bisect.first_parent_line(repo, push.before, push.after,
+        line = search.first_parent_line(repo, push.before, push.after,
                                         names=(push.before[:12], push.after[:12]))
     except GitError as exc:
         text = (f"the push to {default} rewrote it ({first_line(str(exc))}): nothing measured; "
@@ -217,7 +219,7 @@ def measure(action_env: ActionEnv, job: PushJob, log: Log, *, source_env: Mappin
             config = action_env.with_inputs(read).with_overrides(job.overrides)
         seed = config.seed if config.seed is not None else secrets.randbits(31)
         log.line(f"measuring the push {job.before[:12]}..{job.after[:12]} as one step")
-        record, doc = history.step(repo, job.before, job.after, config, seed=seed,
+        record, doc = walk.step(repo, job.before, job.after, config, seed=seed,
                                    repository=action_env.repository, require_sandbox=True,
                                    reporter=progress, source_env=source_env)
         record = dataclasses.replace(record, repository=action_env.repository)
@@ -230,7 +232,7 @@ def measure(action_env: ActionEnv, job: PushJob, log: Log, *, source_env: Mappin
             own = {w.name for w in config.workloads if w.suite is None}
             for k, name in enumerate([n for n in called(record) if n in own][:MAX_BISECTS], 1):
                 log.line(f"bisecting {name} over the push's {len(job.commits)} commits")
-                done = bisect.bisect(bisect.Request(
+                done = search.bisect(search.Request(
                     repo=repo, good=job.before, bad=job.after, workload=name, config=config,
                     repository=action_env.repository, require_sandbox=True, seed=seed + k),
                     reporter=progress, source_env=source_env)
@@ -303,7 +305,7 @@ def publish(action_env: ActionEnv, job: PushJob, api: HistoryApi, log: Log) -> i
         store = historydoc.Store(Path(tmp) / STORE)
         _unpack(api.archive(head.commit) if head else b"", store.path)
         store.write(step.record)
-        report = historyreport.build(store.path, url=f"{action_env.server_url}/{action_env.repository}")
+        report = composed.build(store.path, url=f"{action_env.server_url}/{action_env.repository}")
         for problem in report.problems:
             log.line(f"left out of the page: {problem}")
         sha = _commit(api, job, head, step.record, report)
@@ -334,7 +336,7 @@ def _unpack(archive: bytes, into: Path) -> None:
 
 
 def _commit(api: HistoryApi, job: PushJob, head: BranchHead | None, record: CommitRecord,
-            report: historyreport.HistoryReport) -> str:
+            report: composed.HistoryReport) -> str:
     """The record and the page rebuilt, in one commit on the branch."""
     written = {f"{STORE}/{record.sha}.json": historydoc.dumps(record),
                PAGE: page.render(report, "html", results_base=f"{STORE}/"),
@@ -345,7 +347,7 @@ def _commit(api: HistoryApi, job: PushJob, head: BranchHead | None, record: Comm
 
 
 def _issue(api: HistoryApi, action_env: ActionEnv, job: PushJob, step: Step,
-           report: historyreport.HistoryReport, log: Log) -> int | None:
+           report: composed.HistoryReport, log: Log) -> int | None:
     """Open, or update, the one issue that names the steps and drifts; nothing while there
     are none. Found by its first line and its author, as the sticky comment is."""
     steps = sum(len(s.steps) for s in report.workloads)
@@ -371,7 +373,7 @@ def _issue(api: HistoryApi, action_env: ActionEnv, job: PushJob, step: Step,
     return made.number
 
 
-def issue_body(job: PushJob, step: Step, report: historyreport.HistoryReport, *,
+def issue_body(job: PushJob, step: Step, report: composed.HistoryReport, *,
                run_url: str | None) -> Markdown:
     """The issue: the latest push's step (and its bisects), then the history's report;
     every text from the repository or the measured code escaped (``escape.Markdown``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchbot.model import Results
+from benchbot.core.model import Results
 from benchbot.report.render import Format, prepare, render, render_within
 from benchbot.report.view import CommandStyle, build_view
 

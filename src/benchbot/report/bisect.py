@@ -15,8 +15,9 @@ from typing import Literal
 
 from markupsafe import Markup
 
-from benchbot.bisectdoc import BisectResults, Step, short
-from benchbot.report import figures, pages
+from benchbot.bisect.bisectdoc import BisectResults, Step, short
+from benchbot.report import pages
+from benchbot.verdict import figures
 
 Role = Literal["good", "bad", "culprit", "skipped", "tried", "not built"]
 
@@ -36,7 +37,7 @@ class CommitRow:
     ratio: float | None
     ci: tuple[float, float] | None
     note: str | None  # "identical build output", "or the skipped …"
-    verdict: str | None = None  # the outcome and its figure (benchbot.report.figures.words)
+    verdict: str | None = None  # the outcome and its figure (benchbot.verdict.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +53,7 @@ class StepRow:
     pairs: int
     wall_s: float
     alpha: float
-    verdict: str = ""  # the outcome and its figure (benchbot.report.figures.words)
+    verdict: str = ""  # the outcome and its figure (benchbot.verdict.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,7 +135,7 @@ def build_view(doc: BisectResults) -> BisectView:
 
 def verdict_words(step: Step) -> str:
     """A step's outcome and the move of the signal that settled it, as every report says it
-    (``slower +4.3%``, ``faster −3.3% work``; benchbot.report.figures)."""
+    (``slower +4.3%``, ``faster −3.3% work``; benchbot.verdict.figures)."""
     return figures.words(figures.figure_from(
         step.outcome, settled_by=step.settled_by, time=step.ratio, at_call=step.ratio,
         ci=step.ci, work=step.work, reading=step.counts))

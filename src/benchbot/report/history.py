@@ -20,9 +20,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from benchbot.historyreport import Commit, DriftRow, HistoryReport, Series
-from benchbot.report import figures, pages, plots
+from benchbot.history.composed import Commit, DriftRow, HistoryReport, Series
 from benchbot.report import format as fmt
+from benchbot.report import pages, plots
+from benchbot.verdict import figures
 
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 760.0, 190.0, 58.0, 10.0, 12.0, 160.0
 
@@ -53,7 +54,7 @@ class StepLine:
     ratio: float | None
     ci: tuple[float, float] | None
     href: str | None
-    verdict: str = ""  # the outcome and its figure (benchbot.report.figures.words)
+    verdict: str = ""  # the outcome and its figure (benchbot.verdict.figures.words)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

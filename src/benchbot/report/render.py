@@ -9,12 +9,13 @@ from typing import Any, Literal
 
 import jinja2
 
-from benchbot.model import OUTCOMES
-from benchbot.report import figures, plots
+from benchbot.config.settings import duration_words
+from benchbot.core.model import OUTCOMES
 from benchbot.report import format as fmt
+from benchbot.report import plots
 from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
 from benchbot.report.view import Distribution, ReportView, Row, shortened
-from benchbot.settings import duration_words
+from benchbot.verdict import figures
 
 Format = Literal["markdown", "html"]
 
@@ -73,7 +74,7 @@ def render_within(view: ReportView, limit: int) -> str:
 
 def verdict_words(row: Row) -> str:
     """The verdict's cell: the outcome and the move of the signal that settled it
-    (``benchbot.report.figures.words``): ``slower +4.3%``, ``faster −3.3% work``, ``faster (+20.0%
+    (``benchbot.verdict.figures.words``): ``slower +4.3%``, ``faster −3.3% work``, ``faster (+20.0%
     throughput)``, ``level: same work; time within ±19.8%``, or the outcome alone."""
     if row.figure is None:
         return row.outcome

@@ -18,7 +18,15 @@ from typing import Literal
 
 import numpy as np
 
-from benchbot.model import (
+from benchbot.config.settings import (
+    DEFAULT_PARITY,
+    MAX_BUDGET_S,
+    MAX_RUNS,
+    ONLY_NAME,
+    UNIT_LABEL,
+    duration_words,
+)
+from benchbot.core.model import (
     OUTCOMES,
     ArmRuns,
     Benchmark,
@@ -34,18 +42,10 @@ from benchbot.model import (
     Spent,
     SuiteRecord,
 )
-from benchbot.report.figures import Figure, figure_of
-from benchbot.sequential import CALLS, FIRST_LOOK
-from benchbot.sequential import why as sequential_why
-from benchbot.settings import (
-    DEFAULT_PARITY,
-    MAX_BUDGET_S,
-    MAX_RUNS,
-    ONLY_NAME,
-    UNIT_LABEL,
-    duration_words,
-)
-from benchbot.shards import suite_items
+from benchbot.results.shards import suite_items
+from benchbot.verdict.figures import Figure, figure_of
+from benchbot.verdict.sequential import CALLS, FIRST_LOOK
+from benchbot.verdict.sequential import why as sequential_why
 
 CommandStyle = Literal["cli", "bench"]
 
@@ -241,7 +241,7 @@ class Row:
     timed_s: float | None = None  # seconds of timed runs it took (a suite's: its share)
     counted_s: float | None = None  # seconds of counted runs it took
     # What the verdict's cell shows beside the outcome: the move of the signal that settled
-    # it (benchbot.report.figures); None: the outcome alone.
+    # it (benchbot.verdict.figures); None: the outcome alone.
     figure: Figure | None = None
 
     @property

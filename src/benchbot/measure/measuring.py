@@ -1,0 +1,802 @@
+"""The two ways a workload is measured, as the engine runs them; ``judge`` decides.
+
+- **Fixed** (``runs`` given, in the config or as ``--runs`` / ``/bench runs=N``): the A/A
+  phase, the A/B phase for the workloads still comparable, and a confirmation phase for
+  the standouts, ``runs`` pairs each (docs/verdict.md).
+- **Sequential** (the default): rounds of triplets (base, base again, head) for every
+  workload still measuring, judged at a fixed schedule of looks until each is settled,
+  cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
+  (``sequential``). While the budget cannot carry every workload to a decision, the
+  rounds go to a change not yet confirmed first, then to the workloads nearest to one.
+  A change called at n pairs, and a program's level settled at n, is measured on to
+  ``sequential.estimate_pairs(n)``, then as ``sequential.estimate_until`` says, for its
+  estimate alone (its verdict judged on the first n: ``Measured.called``), after every
+  workload not yet settled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from benchbot.config.config import Config, WorkloadConfig
+from benchbot.core.model import (
+    CountMethod,
+    Counts,
+    Family,
+    Measuring,
+    Misses,
+    PhaseRuns,
+    Shard,
+    SuiteRecord,
+    Verdict,
+)
+from benchbot.run.runner import (
+    BATCH_S,
+    PERF_METRIC_PLAN,
+    VALGRIND_METRIC_PLAN,
+    VALGRIND_PLAN,
+    Counted,
+    Harness,
+    Spawner,
+    Target,
+    Tracked,
+    Triplets,
+    counted_runs,
+    fallback_reason,
+    planned_runs,
+    request,
+    run_phase,
+)
+from benchbot.sandbox import counting
+from benchbot.sandbox.spawn import SpawnRequest
+from benchbot.verdict import sequential, signals
+from benchbot.verdict.judge import CALLS, Judgement, Policy, Workload, judge
+
+PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
+ETA_INTERVAL_S = 0.1  # the progress estimate's time per run: taken again this often
+PENDING_LOOKS_AHEAD = 2  # a pending change is admitted with the budget for this many looks
+
+
+class Progress(Protocol):
+    """Where measuring reports how far it got (the engine's Reporter)."""
+
+    def phase(self, name: str, workloads: int, runs: int) -> None: ...
+    def progress(self, phase: str, workload: str, done: int, planned: int,
+                 left_s: float | None = None) -> None: ...
+    def note(self, message: str) -> None: ...
+
+
+@dataclass(slots=True)
+class Measured:
+    """What measuring recorded, per workload: its phases and how it was measured."""
+
+    phases: dict[str, dict[str, PhaseRuns]]
+    measuring: dict[str, Measuring] = field(default_factory=dict)
+    looks: dict[str, int] = field(default_factory=dict)  # triplets: looks taken
+    counts: dict[str, Counts] = field(default_factory=dict)  # how each workload was counted
+    # The spawner's own peak RSS: no run's peak reads below it (the memory verdict's floor).
+    maxrss_floor_kib: int | None = None
+    # triplets: a change called at this many pairs, measured on for the estimate alone
+    called: dict[str, int] = field(default_factory=dict)
+    # With suites: the config with each suite's benchmarks as workloads, and what each
+    # suite's harness reported (None: the config measured had no suites).
+    config: Config | None = None
+    suites: tuple[SuiteRecord, ...] = ()
+    # Seconds spent on counted runs apart from the timed ones, and on the suites'
+    # discovery runs (timed, but no workload's own).
+    counting_s: float = 0.0
+    discovery_s: float = 0.0
+    timed_s: dict[str, float] = field(default_factory=dict)  # each workload's timed runs
+    # Workloads whose base again ran from base's own place, not its copy: why; and why
+    # every workload's did, where base's build could not be copied (engine.copy_built).
+    again_fallback: dict[str, str] = field(default_factory=dict)
+    again_note: str | None = None
+    # The budget stopped workloads that read a change short of the pairs a call needs:
+    # how far it reached and how far a call needs (a warning of the report's).
+    budget_note: str | None = None
+
+    def workloads(self, config: Config) -> list[Workload]:
+        """What judging needs of every workload."""
+        return [
+            Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
+                     phases=self.phases[w.name],
+                     design="triplets" if w.name in self.looks else "pairs",
+                     looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
+                     metric=w.metric, called_at=self.called.get(w.name),
+                     memory_parity=w.memory_parity, maxrss_floor_kib=self.maxrss_floor_kib,
+                     judge_memory=w.suite is None)
+            for w in config.workloads
+        ]
+
+
+def policy(config: Config, seed: int, *, family: Family | None = None,
+           abort: bool = True) -> Policy:
+    """The comparison-wide settings of the verdict rule. ``family``: the whole
+    comparison's, when ``config`` holds a shard of it; ``abort`` False while a shard
+    measures, so that its own A/A check never stops it short of what ``merge`` needs to
+    apply the abort rule to all shards together."""
+    return Policy(alpha=config.alpha, confirm=config.confirm, aa=config.aa.enabled,
+                  abort_fraction=config.aa.abort_fraction, seed=seed, family=family,
+                  abort=abort)
+
+
+@dataclass(slots=True, kw_only=True)
+class Context:
+    """What both flows need: the config, the targets of each arm, where to run."""
+
+    config: Config
+    base: Mapping[str, Target]
+    head: Mapping[str, Target]
+    spawner: Spawner
+    env: Mapping[str, str]
+    seed: int
+    reporter: Progress
+    policy: Policy
+    clock: Callable[[], float] = time.monotonic  # seconds; the budget's deadline is on it
+    # What instructions can be counted with here (None: probed when measuring starts,
+    # without the sandbox's view).
+    means: counting.Means | None = None
+    # Suites: how each suite's harness is run, and the seconds a warm-up run of each of
+    # their benchmarks took (its share of its discovery's runs).
+    harnesses: dict[str, Harness] = field(default_factory=dict)
+    warmup_s: dict[str, float] = field(default_factory=dict)
+    # False: a change called stops there, not measured on for its estimate (bisect's steps
+    # that name no commit need the call, not the figure).
+    estimate: bool = True
+    # A history's step (benchbot.history.walk): every settled workload, level too, is measured on
+    # until the trend's estimate of the step is within this fraction each way (its 95%
+    # interval, trend.half_width). None: calls only, to sequential.ESTIMATE_HALF.
+    precision: float | None = None
+    # Where base again runs from: base's build in a place of its own, as head's stands
+    # (docs/verdict.md, "Placement"); a workload not in it (or None) runs it from base's.
+    again: dict[str, Target] | None = None
+    # A shard of a comparison: its share of the suites' benchmarks alone is measured
+    # (suites.discover), judged with the whole's family (None: not sharded).
+    shard: Shard | None = None
+
+    def again_of(self, name: str) -> Target:
+        """Where ``name``'s base again runs from."""
+        return (self.again or {}).get(name) or self.base[name]
+
+    def fall_back(self, name: str, why: str, measured: Measured) -> None:
+        """Base again from base's own place for ``name``, and why (a warning the report shows)."""
+        if self.again is not None and name in self.again:
+            del self.again[name]
+            measured.again_fallback[name] = why
+
+    def judged(self, measured: Measured) -> Judgement:
+        return judge(measured.workloads(self.config), self.policy)
+
+
+# --- instruction counts (docs/verdict.md, "A second signal") -----------------------------
+
+
+def _means(ctx: Context) -> counting.Means:
+    if ctx.means is None:
+        ctx.means = counting.means(ctx.env)
+    return ctx.means
+
+
+def _method(ctx: Context, w: WorkloadConfig, run_s: float | None) -> tuple[CountMethod | None, str]:
+    """The workload's counting method (its ``counts`` resolved here), and why."""
+    method, why = counting.choose(w.counts, _means(ctx), run_s=run_s)
+    return method, why  # type: ignore[return-value]
+
+
+def perf_counted(ctx: Context, workloads: Sequence[WorkloadConfig]) -> set[str]:
+    """The workloads whose measured runs perf counts (decided before any run); never a
+    suite's benchmarks, whose counts come from counted runs of their own (suitecount)."""
+    return {w.name for w in workloads if w.suite is None and _method(ctx, w, None)[0] == "perf"}
+
+
+def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: Measured,
+                *, deadline: float | None = None) -> None:
+    """For a workload not counted by perf: its ``counts`` resolved with the warm-up's time,
+    and valgrind's counted runs made where that is the method (base, head, base again,
+    head, each in its arm's worker), into ``measured.counts``. A counted run that fails
+    leaves the workload uncounted, with the reason, and its time verdict as it is."""
+    method, why = _method(ctx, w, run_s)
+    if method == "perf":
+        return
+    if method is None:
+        measured.counts[w.name] = Counts(method=None, why=why)
+        return
+    if deadline is not None and ctx.clock() >= deadline:
+        measured.counts[w.name] = Counts(method=None, why="not counted: the budget was spent "
+                                                          "before the counted runs")
+        return
+    made = counted_runs(ctx.spawner, w, ctx.base[w.name], ctx.head[w.name], ctx.env,
+                        method=method, plan=VALGRIND_PLAN, again=ctx.again_of(w.name))
+    measured.counting_s += made.seconds
+    if made.failure is not None:
+        measured.counts[w.name] = Counts(method=None, why=f"not counted: {made.failure}")
+        return
+    measured.counts[w.name] = Counts(
+        method="valgrind", why=why, base=tuple(made.instructions["base"]),
+        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]),
+        counted_s=round(made.seconds, 3), misses=counted_misses(made, "valgrind"))
+
+
+def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked,
+                phases: Mapping[str, PhaseRuns] | None = None) -> Counts:
+    """A perf-counted workload's Counts (the counts themselves are its runs'; so are the
+    last-level misses, arms[].ll_misses, where the CPU counted them in ``phases``)."""
+    if result.count_error is not None:
+        return Counts(method=None, why=f"not counted: {result.count_error}")
+    misses = any(arm.ll_misses for phase in (phases or {}).values() for arm in phase.arms.values())
+    return Counts(method="perf", why=_method(ctx, w, None)[1], every_run=True,
+                  scaled=result.counts_scaled,
+                  misses=Misses(how=counting.PERF_MISSES_WORDS, weight=signals.MISS_WEIGHT)
+                  if misses else None)
+
+
+def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured) -> None:
+    """metric: instructions: counted runs only, no timed loop. Valgrind: three runs of each
+    arm and two of base again; perf: ten rounds of base, base again and head."""
+    by_name = {w.name: w for w in ctx.config.workloads}
+    for name in names:
+        w = by_name[name]
+        start = ctx.clock()
+        warm = [ctx.spawner.spawn(_warmup(ctx, w, tgt))
+                for _ in range(max(1, w.warmup)) for tgt in (ctx.base[name], ctx.head[name])]
+        run_s = (ctx.clock() - start) / max(1, len(warm))
+        method, why = _method(ctx, w, run_s)
+        counts = Counts(method=None, why=why)
+        if method is not None:
+            plan = PERF_METRIC_PLAN if method == "perf" else VALGRIND_METRIC_PLAN
+            made = counted_runs(ctx.spawner, w, ctx.base[name], ctx.head[name], ctx.env,
+                                method=method, plan=plan, again=ctx.again_of(name))
+            if made.failure is not None:
+                counts = Counts(method=None, why=f"not counted: {made.failure}")
+            else:
+                counts = Counts(method=method, why=why, every_run=method == "perf",
+                                scaled=made.scaled, base=tuple(made.instructions["base"]),
+                                base_again=tuple(made.instructions["base_again"]),
+                                head=tuple(made.instructions["head"]),
+                                misses=counted_misses(made, method))
+        measured.counts[name] = counts
+        measured.measuring[name] = Measuring(
+            design="pairs", pairs=len(counts.head), stopped="fixed",
+            why="metric: instructions: a fixed number of counted runs, no timed runs")
+
+
+def counted_misses(made: Counted, method: str) -> Misses | None:
+    """The last-level misses of counted runs, where every run that counted instructions
+    counted them too (valgrind's cache simulation; perf where the CPU has the event)."""
+    arms = ("base", "base_again", "head")
+    if not made.ll_misses["base"] or any(
+            len(made.ll_misses[a]) != len(made.instructions[a]) for a in arms):
+        return None
+    return Misses(how=counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
+                  weight=signals.MISS_WEIGHT, base=tuple(map(float, made.ll_misses["base"])),
+                  base_again=tuple(map(float, made.ll_misses["base_again"])),
+                  head=tuple(map(float, made.ll_misses["head"])))
+
+
+def _warmup(ctx: Context, w: WorkloadConfig, tgt: Target) -> SpawnRequest:
+    return request(tgt, w, ctx.env)
+
+
+def measure_fixed(ctx: Context, names: Sequence[str], measured: Measured) -> None:
+    """A/A, then A/B for the workloads still comparable, then the standouts confirmed."""
+    config, by_name = ctx.config, {w.name: w for w in ctx.config.workloads}
+    expected: dict[str, str] = {}
+    warm: set[tuple[str, str]] = set()
+    perf = perf_counted(ctx, [by_name[n] for n in names])
+    perf_state = {n: Tracked() for n in perf}  # what the phases' runs said of their counts
+    # Before the A/A phase: each build's warm-ups (timed, for counts: auto), then the
+    # counted runs apart where valgrind counts.
+    for name in names:
+        if by_name[name].suite is not None:  # counted as a suite: not at all
+            continue
+        _warm_again(ctx, by_name[name], measured, warm, config.aa.enabled)
+        if name in perf or by_name[name].counts == "off":
+            if name not in perf:
+                count_apart(ctx, by_name[name], None, measured)
+            continue
+        w = by_name[name]
+        start = ctx.clock()
+        runs = [ctx.spawner.spawn(_warmup(ctx, w, tgt))
+                for _ in range(max(1, w.warmup)) for tgt in (ctx.base[name], ctx.head[name])]
+        warm.update((("base", name), ("head", name)))
+        if any(run.failed for run in runs):  # the measured runs will say what it did
+            measured.counts[name] = Counts(method=None, why="not counted: a warm-up run failed")
+            continue
+        count_apart(ctx, w, (ctx.clock() - start) / max(1, len(runs)), measured)
+
+    def phase(name: str, among: Sequence[str], cand: Mapping[str, Target], keys: tuple[str, str],
+              phase_seed: int, runs: int | None = None) -> Judgement:
+        configs = [dataclasses.replace(by_name[n], runs=runs or by_name[n].runs) for n in among]
+        ctx.reporter.phase(name, len(configs), planned_runs(configs, warm=warm, arm_keys=keys))
+        results = run_phase(
+            configs, ctx.base, cand, spawner=ctx.spawner, env=ctx.env, seed=phase_seed,
+            warm=warm, arm_keys=keys, expected=expected,
+            progress=lambda wl, done, total: ctx.reporter.progress(name, wl, done, total),
+            perf=perf, harnesses=ctx.harnesses,
+        )
+        for w in configs:
+            measured.phases[w.name][name] = results[w.name].recorded(name, w)
+            measured.timed_s[w.name] = measured.timed_s.get(w.name, 0.0) + results[w.name].timed_s
+            if w.name in perf:
+                state, made = perf_state[w.name], results[w.name]
+                state.count_error = state.count_error or made.count_error
+                state.counts_scaled |= made.counts_scaled
+                measured.counts[w.name] = perf_counts(ctx, w, state, measured.phases[w.name])
+            if results[w.name].expected is not None:
+                expected.setdefault(w.name, results[w.name].expected)  # type: ignore[arg-type]
+        return _among(ctx.judged(measured), names, abort=ctx.policy.abort)
+
+    judgement = _among(ctx.judged(measured), names, abort=ctx.policy.abort)
+    if config.aa.enabled:
+        again = {n: ctx.again_of(n) for n in names}
+        judgement = phase("aa", names, again, ("base", "again"), ctx.seed, runs=config.aa.runs)
+    if not judgement.aborted:
+        judgement = phase("ab", judgement.comparable, ctx.head, ("base", "head"), ctx.seed + 1)
+        if judgement.standouts:
+            phase("confirm", judgement.standouts, ctx.head, ("base", "head"), ctx.seed + 2)
+    for name in names:
+        phases = measured.phases[name]
+        pairs = sum(len(phases[p].order) // 2 for p in ("ab", "confirm") if p in phases)
+        measured.measuring[name] = Measuring(design="pairs", pairs=pairs, stopped="fixed",
+                                             why=sequential.WHY["fixed"],
+                                             **_seconds(measured, name))
+
+
+def _warm_again(ctx: Context, w: WorkloadConfig, measured: Measured,
+                warm: set[tuple[str, str]], aa: bool) -> None:
+    """Base again's own place warmed up before the A/A phase (a fresh copy's first run is
+    never kept); where a run from it fails and base's does not, base again runs from
+    base's place (``Context.fall_back``)."""
+    if not aa or ctx.again_of(w.name) == ctx.base[w.name]:
+        warm.add(("again", w.name))  # base's place: base's warm-ups warm it
+        return
+    for _ in range(max(1, w.warmup)):
+        raw = ctx.spawner.spawn(_warmup(ctx, w, ctx.again_of(w.name)))
+        if raw.failed:
+            if not ctx.spawner.spawn(_warmup(ctx, w, ctx.base[w.name])).failed:
+                ctx.fall_back(w.name, fallback_reason(raw), measured)
+            break
+    warm.add(("again", w.name))
+
+
+def _among(judgement: Judgement, names: Sequence[str], *, abort: bool) -> Judgement:
+    """The judgement as far as it concerns ``names`` (the fixed group's own A/A rule)."""
+    keep = set(names)
+    failed = tuple(n for n in judgement.aa.failed if n in keep)
+    comparable = tuple(n for n in judgement.comparable if n in keep)
+    aborted = (abort and bool(comparable)
+               and len(failed) > judgement.aa.abort_fraction * len(comparable))
+    return dataclasses.replace(
+        judgement, comparable=comparable,
+        standouts=tuple(n for n in judgement.standouts if n in keep),
+        aa=dataclasses.replace(judgement.aa, failed=failed, aborted=aborted),
+    )
+
+
+class Sequential:
+    """Rounds of triplets until every workload stops (module docstring)."""
+
+    def __init__(self, ctx: Context, names: Sequence[str], measured: Measured, *,
+                 deadline: float) -> None:
+        self.ctx, self.names, self.measured, self.deadline = ctx, list(names), measured, deadline
+        self.by_name = {w.name: w for w in ctx.config.workloads}
+        self.perf = perf_counted(ctx, [self.by_name[n] for n in names])
+        self.triplets = Triplets([self.by_name[n] for n in names], ctx.base, ctx.head,
+                                 spawner=ctx.spawner, env=ctx.env, seed=ctx.seed + 3,
+                                 perf=self.perf, harnesses=ctx.harnesses,
+                                 again={n: ctx.again_of(n) for n in names})
+        self.schedule = {n: sequential.looks(self.by_name[n].max_runs) for n in names}
+        self.done_looks = dict.fromkeys(names, 0)
+        self.stopped: dict[str, sequential.StopReason] = {}
+        # A change called: measured on to this many pairs for the estimate alone, after the
+        # workloads not yet settled (sequential.estimate_pairs).
+        self.estimating: dict[str, int] = {}
+        self.verdicts: dict[str, Verdict | None] = dict.fromkeys(names)
+        self.warmup_s: dict[str, float] = {}
+        self._triplet_cache: dict[str, tuple[int, float]] = {}  # name: (pairs, seconds)
+        self._per_run = (float("-inf"), 0.0)  # (when, seconds a run) for the progress
+        self._reach_noted = False  # the note on the pairs the budget reaches, said once
+
+    def run(self) -> None:
+        """Measure until every workload has stopped; leave the records in ``measured``."""
+        self.ctx.reporter.phase("sequential", len(self.names), self._planned())
+        self._warm_up()
+        for name in self.names:  # after the warm-ups, before the first measured triplet
+            if name in self.triplets.warmup_failed:  # the measured runs will say what it did
+                self.measured.counts[name] = Counts(method=None,
+                                                    why="not counted: a warm-up run failed")
+            elif name not in self.perf and self.by_name[name].suite is None:
+                count_apart(self.ctx, self.by_name[name], self.warmup_s.get(name),
+                            self.measured, deadline=self.deadline)
+        index = 0
+        active = list(self.names)
+        admitted = self._admit(active)
+        while active:
+            count = self._rounds(admitted)
+            if count < 1:
+                for name in active:  # a call stays settled; its estimate has fewer pairs
+                    self.stopped[name] = "settled" if name in self.estimating else "budget"
+                break
+            self.triplets.rounds(admitted, index, count, self._tick)
+            index += count
+            due = [n for n in admitted if self._due(n)]
+            if due:
+                self._look(due)
+                active = [n for n in active if n not in self.stopped]
+                admitted = self._admit(active)
+        self._record(final=True)
+
+    def _rounds(self, admitted: Sequence[str]) -> int:
+        """How many rounds the next batch holds (0: the budget cannot pay for one): as many
+        as fit in ``BATCH_S``, never past the budget, nor past any admitted workload's
+        next look (the looks fall where they always did)."""
+        if not admitted:
+            return 0
+        round_s = self._round_s(admitted)
+        fit = int(max(0.0, self.deadline - self.ctx.clock()) / round_s)
+        to_look = min(self._next_look(n) - self.triplets.results[n].pairs for n in admitted)
+        return min(fit, max(1, to_look), max(1, int(BATCH_S / round_s)))
+
+    def _next_look(self, name: str) -> int:
+        if name in self.estimating:
+            return self.estimating[name]
+        looks = self.schedule[name]
+        return looks[min(self.done_looks[name], len(looks) - 1)]
+
+    # --- looks ----------------------------------------------------------------------------
+
+    def _due(self, name: str) -> bool:
+        result = self.triplets.results[name]
+        return bool(result.failure) or result.pairs >= self._next_look(name)
+
+    def _look(self, due: Sequence[str]) -> None:
+        estimating = [n for n in due if n in self.estimating]
+        due = [n for n in due if n not in self.estimating]
+        for name in due:
+            self.done_looks[name] += 1
+        judgement = self._record(final=False)
+        self._note_reach()
+        for name in estimating:  # no look: its call stands on its first pairs
+            more = self._measure_on_to(name, judgement)
+            if more is None:
+                self.stopped[name] = "settled"
+            else:
+                self.estimating[name] = more
+        for name in due:
+            judged = judgement.workloads[name]
+            self.verdicts[name] = judged.ab
+            reason = sequential.stop_reason(
+                judged.ab, judged.aa, pairs=self.triplets.results[name].pairs,
+                max_pairs=self.by_name[name].max_runs, parity=self.by_name[name].parity,
+            )
+            pairs = self.triplets.results[name].pairs
+            if reason == "settled" and not judgement.aborted:
+                until = self._estimate_from(judged.ab, pairs, self.by_name[name])
+                if until > pairs:
+                    self.measured.called[name] = pairs
+                    self.estimating[name] = until
+                    continue
+            if reason is not None:
+                self.stopped[name] = reason
+        if judgement.aborted:
+            for name in self.names:
+                self.stopped.setdefault(name, "aborted")
+
+    def _estimate_from(self, ab: Verdict | None, pairs: int, w: WorkloadConfig) -> int:
+        """Where a workload settled at ``pairs`` is measured on to for its estimate first:
+        a call, and a program's level, to ``sequential.estimate_pairs``; with a precision
+        asked, a level for one more look's worth of pairs (then ``estimate_until``).
+        ``pairs``: not at all. A suite's benchmark settled level is not measured on: its
+        level rests on the work per unit, and time's estimate of a benchmark would take
+        many times its pairs to narrow (docs/verdict.md, "A level's estimate")."""
+        if ab is None or not self.ctx.estimate:
+            return pairs
+        if ab.outcome in CALLS:
+            return sequential.estimate_pairs(pairs, w.max_runs)
+        if ab.outcome == "level" and self.ctx.precision is not None:
+            return min(pairs + sequential.FIRST_LOOK, w.max_runs)
+        if ab.outcome == "level" and w.suite is None:
+            return sequential.estimate_pairs(pairs, w.max_runs)
+        return pairs
+
+    def _measure_on_to(self, name: str, judgement: Judgement) -> int | None:
+        """How many pairs in all a settled workload measured on for its estimate goes to
+        next, or None when it is done: the verdict's estimate within ESTIMATE_HALF
+        (``sequential.estimate_until``); with a precision asked (a history's step), the
+        trend's estimate of the step within it (``trend.half_width``), from how its
+        interval shrinks, 1/sqrt n."""
+        pairs, most = self.triplets.results[name].pairs, self.by_name[name].max_runs
+        ab = judgement.workloads[name].ab
+        if self.ctx.precision is None:
+            # A call the counts per unit carried: time's estimate of a suite's benchmark
+            # would take thousands of pairs to narrow to the width asked, so it is measured
+            # on the first extra pairs only (docs/verdict.md, "Counts per benchmark").
+            if _by_counts(ab):
+                return None
+            if ab is not None and ab.outcome == "level":  # no more than doubled
+                most = sequential.level_estimate_cap(self.measured.called[name], most)
+            return sequential.estimate_until(ab, pairs, most)
+        from benchbot.verdict import trend
+
+        w = self.by_name[name]
+        width = trend.half_width(trend.phases_estimate(
+            self.measured.phases[name], triplets=True, higher_is_better=w.better == "higher",
+            seed=self.ctx.seed))
+        if pairs >= most or (width is not None and width <= self.ctx.precision):
+            return None
+        grow = 2.0 if width is None else (width / self.ctx.precision) ** 2
+        return min(max(math.ceil(pairs * grow), pairs + sequential.FIRST_LOOK), most)
+
+    def _record(self, *, final: bool) -> Judgement:
+        for name in self.names:
+            w = self.by_name[name]
+            self.measured.phases[name] = self.triplets.results[name].recorded(w)
+            self.measured.looks[name] = max(1, self.done_looks[name])
+            if name in self.perf:
+                self.measured.counts[name] = perf_counts(self.ctx, w, self.triplets.results[name],
+                                                         self.measured.phases.get(name))
+        judgement = self.ctx.judged(self.measured)
+        if final:  # what would settle it, from the verdict the report shows
+            for name in self.names:
+                self.measured.measuring[name] = self._measuring(name, judgement.workloads[name].ab)
+            self.measured.budget_note = self._budget_note(judgement)
+        return judgement
+
+    # --- the pairs the budget reaches -----------------------------------------------------
+
+    def _reach(self) -> tuple[float, int]:
+        """Seconds a round of every workload takes, and the pairs the whole budget reaches at
+        that pace (from the first rounds' timing)."""
+        round_s = self._round_s(self.names)
+        pairs = max(self.triplets.results[n].pairs for n in self.names)
+        left = max(0.0, self.deadline - self.ctx.clock())
+        return round_s, pairs + int(left / round_s) if round_s > 0 else pairs
+
+    def _note_reach(self) -> None:
+        """Once, at the first look: where the budget will stop short of the pairs from which
+        a change is called, say so (the progress), from the first rounds' pace."""
+        if self._reach_noted:
+            return
+        self._reach_noted = True
+        round_s, reach = self._reach()
+        if reach < sequential.CALL_PAIRS:
+            self.ctx.reporter.note(
+                f"at about {_seconds_text(round_s)} a round the budget reaches about {reach} "
+                f"pairs; {sequential.CALL_PAIRS} pairs would take about "
+                f"{_seconds_text(sequential.CALL_PAIRS * round_s)}: {_CALLED_FROM}")
+
+    def _budget_note(self, judgement: Judgement) -> str | None:
+        """The report's warning where the budget stopped workloads whose runs read a change
+        and that wait for the pairs a call needs (``few_runs``): how far the budget reached,
+        at what pace, and how far a call needs."""
+        waiting = [n for n in self.names if self.stopped.get(n) == "budget"
+                   and sequential.pending_change(ab := judgement.workloads[n].ab)
+                   and ab is not None and ab.reason_code == "few_runs"]
+        if not waiting:
+            return None
+        round_s = self._round_s(self.names)
+        pairs = max(self.triplets.results[n].pairs for n in self.names)
+        which = ", ".join(waiting[:3]) + (f" and {len(waiting) - 3} more" if len(waiting) > 3 else "")
+        return (f"the budget reached {pairs} pairs at about {_seconds_text(round_s)} a round, "
+                f"and {len(waiting)} workload{'s' if len(waiting) > 1 else ''} ({which}) read a "
+                f"change that waits for more: {_CALLED_FROM}; {sequential.CALL_PAIRS} pairs "
+                f"would take about {_seconds_text(sequential.CALL_PAIRS * round_s)} of rounds")
+
+    def _measuring(self, name: str, verdict: Verdict | None) -> Measuring:
+        result = self.triplets.results[name]
+        reason = self.stopped.get(name, "budget")
+        looks = self.schedule[name][: self.done_looks[name]]
+        settle = None
+        if reason in ("budget", "max_runs") and (verdict is None
+                                                  or verdict.outcome == "inconclusive"):
+            settle = sequential.pairs_to_settle_uncapped(verdict, self.by_name[name].parity)
+        self.measured.timed_s[name] = result.timed_s
+        return Measuring(design="triplets", pairs=result.pairs, stopped=reason,
+                         why=sequential.why(reason, verdict), looks=looks, orders="".join(result.orders),
+                         settle_pairs=settle, called_at=self.measured.called.get(name),
+                         **_seconds(self.measured, name))
+
+    # --- the budget -----------------------------------------------------------------------
+
+    def _admit(self, active: Sequence[str]) -> list[str]:
+        """The workloads that get the next rounds, as many as the remaining budget can carry
+        (at least one). First those with a change pending (``sequential.pending_change``:
+        the median has left its tolerance, the best-run side or the 51-pair start has not
+        followed yet), each with enough budget set aside for its next two looks, as the
+        best runs' interval narrows by jumps rather than steadily; then the others, nearest
+        to a decision first, each to its next look. While the budget lasts every workload
+        goes on; when it runs short, a pending change keeps its rounds and a workload whose
+        next look it cannot pay for waits."""
+        left = self.deadline - self.ctx.clock()
+        pending = {n for n in active if sequential.pending_change(self.verdicts[n])}
+        order = sorted(active, key=lambda n: (n in self.estimating, n not in pending,
+                                              self._cost_to_settle(n)))
+        chosen: list[str] = []
+        spent = 0.0
+        for name in order:
+            cost = self._cost_to_look(name, ahead=PENDING_LOOKS_AHEAD if name in pending else 1)
+            if chosen and spent + cost > left:
+                continue
+            chosen.append(name)
+            spent += cost
+        return [n for n in self.names if n in chosen]  # rounds keep the config's order
+
+    def _cost_to_look(self, name: str, *, ahead: int = 1) -> float:
+        """Seconds until this workload's ``ahead``-th look from now (a call measured on for
+        its estimate: until the estimate's pairs)."""
+        result = self.triplets.results[name]
+        if name in self.estimating:
+            return max(self.estimating[name] - result.pairs, 1) * self._triplet_s(name)
+        looks = self.schedule[name]
+        due = looks[min(self.done_looks[name] + ahead - 1, len(looks) - 1)]
+        return max(due - result.pairs, 1) * self._triplet_s(name)
+
+    def _cost_to_settle(self, name: str) -> float:
+        result = self.triplets.results[name]
+        if name in self.estimating:
+            return max(self.estimating[name] - result.pairs, 1) * self._triplet_s(name)
+        looks = self.schedule[name]
+        if self.verdicts[name] is None:
+            need = looks[0] - result.pairs
+        else:
+            target = sequential.pairs_to_settle(self.verdicts[name], self.by_name[name].parity,
+                                                max_pairs=self.by_name[name].max_runs)
+            need = max(target, looks[min(self.done_looks[name], len(looks) - 1)]) - result.pairs
+        return max(need, 1) * self._triplet_s(name)
+
+    def _triplet_s(self, name: str) -> float:
+        """Seconds one more triplet of this workload takes, from its runs so far.
+
+        Asked after every run (for the progress estimate) and every round (for the
+        budget): the medians are taken again only once the triplets have grown by an
+        eighth since the last time, as sorting every arm's runs after every run cost up
+        to 8 ms between runs (20 workloads at 1,000 pairs)."""
+        result = self.triplets.results[name]
+        pairs = result.pairs
+        cached = self._triplet_cache.get(name)
+        if cached is not None and pairs < cached[0] + max(1, cached[0] // 8):
+            return cached[1]
+        walls = [_median(s.wall_ns) for s in (result.base, result.again, result.head) if s.wall_ns]
+        if len(walls) < 3:
+            return 3 * (self.warmup_s.get(name, 0.01) + PER_RUN_OVERHEAD_S)
+        # A suite's benchmark: its share of the harness's runs, which serve them all.
+        share = self.triplets.served.get(name, 1)
+        seconds = (sum(walls) / 1e9 + 3 * PER_RUN_OVERHEAD_S) / share
+        self._triplet_cache[name] = (pairs, seconds)
+        return seconds
+
+    def _round_s(self, names: Sequence[str]) -> float:
+        return sum(self._triplet_s(n) for n in names)
+
+    def _warm_up(self) -> None:
+        for name in self.names:
+            if self.by_name[name].suite is not None:  # its suite's discovery warmed it
+                self.warmup_s[name] = self.ctx.warmup_s.get(name, 0.01)
+                continue
+            if self.ctx.clock() >= self.deadline:
+                break  # the budget is spent (builds, slow warm-ups): nothing more is run
+            start = self.ctx.clock()
+            runs_before = self.triplets.runs
+            self.triplets.warm_up([name])
+            self.warmup_s[name] = ((self.ctx.clock() - start)
+                                   / max(1, self.triplets.runs - runs_before))
+            if name in self.triplets.again_fallback:
+                self.ctx.fall_back(name, self.triplets.again_fallback[name], self.measured)
+
+    # --- progress -------------------------------------------------------------------------
+
+    def _planned(self) -> int:
+        return sum(3 * sequential.FIRST_LOOK for _ in self.names)
+
+    def _tick(self, name: str) -> None:
+        """Progress after each run: the runs the budget has room for, at the time per run
+        of the workloads still measuring (taken again at most every ETA_INTERVAL_S)."""
+        done = self.triplets.runs
+        now = self.ctx.clock()
+        if now - self._per_run[0] >= ETA_INTERVAL_S:
+            active = [n for n in self.names if n not in self.stopped]
+            self._per_run = (now, self._round_s(active) / max(3 * len(active), 1))
+        left = max(0.0, self.deadline - now)
+        planned = done + int(left / max(self._per_run[1], 1e-3))
+        self.ctx.reporter.progress("sequential", name, done, planned, left_s=left)
+
+
+_CALLED_FROM = (f"a change is called from {sequential.CALL_PAIRS} pairs on, or from "
+                f"{sequential.APART_PAIRS} where base's and head's runs do not overlap")
+
+
+def _seconds_text(seconds: float) -> str:
+    """A duration for a sentence: '80 ms', '31 s', '26 min'."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def _by_counts(verdict: Verdict | None) -> bool:
+    """A call the counts per unit of a suite's benchmark carried (time did not call it)."""
+    return verdict is not None and verdict.settled_by == "instructions and time"
+
+
+def _seconds(measured: Measured, name: str) -> dict[str, Any]:
+    """A workload's timed and counted seconds, as Measuring records them."""
+    counts = measured.counts.get(name)
+    timed = measured.timed_s.get(name)
+    return {"timed_s": None if timed is None else round(timed, 3),
+            "counted_s": counts.counted_s if counts is not None else None}
+
+
+def _median(values: Sequence[int]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def measure(ctx: Context, *, deadline: float) -> Measured:
+    """Measure every workload of the config: each suite's benchmarks found first
+    (``suites.discover``), then the fixed workloads, then the sequential ones."""
+    measured = Measured(phases={})
+    if ctx.config.suites:
+        from benchbot.suites import listing
+
+        found = listing.discover(ctx.config, ctx.base, ctx.head, spawner=ctx.spawner,
+                                env=ctx.env, shard=ctx.shard)
+        if ctx.shard is not None and ctx.policy.family is not None:
+            from benchbot.results import shards  # the whole's family: every shard's benchmarks
+
+            ctx.policy = dataclasses.replace(ctx.policy, family=shards.with_suites(
+                ctx.policy.family, ctx.config.suites, found.records))
+        suite_of = {w.name: w.suite for w in found.config.workloads if w.suite is not None}
+        ctx.config = found.config
+        ctx.harnesses = found.harnesses
+        ctx.base = {**ctx.base, **{n: ctx.base[s] for n, s in suite_of.items()}}
+        ctx.head = {**ctx.head, **{n: ctx.head[s] for n, s in suite_of.items()}}
+        ctx.warmup_s = found.warmup_s
+        measured.config, measured.suites = found.config, found.records
+        for name, phases in found.failed.items():
+            measured.phases[name] = phases
+            measured.looks[name] = 1
+            measured.measuring[name] = Measuring(design="triplets", pairs=0, stopped="failed",
+                                                 why=sequential.WHY["failed"])
+        measured.discovery_s = found.discovery_s
+        _count_suites(ctx, [n for n in suite_of if n not in measured.phases], found.figures,
+                      measured, deadline)
+    failed = set(measured.phases)
+    todo = [w for w in ctx.config.workloads if w.name not in failed]
+    measured.phases.update({w.name: {} for w in todo})
+    counted = [w.name for w in todo if w.metric == "instructions"]
+    fixed = [w.name for w in todo if w.runs is not None and w.name not in counted]
+    rest = [w.name for w in todo if w.runs is None and w.name not in counted]
+    if counted:
+        measure_instructions(ctx, counted, measured)
+    if fixed:
+        measure_fixed(ctx, fixed, measured)
+    if rest:
+        Sequential(ctx, rest, measured, deadline=deadline).run()
+    return measured
+
+
+def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any],
+                  measured: Measured, deadline: float) -> None:
+    """The counted runs of the suites' benchmarks (suitecount), before any timed round."""
+    from benchbot.suites import suitecount
+
+    if not names:
+        return
+
+    def tick(name: str, done: int, planned: int) -> None:
+        ctx.reporter.progress("counting", name, done, planned)
+
+    setting = suitecount.Setting(
+        config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
+        figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
+        progress=tick, again=ctx.again,  # the phase's line is said as runs are made
+        phase=lambda benchmarks, runs: ctx.reporter.phase("counting", benchmarks, runs))
+    counted = suitecount.count_all(setting, names, deadline=deadline)
+    measured.counts.update(counted.counts)
+    measured.suites = suitecount.recorded(measured.suites, counted)
+    measured.counting_s += sum(s for _how, _runs, s in counted.suites.values())

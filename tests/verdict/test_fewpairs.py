@@ -1,0 +1,127 @@
+"""Calls from few pairs (issue 39): below the 51 pairs a 10th percentile needs for its
+lower bound, a change is called where the two builds' runs do not overlap, from 15 pairs
+in triplets (docs/verdict.md, "Calls from few pairs")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchbot.core.model import ArmRuns, Family, PhaseRuns, Verdict
+from benchbot.verdict import sequential, stats
+from benchbot.verdict.judge import Policy, Workload, judge
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+
+
+def _arm(values: list[float]) -> ArmRuns:
+    return ArmRuns(samples_ns=tuple(values), wall_ns=tuple(int(v) for v in values),
+                   cpu_ns=tuple(values), maxrss_kib=(1,) * len(values))
+
+
+def _judged(base: list[float], again: list[float], head: list[float], *,
+            family: int = 11, seed: int = 3) -> Verdict:
+    n = len(head)
+    look = sequential.looks(1000).index(n) + 1 if n in sequential.looks(1000) else 2
+    w = Workload(name="w", parity=0.02, floor_ns=25_000.0, design="triplets", looks=look,
+                 phases={"aa": PhaseRuns(arms={"base": _arm(base), "base_again": _arm(again)},
+                                         order="AB" * n),
+                         "ab": PhaseRuns(arms={"base": _arm(base), "head": _arm(head)},
+                                         order="AB" * n)})
+    final = judge([w], Policy(alpha=0.05, seed=seed, family=Family(sequential=family, fixed=0))
+                  ).workloads["w"].final
+    assert final is not None
+    return final
+
+
+def _issue_example(n: int = 15) -> tuple[list[float], list[float], list[float]]:
+    """Issue 39's benchmark: 15 triplets of a pytest-benchmark suite of 11, base's runs
+    4.76-5.06 ms, head's 2.70-3.11 ms (every per-pair ratio 0.54-0.65), in a fixed shuffle."""
+    rng = np.random.default_rng(39)
+    base = list(rng.permutation(np.linspace(4.76e6, 5.06e6, n)))
+    again = list(rng.permutation(np.linspace(4.77e6, 5.05e6, n)))
+    head = list(rng.permutation(np.linspace(2.70e6, 3.11e6, n)))
+    return base, again, head
+
+
+@pytest.fixture
+def rule_before(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The rule before issue 39: below 51 pairs nothing is called, however the runs lie."""
+    monkeypatch.setattr(stats, "_apart", lambda arms, ys, q, slower: (None, 0))
+    yield
+
+
+def test_the_fewest_pairs_the_runs_lying_apart_can_call_from() -> None:
+    # (1 - 0.1)^(n + 2n) <= 1%: 15 triplets; pairs of one base arm need 22
+    assert stats.apart_from(0.1, 2) == 15 and stats.apart_from(0.1, 1) == 22
+    assert stats.apart_bound(15, 30, 0.1) <= stats.LOW_ALPHA < stats.apart_bound(14, 28, 0.1)
+    assert stats.apart_from(0.1, 2) < sequential.CALL_PAIRS == 51
+
+
+def test_the_issue_s_fifteen_pairs_are_called_faster() -> None:
+    final = _judged(*_issue_example())
+    assert final.outcome == "faster", final
+    assert final.ratio is not None and 0.55 < final.ratio < 0.62
+    assert final.ci is not None and final.ci[1] < 0.66  # the central side's own interval
+    assert sequential.stop_reason(final, None, pairs=15, max_pairs=1000, parity=0.02) == "settled"
+
+
+def test_the_issue_s_fifteen_pairs_waited_for_51_under_the_rule_before(rule_before: None) -> None:
+    final = _judged(*_issue_example())
+    assert final.outcome == "inconclusive" and final.reason_code == "few_runs", final
+    assert "a change is called from 51 pairs on" in (final.reason or "")
+
+
+def test_ten_pairs_apart_are_too_few_even_so() -> None:
+    final = _judged(*_issue_example(10))
+    assert final.outcome == "inconclusive" and final.reason_code == "few_runs", final
+    assert "called from 51 pairs on, or from 15 where the builds' runs do not overlap" in (
+        final.reason or "")
+
+
+def test_one_head_run_that_reaches_base_s_runs_holds_the_call() -> None:
+    base, again, head = _issue_example()
+    head[4] = 4.9e6  # one slow head run among base's: the runs overlap
+    final = _judged(base, again, head)
+    assert final.outcome == "inconclusive" and final.reason_code == "few_runs", final
+    assert "(1 of head's 15 reach base's)" in (final.reason or ""), final.reason
+    assert sequential.pending_change(final)  # the budget goes to it first
+    # the mirror image: a slower call, held by one base run as slow as head's
+    fast, fast_again, slow = _issue_example()[2], _issue_example()[2][::-1], _issue_example()[0]
+    assert _judged(fast, fast_again, slow).outcome == "slower"
+    fast_again[2] = 4.8e6
+    held = _judged(fast, fast_again, slow)
+    assert held.outcome == "inconclusive" and held.reason_code == "few_runs", held
+    assert "(2 of head's 15 reach base's)" in (held.reason or ""), held.reason  # 4.76, 4.78 ms
+
+
+@pytest.mark.parametrize("name", ["biased-modes-384.json", "biased-modes-1000.json"])
+@pytest.mark.parametrize("n", [15, 22, 34])
+def test_recorded_biased_modes_are_not_called_from_few_pairs(name: str, n: int) -> None:
+    """Identical work per mode, head in the slow mode in 70% of its runs, base in 50%
+    (tests/fixtures): at every look below 51 pairs, no call; the runs overlap."""
+    rec = json.loads((FIXTURES / name).read_text())
+    final = _judged(rec["base"][:n], rec["base_again"][:n], rec["head"][:n], family=1,
+                    seed=rec["seed"])
+    assert final.outcome not in ("slower", "faster"), final
+
+
+def test_timing_modes_at_the_premise_s_corner_lie_apart_about_as_often_as_it_says() -> None:
+    """Head in the slow mode (+25%) in 90% of its runs, base in 10%, each mode 1% wide:
+    the runs of 15 triplets lie apart (head's above all 30 of base's) only where head's
+    all landed slow and base's all fast, (0.9)^45 = 0.9% of the time; within a mode
+    nothing separates them. Counted over 4,000 draws: about that, and below 1.5%."""
+    rng = np.random.default_rng(2026)
+    n, apart = 15, 0
+    draws = 4000
+    for _ in range(draws):
+        def runs(slow: float, k: int) -> np.ndarray:
+            return np.where(rng.random(k) < slow, 1.25, 1.0) * (1 + rng.exponential(0.005, k))
+        base, head = runs(0.1, 2 * n), runs(0.9, n)
+        got, _ = stats._apart([base[:n], base[n:]], head, 0.1, True)
+        apart += bool(got)
+    assert 0.004 < apart / draws < 0.015, apart
