@@ -7,8 +7,9 @@ import re
 import pytest
 
 from benchbot.config.config import WorkloadConfig
+from benchbot.core.globs import GlobError, check_glob, matches
 from benchbot.core.model import Skipped
-from benchbot.git.skipping import GlobError, check_glob, matches, unaffected
+from benchbot.git.skipping import unaffected
 
 
 @pytest.mark.parametrize("glob, path, covered", [

@@ -47,8 +47,8 @@ from benchbot.config.settings import (
 )
 from benchbot.config.yamlnode import Doc, Read, compose, join, line, parse_duration, suggest
 from benchbot.core.errors import ConfigError
+from benchbot.core.globs import GlobError, check_glob
 from benchbot.core.model import OUTCOMES, Better, CountsMode, Metric, Order, Outcome
-from benchbot.git.skipping import GlobError, check_glob
 from benchbot.sandbox import fsview
 from benchbot.sandbox.bwrap import is_never_passed
 

@@ -10,6 +10,7 @@ Nothing here calls the API or git.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,9 +148,16 @@ class ActionEnv:
         )
 
 
-def _branch(name: str) -> str:
-    from benchbot.github.watch import check_branch
+def check_branch(name: str) -> str:
+    """A branch name benchbot writes to: letters, digits, ``.``, ``_``, ``-`` and ``/``
+    between parts, none beginning with a dot or ending in ``.lock``; else ValueError."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*", name) \
+            or ".." in name or name.endswith(".lock") or len(name) > 100:
+        raise ValueError(f"history branch {name[:60]!r}: not a branch name benchbot writes to")
+    return name
 
+
+def _branch(name: str) -> str:
     try:
         return check_branch(name)
     except ValueError as exc:

@@ -48,7 +48,7 @@ from benchbot.core.errors import BenchbotError, GitError, ResultsError, UsageErr
 from benchbot.github import artifact as artifact_files
 from benchbot.github import limits
 from benchbot.github.api import BranchHead
-from benchbot.github.env import ActionEnv
+from benchbot.github.env import ActionEnv, check_branch
 from benchbot.github.event import Event
 from benchbot.github.fetch import fetch_commits
 from benchbot.github.measure import errors_written, write_results
@@ -135,15 +135,6 @@ def is_push_job(text: str | None) -> bool:
     except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(data, dict) and data.get("kind") == "push"
-
-
-def check_branch(name: str) -> str:
-    """A branch name benchbot writes to: letters, digits, ``.``, ``_``, ``-`` and ``/``
-    between parts, none beginning with a dot or ending in ``.lock``; else ValueError."""
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*", name) \
-            or ".." in name or name.endswith(".lock") or len(name) > 100:
-        raise ValueError(f"history branch {name[:60]!r}: not a branch name benchbot writes to")
-    return name
 
 
 # --- gate ----------------------------------------------------------------------------------

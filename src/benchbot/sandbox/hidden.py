@@ -23,7 +23,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchbot.git import skipping
+from benchbot.core.globs import matches
 
 # Left out of everything: the worktree's own ``.git`` (a file naming where the repository
 # keeps this worktree's HEAD and index).
@@ -40,8 +40,8 @@ class TooMany(ValueError):
 
 def covered(globs: Sequence[str], relative: str) -> bool:
     """Whether ``relative`` (``/``-separated, from the worktree's root) is one of the
-    files ``globs`` names (``skipping``'s globs)."""
-    return any(skipping.matches(g, relative) for g in globs)
+    files ``globs`` names (``core.globs``)."""
+    return any(matches(g, relative) for g in globs)
 
 
 def files(root: Path, globs: Sequence[str]) -> list[str]:
