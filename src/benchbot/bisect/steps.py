@@ -1,6 +1,6 @@
 """The bisect's search: which first-parent commit between good (0) and bad (n) carries
 the change, as pure bookkeeping over a ``Lab`` (the seam that builds and compares
-commits; ``bisect.RepoLab`` is the real one, tests plant outcomes). docs/verdict.md,
+commits; ``bisect.search.RepoLab`` is the real one, tests plant outcomes). docs/verdict.md,
 "Bisecting: many comparisons, one error"; docs/cli.md, "Bisect".
 
 1. Good against bad. ``level``: no commit carries a change. ``inconclusive`` or

@@ -55,6 +55,7 @@ from benchbot.github.measure import errors_written, write_results
 from benchbot.github.output import ERROR, Log, append_summary, first_line, write_outputs
 from benchbot.history import composed, historydoc, walk
 from benchbot.history.historydoc import CommitRecord
+from benchbot.measure import lab
 from benchbot.measure.progress import TerminalReporter
 from benchbot.report import bisect as bisect_report
 from benchbot.report import history as page
@@ -157,7 +158,7 @@ def gate(action_env: ActionEnv, event: Event, log: Log) -> PushJob | None:
     repo = fetch_commits(action_env, _wants(push.ref, push.before, push.after))
     read_config(repo, push.before, action_env.config_path)  # a broken config stops here
     try:
-        line = search.first_parent_line(repo, push.before, push.after,
+        line = lab.first_parent_line(repo, push.before, push.after,
                                         names=(push.before[:12], push.after[:12]))
     except GitError as exc:
         text = (f"the push to {default} rewrote it ({first_line(str(exc))}): nothing measured; "

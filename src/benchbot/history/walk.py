@@ -1,7 +1,7 @@
 """benchbot history record: every first-parent commit of a range compared with its parent
 and kept in a store (``historydoc``), one file per commit (docs/cli.md, "History").
 
-Each step is a whole comparison under the config's rule, through ``bisect.RepoLab``: one
+Each step is a whole comparison under the config's rule, through ``measure.lab.RepoLab``: one
 worktree per tree, each built once, ``engine.compare_built`` on the two builds, a commit
 whose worktree after the build equals its parent's (``bisect.output_hash``) stored as
 ``identical`` and not measured. A step that settles early is measured on until its
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot.bisect.search import RepoLab, first_parent_line
 from benchbot.config.config import Config, load_config
 from benchbot.config.find import read_config
 from benchbot.core.errors import BenchbotError, GitError, UsageError
@@ -38,6 +37,7 @@ from benchbot.history.historydoc import (
     Where,
     WorkloadStep,
 )
+from benchbot.measure.lab import RepoLab, first_parent_line
 from benchbot.run.runner import Spawner
 from benchbot.verdict import trend
 
