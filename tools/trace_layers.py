@@ -18,6 +18,13 @@ into a dataclass's own methods (its generated ``__init__``, a property, any meth
 
     python tools/trace_layers.py            # the table
     python tools/trace_layers.py --edges    # and each climbing pair
+    python tools/trace_layers.py --static   # every import edge between packages
+
+The static check reads every ``import`` in ``src/benchbot`` (at the top of a module, inside
+a function, under ``TYPE_CHECKING``: a type is a dependency too) and puts each module in
+its package; ``PACKAGES`` orders the packages from the bottom up (docs/architecture.md).
+An edge from a package to one above it is a climb; a circle of modules (inside a package
+or across) is a circle; a module in no listed package is unplaced. All three must be 0.
 """
 
 from __future__ import annotations
@@ -65,6 +72,140 @@ LAYERS = {
 # Everything the engine runs below it (git, sandbox, measuring, statistics, the report)
 # is the engine's layer; the report is the output's.
 PREFIX_LAYERS = (("benchbot.report", OUTPUT), ("benchbot.", WORK))
+
+
+# --- the static check: packages and their import edges -------------------------------------
+
+SRC = ROOT / "src" / "benchbot"
+# Bottom first: a package may import itself and any package before it, never one after.
+PACKAGES = ("core", "harness", "sandbox", "git", "config", "verdict", "results", "run",
+            "suites", "measure", "bisect", "history", "report", "github")
+# The top: the command line and the commands that are one module each. ``benchbot``
+# itself holds the version only (imported by anyone, importing nothing).
+TOP = ("benchbot.cli", "benchbot.demo", "benchbot.doctor", "benchbot.__main__")
+ROOT_MODULE = "benchbot"
+
+
+def module_names(src: Path = SRC) -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    out = {}
+    for path in sorted(src.rglob("*.py")):
+        parts = path.relative_to(src.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def import_edges(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the benchbot modules it imports anywhere in its source."""
+    import ast
+
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([base] if base else [])])
+                for alias in node.names:  # ``from p import m``: the module m where it is one
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+        edges[name] = {m for m in found if m in modules and m != name}
+    return edges
+
+
+def package_of(module: str) -> str | None:
+    """The package a module belongs to (``top`` for the command line's, ``root`` for
+    ``benchbot`` itself), or None: unplaced."""
+    if module == ROOT_MODULE:
+        return "root"
+    if module in TOP:
+        return "top"
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in PACKAGES else (
+        parts[1] if len(parts) == 2 and parts[1] in PACKAGES else None)
+
+
+def _rank(package: str) -> int:
+    return {"root": -1, "top": len(PACKAGES)}.get(package, PACKAGES.index(package)
+                                                   if package in PACKAGES else -2)
+
+
+@dataclass
+class Static:
+    edges: dict[str, set[str]]
+    climbs: list[tuple[str, str]] = field(default_factory=list)
+    circles: list[list[str]] = field(default_factory=list)
+    unplaced: list[str] = field(default_factory=list)
+
+
+def static_check(src: Path = SRC) -> Static:
+    """Every import edge of the package at ``src`` against ``PACKAGES``: the climbs,
+    circles and unplaced modules (each should be none)."""
+    modules = module_names(src)
+    edges = import_edges(modules)
+    result = Static(edges)
+    result.unplaced = [m for m in modules if package_of(m) is None]
+    for source, targets in edges.items():
+        for target in sorted(targets):
+            a, b = package_of(source), package_of(target)
+            if a is None or b is None:
+                continue
+            if b != "root" and (a == "root" or _rank(b) > _rank(a)):
+                result.climbs.append((source, target))
+    result.circles = _circles(edges)
+    return result
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """package -> the packages it imports (for the table in docs/architecture.md)."""
+    out: dict[str, set[str]] = collections.defaultdict(set)
+    for source, targets in edges.items():
+        for target in targets:
+            a, b = package_of(source), package_of(target)
+            if a and b and a != b and b != "root":
+                out[a].add(b)
+    return dict(out)
 
 
 def layer_of(module: str, *, publish_is_step: bool) -> int | None:
@@ -196,7 +337,24 @@ def report(traces: dict[str, Trace], show_edges: bool, write: Callable[[str], No
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", action="store_true", help="list each climbing pair")
+    parser.add_argument("--static", action="store_true",
+                        help="check every import edge between packages instead of tracing")
     args = parser.parse_args()
+    if args.static:
+        found = static_check()
+        for package, imported in sorted(package_edges(found.edges).items(),
+                                        key=lambda kv: _rank(kv[0])):
+            print(f"{package:8} -> {', '.join(sorted(imported, key=_rank))}")
+        print(f"modules {len(found.edges)}, edges {sum(map(len, found.edges.values()))}, "
+              f"climbs {len(found.climbs)}, circles {len(found.circles)}, "
+              f"unplaced {len(found.unplaced)}")
+        for source, target in found.climbs:
+            print(f"climb: {source} -> {target}")
+        for group in found.circles:
+            print(f"circle: {' <-> '.join(group)}")
+        for module in found.unplaced:
+            print(f"unplaced: {module}")
+        return 1 if found.climbs or found.circles or found.unplaced else 0
     import importlib.util
 
     publish_is_step = importlib.util.find_spec("benchbot.github.conclude") is None

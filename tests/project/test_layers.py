@@ -1,4 +1,5 @@
-"""Each mode of `benchbot github` goes straight down the layers of docs/architecture.md:
+"""The packages import only downwards (a static check of every import edge), and each mode
+of `benchbot github` goes straight down the layers of docs/architecture.md:
 traced in-process (tools/trace_layers.py), no call climbs back to a higher layer and the
 config is read once."""
 
@@ -16,7 +17,8 @@ from tests.ghenv import CONFIG
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "trace_layers.py"
 # config (and its YAML-node layer) parses values with the parsers it shares with the
 # command line and the Action's inputs (settings, a leaf module).
-ALLOWED_CLIMBS = {("benchbot.config.config", "benchbot.config.settings"), ("benchbot.config.yamlnode", "benchbot.config.settings")}
+ALLOWED_CLIMBS = {("benchbot.config.config", "benchbot.config.settings"),
+                  ("benchbot.config.yamlnode", "benchbot.config.settings")}
 
 
 def _tool() -> ModuleType:
@@ -39,3 +41,43 @@ def test_each_mode_goes_straight_down_and_reads_the_config_once() -> None:
         assert trace.config_reads == (0 if mode == "publish" else 1), mode
     assert {"benchbot.measure.engine", "benchbot.github.measure"} <= traces["measure"].modules
     assert "benchbot.github.post" in traces["publish"].modules
+
+
+def test_no_import_climbs_a_package_and_none_goes_round() -> None:
+    """Every import edge of src/benchbot (top of a module, inside a function, under
+    TYPE_CHECKING) goes to the module's own package or one below it (``PACKAGES``, bottom
+    first, as docs/architecture.md draws them), no modules import each other round a
+    circle, and every module sits in a listed package."""
+    found = _tool().static_check()
+    assert len(found.edges) > 80  # the whole package was read
+    assert found.climbs == []
+    assert found.circles == []
+    assert found.unplaced == []
+
+
+@pytest.mark.parametrize(("where", "line", "what"), [
+    ("verdict/stats.py", "from benchbot.measure import engine", "climbs"),
+    ("core/model.py", "    from benchbot.report import render", "climbs"),  # in a function
+    ("github/env.py", "from benchbot.github import watch", "circles"),
+    ("newstage.py", "from benchbot.core import model", "unplaced"),
+])
+def test_a_module_in_the_wrong_place_is_caught(tmp_path: Path, where: str, line: str,
+                                               what: str) -> None:
+    """The check fails for each kind of mistake, planted in a copy of the source."""
+    import shutil
+
+    tool = _tool()
+    src = tmp_path / "benchbot"
+    shutil.copytree(tool.SRC, src, ignore=shutil.ignore_patterns("__pycache__"))
+    target = src / where
+    text = target.read_text() if target.exists() else '"""A module nobody placed."""\n'
+    if line.startswith("    "):
+        text += f"\n\ndef _planted() -> None:\n{line}\n"
+    else:
+        text += f"\n{line}\n"
+    target.write_text(text)
+    found = tool.static_check(src)
+    assert getattr(found, what), what
+    others = {"climbs", "circles", "unplaced"} - {what}
+    if what != "circles":  # a planted edge up may close a circle too
+        assert not any(getattr(found, o) for o in others - {"circles"}), others
