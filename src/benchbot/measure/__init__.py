@@ -1,1 +1,8 @@
-"""TODO."""
+"""Measuring a comparison: rounds, interleaving and the sequential loop.
+
+``engine`` is ``benchbot compare``'s body: builds, the A/A check, the workloads, the
+results; ``measuring`` runs the interleaved rounds, base and head alternating, each
+workload until the verdict's rule stops it or the budget ends; ``lab`` is the repository
+laboratory that bisect and history share (a worktree per tree, built once, compared);
+``progress`` shows the phases on a terminal. Hands on: a ``Results`` document.
+"""

@@ -1,4 +1,12 @@
-"""Reports: results -> view model -> markdown or HTML."""
+"""What a reader sees: a results document made into markdown (the comment, the job summary)
+or a self-contained HTML page.
+
+``view`` builds the view model (one row per workload, its cell texts and notes) from a
+``Results``; ``render`` fills the templates (``templates/``) with it, ``plots`` draws the
+HTML page's SVG plots, ``format`` writes numbers with units and ``escape`` is the one
+escaper of text the code under test or a commenter controls. ``bisect`` and ``history``
+render those commands' documents, ``pages`` the pieces their pages share.
+"""
 
 from __future__ import annotations
 
