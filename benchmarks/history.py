@@ -117,7 +117,7 @@ def _bytes(store: Path) -> float:
 def sessions(count: int, work: Path) -> dict[str, Any]:
     """One pair of commits compared ``count`` times, each in a session of its own."""
     from benchbot.bisect import search
-    from benchbot.config.config import load_config
+    from benchbot.config.load import load_config
     from benchbot.git import gitops
     from benchbot.measure import engine
 

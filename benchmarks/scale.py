@@ -44,7 +44,8 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 # Measure this checkout's benchbot, not whichever one is installed.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot.config.config import Config, parse_config
+from benchbot.config.config import Config
+from benchbot.config.load import parse_config
 from benchbot.core.model import (
     ArmRuns,
     Environment,

@@ -60,7 +60,8 @@ LAYERS = {
     "benchbot.github.env": EVENT, "benchbot.github.event": EVENT,
     "benchbot.github.command": EVENT, "benchbot.github.job": EVENT,
     "benchbot.config.settings": SETTINGS,
-    "benchbot.config.config": CONFIG, "benchbot.config.find": CONFIG, "benchbot.github.fetch": CONFIG,
+    "benchbot.config.config": CONFIG, "benchbot.config.load": CONFIG, "benchbot.config.keys": CONFIG,
+    "benchbot.config.kinds": CONFIG, "benchbot.config.find": CONFIG, "benchbot.github.fetch": CONFIG,
     "benchbot.config.yamlnode": CONFIG, "benchbot.config.schemagen": CONFIG,
     "benchbot.measure.engine": WORK, "benchbot.github.post": WORK, "benchbot.github.api": WORK,
     "benchbot.github.output": OUTPUT, "benchbot.github.limits": OUTPUT,
@@ -68,6 +69,7 @@ LAYERS = {
     "benchbot.github.rescue": OUTPUT, "benchbot.core.files": OUTPUT, "benchbot.results.resultsdir": OUTPUT,
     "benchbot.measure.progress": OUTPUT, "benchbot.core.logsafe": OUTPUT,
     "benchbot.results.schemacheck": OUTPUT,  # the fast validity check results (and the history) use
+    "benchbot.verdict.figures": OUTPUT,  # the words of a verdict's figure, which the report reads
 }
 # Everything the engine runs below it (git, sandbox, measuring, statistics, the report)
 # is the engine's layer; the report is the output's.
@@ -234,7 +236,7 @@ class Trace:
             return
         callee = frame.f_globals.get("__name__", "")
         self.modules.add(callee)
-        self.config_reads += callee == "benchbot.config.config" and frame.f_code.co_name == "parse_config"
+        self.config_reads += callee == "benchbot.config.load" and frame.f_code.co_name == "parse_config"
         below = _benchbot_frames(frame.f_back)
         caller = next(below, None)
         if caller is None or caller == callee:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchbot import demo
-from benchbot.config.config import load_config
+from benchbot.config.load import load_config
 from tests.conftest import git
 
 

@@ -16,7 +16,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchbot.config import config as cfg
+from benchbot.config import keys as cfg
 from benchbot.config import schemagen
 from benchbot.config.config import (
     DEFAULT_PATHS,
@@ -25,12 +25,10 @@ from benchbot.config.config import (
     GithubConfig,
     StatusConfig,
     WorkloadConfig,
-    find_config,
-    load_config,
-    parse_config,
-    parse_duration,
 )
+from benchbot.config.load import find_config, load_config, parse_config
 from benchbot.config.settings import UNITS_S
+from benchbot.config.yamlnode import parse_duration
 from benchbot.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchbot import cli
-from benchbot.config.config import AAConfig, Config, parse_config
+from benchbot.config.config import AAConfig, Config
+from benchbot.config.load import parse_config
 from benchbot.config.settings import (
     Overrides,
     SettingError,

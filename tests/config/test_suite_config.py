@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from benchbot.config.config import parse_config
+from benchbot.config.load import parse_config
 from benchbot.config.settings import Overrides
 from benchbot.core.errors import ConfigError
 

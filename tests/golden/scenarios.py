@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchbot.config.config import parse_config
+from benchbot.config.load import parse_config
 from benchbot.core.model import (
     ARM_NAMES,
     AASummary,

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchbot.config.config import Config, parse_config
+from benchbot.config.config import Config
+from benchbot.config.load import parse_config
 from benchbot.core.model import Environment, Results, Revision
 from benchbot.github.post import REPORT_ROOM
 from benchbot.measure import measuring

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.config.config import parse_config
+from benchbot.config.load import parse_config
 from benchbot.core.model import Counts
 from benchbot.measure import engine, measuring
 from benchbot.results.resultsdir import to_json as as_json

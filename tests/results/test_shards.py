@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchbot import cli
-from benchbot.config.config import Config, WorkloadConfig, parse_config
+from benchbot.config.config import Config, WorkloadConfig
+from benchbot.config.load import parse_config
 from benchbot.config.settings import Overrides, SettingError, read
 from benchbot.core.errors import ResultsError
 from benchbot.core.model import FailedShard, Family, Machine, Results, Shard, ShardInfo, SuiteRecord

@@ -210,7 +210,7 @@ def test_a_whole_count_refuses_a_forked_child_s_exec(tmp_path: Path) -> None:
 
 
 def test_only_a_count_that_settles_alone_is_asked_to_be_whole() -> None:
-    from benchbot.config import config as cfg
+    from benchbot.config import load as cfg
     from benchbot.run import runner
     from benchbot.suites import fixedwork
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchbot import cli
-from benchbot.config.config import load_config
+from benchbot.config.load import load_config
 from benchbot.git import gitops
 from benchbot.measure import engine
 from benchbot.results import merging, resultsdir

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.config.config import parse_config
+from benchbot.config.load import parse_config
 from benchbot.github import gate
 from benchbot.github.event import parse_event
 from tests.conftest import git

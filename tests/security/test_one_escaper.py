@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 import pytest
 
-from benchbot.config.config import parse_config
+from benchbot.config.load import parse_config
 from benchbot.config.settings import Overrides
 from benchbot.core.model import Results
 from benchbot.github import gate, post

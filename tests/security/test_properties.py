@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchbot.config.config import Config, parse_config
+from benchbot.config.config import Config
+from benchbot.config.load import parse_config
 from benchbot.config.settings import Overrides
 from benchbot.core.errors import ConfigError, UsageError
 from benchbot.github.command import OPTIONS, BenchCommand, CommandError, parse

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.config.config import load_config
+from benchbot.config.load import load_config
 from benchbot.core.errors import ConfigError
 
 

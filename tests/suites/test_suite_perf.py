@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.config.config import parse_config
+from benchbot.config.load import parse_config
 from benchbot.core.model import Counts
 from benchbot.harness import formats as harness_mod
 from benchbot.run.runner import Harness, Target

@@ -49,7 +49,7 @@ class Commit:
     tree: str
     build: BuildState  # not_built: the search never needed it
     why: str | None = None  # skipped: why (the build failed, its runs failed)
-    output_hash: str | None = None  # sha256 of the built worktree (bisect.output_hash; None: not hashed)
+    output_hash: str | None = None  # sha256 of the built worktree (measure.lab.output_hash; None: not hashed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

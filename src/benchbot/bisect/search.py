@@ -25,8 +25,9 @@ from benchbot.bisect.bisectdoc import (
     build_document,
 )
 from benchbot.bisect.steps import CALLS, IDENTICAL, EndError, Found, Search
-from benchbot.config.config import Config, load_config
+from benchbot.config.config import Config
 from benchbot.config.find import read_config
+from benchbot.config.load import load_config
 from benchbot.config.settings import Overrides
 from benchbot.core.errors import ConfigError
 from benchbot.core.model import Revision, SandboxInfo

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchbot.config.config import DEFAULT_PATHS, Config, parse_config_bytes
+from benchbot.config.config import DEFAULT_PATHS, Config
+from benchbot.config.load import parse_config_bytes
 from benchbot.core.errors import ConfigError
 from benchbot.git import gitops
 

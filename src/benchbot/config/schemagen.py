@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchbot.config.config import (
+from benchbot.config.keys import (
     FROM_FIELD,
     SETTINGS,
     SHARED_SCHEMAS,

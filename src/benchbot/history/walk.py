@@ -3,7 +3,7 @@ and kept in a store (``historydoc``), one file per commit (docs/cli.md, "History
 
 Each step is a whole comparison under the config's rule, through ``measure.lab.RepoLab``: one
 worktree per tree, each built once, ``engine.compare_built`` on the two builds, a commit
-whose worktree after the build equals its parent's (``bisect.output_hash``) stored as
+whose worktree after the build equals its parent's (``measure.lab.output_hash``) stored as
 ``identical`` and not measured. A step that settles early is measured on until its
 estimate is within ``precision`` (the trend's figures need more than a verdict does). The store is written a commit at a time
 and atomically, so an interruption (Ctrl-C, SIGTERM, a crash) loses at most the step
@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot.config.config import Config, load_config
+from benchbot.config.config import Config
 from benchbot.config.find import read_config
+from benchbot.config.load import load_config
 from benchbot.core.errors import BenchbotError, GitError, UsageError
 from benchbot.core.model import Benchmark, Results
 from benchbot.git import gitops

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchbot.config.config import Config, load_config
+from benchbot.config.config import Config
 from benchbot.config.find import read_config
+from benchbot.config.load import load_config
 from benchbot.config.settings import Overrides
 from benchbot.core import trees
 from benchbot.core.errors import BuildError, ConfigError

@@ -9,7 +9,7 @@ file of its place that ``sandbox.build_only`` names, found after the build, with
 ``/dev/null`` bound read-only (mounted ``nodev``, so it cannot even be opened), or the
 directory holding it with an empty one where nothing else is in it, and leaves out the
 repository's ``.git`` (whose objects hold the same files). ``covered`` is the one rule
-both sides use: the hash (``bisect.output_hash``) leaves out the bytes and mode of
+both sides use: the hash (``measure.lab.output_hash``) leaves out the bytes and mode of
 exactly the regular files a worker started on that worktree covers, and keeps every
 name.
 

@@ -1,4 +1,4 @@
-"""``bisect.output_hash``: what makes two built worktrees identical for bisect and history.
+"""``measure.lab.output_hash``: what makes two built worktrees identical for bisect and history.
 Every difference a run could read changes the hash; where the worktree lies and its
 ``.git`` pointer do not; what cannot be hashed is None (the commit is measured); a
 ``sandbox.build_only`` file counts by its name alone (``benchbot.sandbox.hidden``)."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.bisect.search import output_hash
+from benchbot.measure.lab import output_hash
 from benchbot.sandbox import hidden
 
 
