@@ -18,7 +18,7 @@ and on synthetic ones:
 Estimators: the median of head over the geometric mean of the two base runs (the call's
 centre until this study), the Hodges-Lehmann centre of the same (the estimate's), and the
 median of head's 2n log ratios to each base run (what benchbot ships now,
-``stats.triplet_interval``). Per case: the mean error (a shift common to every
+``intervals.triplet_interval``). Per case: the mean error (a shift common to every
 comparison: what no number of repetitions averages away), the median absolute error, and
 how often each interval at 95% missed the truth (the old one: the sign-test interval of
 the median of head over the mean; the new one: the ranks').
@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchbot.core import files
-from benchbot.verdict import stats
+from benchbot.verdict import intervals
 from benchmarks.report import markdown_table
 
 RESULTS = Path(__file__).parent / "results"
@@ -52,18 +52,18 @@ SHIFTS = (0.0, math.log(1.03), math.log(0.96))
 
 def against_mean(b: Array, a: Array, h: Array) -> tuple[float, float, float]:
     d = np.sort(h - (a + b) / 2)
-    lo, hi = stats.order_interval(d, 0.5, ALPHA)
+    lo, hi = intervals.order_interval(d, 0.5, ALPHA)
     return float(np.median(d)), lo, hi
 
 
 def hodges_lehmann(b: Array, a: Array, h: Array) -> float:
-    return stats.pseudo_median(h - (a + b) / 2, ALPHA)[0]
+    return intervals.pseudo_median(h - (a + b) / 2, ALPHA)[0]
 
 
 def against_each(b: Array, a: Array, h: Array) -> tuple[float, float, float]:
     pooled = np.sort(np.concatenate([h - b, h - a]))
     centre = float(np.median(pooled))
-    lo, hi = stats.triplet_interval(pooled, ALPHA, spread=stats.rank_spread(b, a, h, centre))
+    lo, hi = intervals.triplet_interval(pooled, ALPHA, spread=intervals.rank_spread(b, a, h, centre))
     return centre, lo, hi
 
 

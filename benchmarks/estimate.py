@@ -21,7 +21,7 @@ The figure per rule: the median absolute error of called changes, in points of p
 and the median extra pairs the rule costs. The cheapest rule with an error of at most 0.5
 points is the one benchbot ships: n + 50 pairs (``sequential.estimate_pairs``), then on
 until the estimate's interval is within ±1.4% (``sequential.estimate_until``), with the
-Hodges-Lehmann centre of the per-triplet log ratios (``stats.pseudo_median``).
+Hodges-Lehmann centre of the per-triplet log ratios (``intervals.pseudo_median``).
 
 Run: ``python -m benchmarks.estimate [--reps 150] [--seed 1]`` (40-80 s on a 2-core VM).
 """
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchbot.core.model import ArmRuns, Counts, PhaseRuns, Verdict
-from benchbot.verdict import sequential, stats
+from benchbot.verdict import intervals, sequential
 from benchbot.verdict.judge import Policy, Workload, judge
 
 SIGMA = math.asinh(0.13 / 2) / 0.6745  # log-normal whose IQR/median is 13%
@@ -174,7 +174,7 @@ def adaptive_end(base: np.ndarray, again: np.ndarray, head: np.ndarray, end: int
     ``sequential.estimate_until`` says on the estimate's interval."""
     while True:
         d = np.log(head[:end]) - 0.5 * (np.log(base[:end]) + np.log(again[:end]))
-        centre, lo, hi = stats.pseudo_median(d, 0.05)
+        centre, lo, hi = intervals.pseudo_median(d, 0.05)
         verdict = Verdict(outcome="slower", estimate=math.exp(centre),
                           estimate_ci=(math.exp(lo), math.exp(hi)))
         more = sequential.estimate_until(verdict, end, MAX_PAIRS)
@@ -189,7 +189,7 @@ def estimate(base: np.ndarray, again: np.ndarray, head: np.ndarray, start: int, 
     ``ratio``), or their Hodges-Lehmann centre (the judge's ``estimate``)."""
     d = np.log(head[start:end]) - 0.5 * (np.log(base[start:end]) + np.log(again[start:end]))
     if how in ("hl", "adaptive"):
-        return float(np.exp(stats.pseudo_median(d, 0.05)[0]))
+        return float(np.exp(intervals.pseudo_median(d, 0.05)[0]))
     return float(np.exp(np.median(d)))
 
 

@@ -3,7 +3,7 @@
     python -m benchmarks.fewpairs [--reps 400] [--out fewpairs-sim]
 
 Before issue 39 a change was called from 51 pairs on only (the 10th percentile's lower
-bound); now, below 51, also where the two builds' runs do not overlap (``stats.apart_bound``:
+bound); now, below 51, also where the two builds' runs do not overlap (``intervals.apart_bound``:
 from 15 pairs in triplets). Each repetition draws rounds of base, base again and head and
 judges them with ``judge`` at the looks of the schedule (10, 15, 22, 34, 51, 76 pairs) as
 one benchmark of a family of 11 (a pytest-benchmark suite's, alpha spent over looks and

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from benchbot.run import machine
 from benchbot.sandbox import bwrap
 from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
-from benchbot.verdict import stats
+from benchbot.verdict import intervals
 from benchmarks import signals
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -294,7 +294,7 @@ def timing(scratch: Path, pairs: int, sort_pairs: int) -> dict[str, Any]:
             for s in spawners.values():
                 s.close()
         d = [math.log(a / b) for a, b in zip(times["fork server"], times["python"], strict=True)]
-        centre, lo, hi = stats.pseudo_median(d, 0.05)
+        centre, lo, hi = intervals.pseudo_median(d, 0.05)
         out[label] = {
             "pairs": len(d),
             **{f"{name}: median_us": statistics.median(t) / 1e3 for name, t in times.items()},

@@ -39,7 +39,7 @@ kernels (``kernels/``: sort, edit_distance, copy, bfs; ``sum`` reports its own t
 is judged on that, so its process time is left out).
 
 Per factor and program: each variant against variant 0, the Hodges-Lehmann centre of
-the per-round log ratios and its 95% interval (``stats.pseudo_median``), on wall time
+the per-round log ratios and its 95% interval (``intervals.pseudo_median``), on wall time
 and on CPU time (user + system); the spread of the variants' offsets beyond what their
 intervals explain (``between_sd``); and the per-round ratios' standard deviation, which
 sets how many rounds a given resolution takes. Writes ``results/NAME.json`` and
@@ -76,7 +76,7 @@ from benchbot.run import machine
 from benchbot.run.runner import TRIPLET_ORDERS
 from benchbot.sandbox import bwrap
 from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
-from benchbot.verdict import stats
+from benchbot.verdict import intervals
 from benchmarks import signals
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -245,7 +245,7 @@ def _against(x: Sequence[int], y: Sequence[int]) -> dict[str, float]:
     """y over x, paired by round: the HL centre and 95% interval (in %), and the per-round
     log ratios' standard deviation."""
     d = [math.log(b / a) for a, b in zip(x, y, strict=True) if a > 0 and b > 0]
-    centre, lo, hi = stats.pseudo_median(d, 0.05)
+    centre, lo, hi = intervals.pseudo_median(d, 0.05)
     return {"pct": (math.exp(centre) - 1) * 100, "lo": (math.exp(lo) - 1) * 100,
             "hi": (math.exp(hi) - 1) * 100, "sd": statistics.stdev(d)}
 

@@ -58,7 +58,7 @@ from benchbot.core.model import ArmRuns, Benchmark, PhaseRuns, Results, Verdict
 from benchbot.measure import engine
 from benchbot.run import machine
 from benchbot.sandbox.spawn import ProcessSpawner
-from benchbot.verdict import stats
+from benchbot.verdict import intervals
 from benchbot.verdict.judge import Policy, Workload, judge
 from benchmarks import accuracy, demo_ab, scenarios, suites
 from benchmarks.decisive import busy_core
@@ -342,7 +342,7 @@ def measure_truth(made: Made, scratch: Path, pairs: int) -> dict[str, Any]:
                 times[arm].append(run.wall_ns)
     spawner.close()
     d = [math.log(h / b) for b, h in zip(times["base"], times["head"], strict=True)]
-    centre, lo, hi = stats.pseudo_median(d, 0.05)
+    centre, lo, hi = intervals.pseudo_median(d, 0.05)
     return {"pairs": pairs, "ratio": math.exp(centre), "ci": [math.exp(lo), math.exp(hi)],
             "best_ratio": min(times["head"]) / min(times["base"])}
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from benchbot.core.model import ArmRuns, Family, PhaseRuns, Verdict
-from benchbot.verdict import sequential, stats
+from benchbot.verdict import intervals, sequential, stats
 from benchbot.verdict.judge import Policy, Workload, judge
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -57,9 +57,9 @@ def rule_before(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_the_fewest_pairs_the_runs_lying_apart_can_call_from() -> None:
     # (1 - 0.1)^(n + 2n) <= 1%: 15 triplets; pairs of one base arm need 22
-    assert stats.apart_from(0.1, 2) == 15 and stats.apart_from(0.1, 1) == 22
-    assert stats.apart_bound(15, 30, 0.1) <= stats.LOW_ALPHA < stats.apart_bound(14, 28, 0.1)
-    assert stats.apart_from(0.1, 2) < sequential.CALL_PAIRS == 51
+    assert intervals.apart_from(0.1, 2) == 15 and intervals.apart_from(0.1, 1) == 22
+    assert intervals.apart_bound(15, 30, 0.1) <= intervals.LOW_ALPHA < intervals.apart_bound(14, 28, 0.1)
+    assert intervals.apart_from(0.1, 2) < sequential.CALL_PAIRS == 51
 
 
 def test_the_issue_s_fifteen_pairs_are_called_faster() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchbot.core.model import ArmRuns, Family, PhaseRuns, Verdict
-from benchbot.verdict import sequential, stats
+from benchbot.verdict import intervals, sequential, stats
 from benchbot.verdict.judge import Policy, Workload, judge, rule_for
 from benchbot.verdict.sequential import alpha_at, looks, stop_reason
 
@@ -204,7 +204,7 @@ def _sides(values: np.ndarray) -> tuple[float, float]:
     """How far the 10th percentile's interval reaches below and above it (log scale)."""
     logs = np.sort(np.log(values))
     point = float(np.quantile(logs, 0.1))
-    lo, hi = stats.order_interval(logs, 0.1, stats.LOW_ALPHA, clip=True)
+    lo, hi = intervals.order_interval(logs, 0.1, intervals.LOW_ALPHA, clip=True)
     return point - lo, hi - point
 
 
@@ -272,7 +272,7 @@ def test_no_change_is_called_before_the_fast_runs_can_be_bounded() -> None:
     """Every run of head's first ten is 25% slower than both base runs of its round, which
     fall in a fast and a slow mode alike. Its median and its fastest runs both read +25%,
     but a 10th percentile of ten runs has no lower bound at 1%: no call before 51 pairs."""
-    assert stats.low_bounded_from(0.1) == 51
+    assert intervals.low_bounded_from(0.1) == 51
     fast_slow = [10.0e6, 12.5e6] * 5
     base, again = fast_slow, [v * 1.001 for v in fast_slow]
     head = [v * 1.25 for v in fast_slow]

@@ -13,7 +13,7 @@ import pytest
 
 from benchbot.core import codec
 from benchbot.core.model import ArmRuns, Counts, PhaseRuns, Verdict
-from benchbot.verdict import judge, sequential, signals, stats
+from benchbot.verdict import intervals, judge, sequential, signals
 from benchbot.verdict.judge import Policy, Workload
 
 RUN_NS = 1e8
@@ -325,7 +325,7 @@ def test_the_estimate_rule_measures_on_for_50_pairs_within_max_runs() -> None:
 def test_the_hodges_lehmann_centre_has_the_signed_rank_interval() -> None:
     # (the estimate of a call was this centre until issue 30: benchmarks/centre.py)
     d = np.random.default_rng(7).normal(0.03, 0.1, 400)
-    centre, lo, hi = stats.pseudo_median(d, 0.05)
+    centre, lo, hi = intervals.pseudo_median(d, 0.05)
     walsh = [(d[i] + d[j]) / 2 for i in range(d.size) for j in range(i, d.size)]
     assert centre == pytest.approx(float(np.median(walsh)))
     assert lo < float(np.mean(d)) < hi and lo < centre < hi

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from benchbot.core.model import ArmRuns, Family, PhaseRuns, Rule
-from benchbot.verdict import stats
+from benchbot.verdict import intervals, stats
 from benchbot.verdict.judge import Policy, Workload, judge
 
 
@@ -30,7 +30,7 @@ def test_the_count_of_ratios_below_the_shift_is_the_sum_of_uniform_ranks() -> No
     for n in (1, 2, 3, 5):
         counts = [sum(c) for c in itertools.product((0, 1, 2), repeat=n)]
         want = [sum(1 for c in counts if c <= k) / len(counts) for k in range(2 * n + 1)]
-        assert stats._rank_sum_cdf(n) == pytest.approx(want, abs=1e-12)
+        assert intervals._rank_sum_cdf(n) == pytest.approx(want, abs=1e-12)
 
 
 def test_the_interval_misses_the_true_shift_at_most_as_often_as_alpha_on_skewed_runs() -> None:
@@ -40,7 +40,7 @@ def test_the_interval_misses_the_true_shift_at_most_as_often_as_alpha_on_skewed_
     head = head + shift
     low = high = 0
     for b, a, h in zip(base, again, head, strict=True):
-        lo, hi = stats.triplet_interval(np.sort(np.concatenate([h - b, h - a])), alpha)
+        lo, hi = intervals.triplet_interval(np.sort(np.concatenate([h - b, h - a])), alpha)
         low += lo > shift
         high += hi < shift
     # Exact at each side up to the count's steps (at most alpha / 2 each); the standard
@@ -67,7 +67,7 @@ def test_compare_with_base_again_reads_the_centre_of_both_ratios() -> None:
     verdict = stats.compare(base, head, rule=rule, again=again)
     logs = np.sort(np.concatenate([np.log(head / base), np.log(head / again)]))
     assert verdict.ratio == pytest.approx(math.exp(float(np.median(logs))))
-    lo, hi = stats.triplet_interval(logs, 0.01)
+    lo, hi = intervals.triplet_interval(logs, 0.01)
     assert verdict.ci == pytest.approx((math.exp(lo), math.exp(hi)))
     # A throughput: each value judged as 1/v, base again's too.
     rule_up = Rule(parity=0.02, seed=1, look_alpha=0.01, better="higher")

@@ -19,7 +19,7 @@ divides by the whole's count, not by the share judged here.
 Two designs: ``pairs`` (the fixed design: an A/A phase, an A/B phase, a confirmation of
 standouts) and ``triplets`` (sequential: rounds of base, base again and head; the A/A
 ratio is base again over base, the A/B ratio the median of head over each base run of its
-round (``stats.triplet_interval``), both judged at the look the workload reached, with the
+round (``intervals.triplet_interval``), both judged at the look the workload reached, with the
 error that look may spend; the best-run side is the 10th percentile of single runs, and standouts are guarded by
 family-wise error control instead of a confirmation phase).
 """
@@ -44,7 +44,7 @@ from benchbot.core.model import (
     Rule,
     Verdict,
 )
-from benchbot.verdict import benchsignals, sequential, signals, stats
+from benchbot.verdict import benchsignals, intervals, sequential, signals, stats
 
 CALLS = ("slower", "faster")
 
@@ -236,9 +236,9 @@ def _with_estimate(ab: Verdict, w: Workload, policy: Policy, family: int) -> Ver
     if n < sequential.FIRST_LOOK:
         return ab
     sign = -1.0 if w.better == "higher" else 1.0  # a throughput v is judged as 1/v
-    logs, spread = stats.triplet_logs(
+    logs, spread = intervals.triplet_logs(
         *(sign * np.log(np.asarray(v[:n], dtype=float)) for v in (base, again, head)))
-    lo, hi = stats.triplet_interval(logs, policy.alpha / max(family, 1), spread=spread)
+    lo, hi = intervals.triplet_interval(logs, policy.alpha / max(family, 1), spread=spread)
     if not (math.isfinite(lo) and math.isfinite(hi)):  # a family too large for 10 rounds
         return ab
     centre = float(np.median(logs))

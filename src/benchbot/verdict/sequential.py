@@ -11,7 +11,7 @@ over all looks, and to ``alpha`` over all workloads, by the union bound, whateve
 called at which look (docs/verdict.md says why this and not a confidence sequence).
 The interval at look k is distribution-free: the order statistics of the per-pair ratios
 that hold the median with that error, by the binomial count of pairs below it
-(``stats.order_interval``); a bootstrap's standard error of a median of ten pairs is too
+(``intervals.order_interval``); a bootstrap's standard error of a median of ten pairs is too
 small by a third, and looking often finds that out.
 
 Stopping: a workload stops when it is settled (``slower``, ``faster`` or ``level``),
@@ -28,15 +28,15 @@ import math
 from typing import Literal
 
 from benchbot.core.model import Verdict
-from benchbot.verdict import stats
+from benchbot.verdict import intervals, stats
 
 FIRST_LOOK = 10  # pairs at the first look: fewer than 10 a side are refused
 GROWTH = 1.5  # each look has half as many pairs again as the one before
 LOW_QUANTILE = 0.1  # the best-run side: the 10th percentile of single runs
-CALL_PAIRS = stats.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
+CALL_PAIRS = intervals.low_bounded_from(LOW_QUANTILE)  # 51: a change is called from here on
 # ... and from here on where base's and head's runs do not overlap (15: docs/verdict.md,
 # "Calls from few pairs")
-APART_PAIRS = stats.apart_from(LOW_QUANTILE, 2)
+APART_PAIRS = intervals.apart_from(LOW_QUANTILE, 2)
 # After a call at n pairs, measure on for the estimate alone (the median of head over each
 # base run, over all pairs): at least ESTIMATE_EXTRA_PAIRS more, then until the estimate's interval
 # is within ESTIMATE_HALF each way (its standard error about 0.7%, a median error of about

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -45,9 +44,17 @@ import numpy as np
 import numpy.typing as npt
 
 from benchbot.core.model import REASON_CODES, Rule, Verdict
-
-FloatArray = npt.NDArray[np.float64]
-IndexArray = npt.NDArray[np.intp]
+from benchbot.verdict.intervals import (
+    LOW_ALPHA,
+    FloatArray,
+    IndexArray,
+    apart_bound,
+    apart_from,
+    low_bounded_from,
+    order_interval,
+    triplet_interval,
+    triplet_logs,
+)
 
 # Each constant is one line of the rule; docs/verdict.md, "Constants of the rule and
 # the evidence for them", gives the measurements behind each value.
@@ -59,8 +66,6 @@ MAX_SUGGESTED_RUNS = 1000
 AGREEMENT = 0.5
 # The same share for the two low quantiles (the 10th percentile and TAIL_QUANTILE).
 LOW_AGREEMENT = 0.6
-# Error of the 10th percentile's interval at every look: sets the fewest runs for a call.
-LOW_ALPHA = 0.01
 # A third depth of the fast runs, between the 10th percentile and the fastest.
 TAIL_QUANTILE = 0.05
 
@@ -175,63 +180,6 @@ def _with_again(judged: tuple[FloatArray, FloatArray], again: npt.ArrayLike, rul
     n = min(x.size, a.size)
     x, a, y = x[:n], a[:n], y[:n]
     return (np.sqrt(x * a), y), triplet_logs(np.log(x), np.log(a), np.log(y))
-
-
-def triplet_logs(base: FloatArray, again: FloatArray, head: FloatArray
-                 ) -> tuple[FloatArray, float]:
-    """From the ln times of n rounds: head's 2n sorted log ratios to each base run of its
-    round, and their counts' spread at the median (``rank_spread``), for
-    ``triplet_interval``."""
-    pooled = np.sort(np.concatenate([head - base, head - again]))
-    return pooled, rank_spread(base, again, head, float(np.median(pooled)))
-
-
-def triplet_interval(pooled: FloatArray, alpha: float, *,
-                     spread: float = 2.0 / 3.0) -> tuple[float, float]:
-    """A distribution-free interval for the shift of head in rounds of three runs (base,
-    base again, head), from the 2n sorted log ratios of head to each base run of its round:
-    [V(j), V(m)], each side missing with probability at most alpha / 2.
-
-    Where head's runs less the shift and the two base runs of a round are exchangeable
-    (the rotation of orders puts each arm in each position alike), the number of a round's
-    two ratios below the true shift is 0, 1 or 2 with probability 1/3 each (head's rank
-    among the three), so
-    the count over n rounds is the sum of n such draws, whatever the distribution of a run;
-    the order statistics follow from that count as the sign test's follow from the
-    binomial (``order_interval``). Ties only make it wider.
-
-    ``spread``: the variance of a round's count as observed at the centre (``rank_spread``;
-    2/3 where the rounds are exchangeable). Where head's runs spread otherwise than base's,
-    the count varies more than that, and the interval is never narrower than the normal
-    approximation at the observed variance gives. docs/verdict.md, "Sequential measuring",
-    has why head is not judged against the mean of the two base runs."""
-    n = pooled.size // 2
-    cdf = _rank_sum_cdf(n)
-    j = sum(1 for c in cdf[: 2 * n] if c <= alpha / 2)
-    if spread > 2.0 / 3.0 and 0.0 < alpha < 1.0:
-        z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
-        j = min(j, max(0, math.floor(n - z * math.sqrt(n * spread))))
-    m = 2 * n + 1 - j  # the count's distribution is symmetric around n
-    lo = float(pooled[j - 1]) if j >= 1 else -math.inf
-    hi = float(pooled[m - 1]) if j >= 1 else math.inf
-    return lo, hi
-
-
-def rank_spread(base: FloatArray, again: FloatArray, head: FloatArray, centre: float) -> float:
-    """The observed variance of a round's count of head's two log ratios below ``centre``
-    (ties at it counted half): 2/3 where the three runs of a round are exchangeable."""
-    below = ((head - base < centre).astype(float) + (head - again < centre)
-             + 0.5 * ((head - base == centre).astype(float) + (head - again == centre)))
-    return float(np.mean((below - 1.0) ** 2))
-
-
-@functools.lru_cache(maxsize=1024)
-def _rank_sum_cdf(n: int) -> tuple[float, ...]:
-    """P(S <= k) for k = 0 .. 2n, S the sum of n draws uniform on {0, 1, 2}."""
-    p = np.ones(1)
-    for _ in range(n):
-        p = np.convolve(p, np.full(3, 1.0 / 3.0))
-    return tuple(float(c) for c in np.minimum(np.cumsum(p), 1.0))
 
 
 def warm_up() -> None:
@@ -491,24 +439,6 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
                    apart_from=first)
 
 
-def apart_bound(n: int, r: int, q: float) -> float:
-    """How often timing modes that are no change put n runs of head wholly above (or below)
-    r runs of the reference, at most, where each build lands in each mode in at least a
-    share q of its runs (the premise the 10th percentile rests on, q = 0.1, taken both
-    ways): head's runs must all have landed in the slow mode and the reference's in the
-    fast one (or the mirror image), (1 - q)^(n + r) (docs/verdict.md, "Calls from few
-    pairs")."""
-    return (1.0 - q) ** (n + r) if 0.0 < q < 1.0 else 1.0
-
-
-@functools.lru_cache(maxsize=64)
-def apart_from(q: float, arms: int) -> int:
-    """The fewest pairs from which a call may rest on the builds' runs not overlapping (n
-    runs of head, ``arms`` times n of the reference): where ``apart_bound`` is LOW_ALPHA at
-    most, 15 for triplets and 22 for pairs at q = 0.1."""
-    return next(n for n in range(1, 100_000) if apart_bound(n, arms * n, q) <= LOW_ALPHA)
-
-
 def _apart(arms: Sequence[FloatArray], ys: FloatArray, q: float, slower: bool
            ) -> tuple[bool | None, int]:
     """Whether no run of head reaches the reference's runs the way ``slower`` says (head's
@@ -526,13 +456,6 @@ def _exp(log_value: float | None) -> float | None:
     return None if log_value is None else math.exp(log_value)
 
 
-def low_bounded_from(q: float) -> int:
-    """The fewest runs whose q-quantile has a lower bound at LOW_ALPHA (51 for the 10th
-    percentile): below that, the fastest run is the nearest bound, and a build that lands
-    in a slow mode in all of a few runs by chance would look slower at its fast runs too."""
-    return math.ceil(math.log(LOW_ALPHA / 2) / math.log1p(-q)) if 0.0 < q < 1.0 else 1
-
-
 def _low_log(values: FloatArray, q: float, with_interval: bool) -> tuple[float, float, float]:
     """ln of the q-quantile of ``values``, and (``with_interval``) how far its LOW_ALPHA
     interval reaches below and above it on the log scale (``order_interval``; 0 otherwise)."""
@@ -544,58 +467,6 @@ def _low_log(values: FloatArray, q: float, with_interval: bool) -> tuple[float, 
     # the report can show a width; no change is called on it (_judge).
     lo, hi = order_interval(logs, q, LOW_ALPHA, clip=True)
     return point, point - lo, hi - point
-
-
-def order_interval(ordered: FloatArray, q: float, alpha: float, *,
-                   clip: bool = False) -> tuple[float, float]:
-    """A distribution-free interval for the q-quantile of what ``ordered`` (sorted) samples:
-    [X(j), X(m)] with the order statistics chosen so that each side misses with
-    probability at most alpha / 2, by the binomial count of samples below the quantile.
-    Exact for any continuous distribution (ties only make it wider). A side that no order
-    statistic can hold at this error is infinite (too few samples to decide), or with
-    ``clip`` the smallest or largest sample."""
-    n = ordered.size
-    cdf = _binomial_cdf(n, q)
-    j = sum(1 for c in cdf[:n] if c <= alpha / 2)  # X(j) lies above the quantile w.p. <= alpha/2
-    m = next((i + 1 for i in range(n) if 1.0 - cdf[i] <= alpha / 2), None)
-    if clip:
-        j, m = max(j, 1), m or n
-    lo = float(ordered[j - 1]) if j >= 1 else -math.inf
-    hi = float(ordered[m - 1]) if m is not None else math.inf
-    return lo, hi
-
-
-def pseudo_median(logs: npt.ArrayLike, alpha: float) -> tuple[float, float, float]:
-    """The Hodges-Lehmann estimate of where the log ratios centre (the median of all
-    pairwise means, i <= j) and its interval at ``alpha``: the Walsh averages at the ranks
-    the signed-rank statistic bounds (normal approximation, n >= 10). For symmetric noise
-    it is as steady as the mean at 95% of its efficiency, against 64% for the median, and
-    it resists outliers nearly as well (docs/verdict.md, "An estimate the stopping rule
-    does not inflate")."""
-    d = np.asarray(logs, dtype=float)
-    n = d.size
-    i, j = np.triu_indices(n)
-    walsh = np.sort((d[i] + d[j]) / 2)
-    centre = float(np.median(walsh))
-    z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
-    k = math.floor(n * (n + 1) / 4 - z * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
-    k = min(max(k, 0), walsh.size - 1)
-    return centre, float(walsh[k]), float(walsh[walsh.size - 1 - k])
-
-
-@functools.lru_cache(maxsize=4096)
-def _binomial_cdf(n: int, q: float) -> tuple[float, ...]:
-    """P(Binomial(n, q) <= i) for i = 0 .. n, summed in log space (n up to thousands)."""
-    if q <= 0.0 or q >= 1.0:
-        return tuple(1.0 for _ in range(n + 1))
-    log_q, log_p = math.log(q), math.log1p(-q)
-    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-             + i * log_q + (n - i) * log_p for i in range(n + 1)]
-    out, total = [], 0.0
-    for t in terms:
-        total += math.exp(t)
-        out.append(min(total, 1.0))
-    return tuple(out)
 
 
 def _percentiles(boot: FloatArray, levels: FloatArray) -> tuple[FloatArray, FloatArray]:
