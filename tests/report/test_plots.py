@@ -11,8 +11,9 @@ import pytest
 from markupsafe import Markup
 
 from benchbot.report import plots
+from benchbot.report.build import build_view
 from benchbot.report.plots import Box, Scale
-from benchbot.report.view import Row, build_view
+from benchbot.report.view import Row
 from tests.golden.scenarios import mixed
 
 

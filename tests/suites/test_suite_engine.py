@@ -189,8 +189,8 @@ def test_a_broken_harness_is_one_invalid_workload_and_the_others_are_judged(
     assert bench["plain"]["verdict"]["outcome"] != "invalid"  # its own runs are fine
     [suite] = doc["suites"]
     assert quoted in suite["failure"]
+    from benchbot.report.build import build_view
     from benchbot.report.render import render
-    from benchbot.report.view import build_view
     from benchbot.results import resultsdir as results_file
 
     assert results_file.parse(json.loads(json.dumps(doc))) == results  # the file reads back

@@ -92,8 +92,8 @@ def test_two_shards_of_a_suite_measure_disjoint_shares_merged_as_one_family(
         rounds = [_selected(a) for a in fake.timed[2:]]
         assert rounds and all(r and r <= share for r in rounds), rounds
     # each shard's own report counts the whole: the config's workloads and the suite's
+    from benchbot.report.build import build_view
     from benchbot.report.render import render
-    from benchbot.report.view import build_view
 
     assert "Shard 1 of 2: 3 of the comparison's 5 workloads" in render(build_view(one), "markdown")
     split = _split(repo, one)

@@ -11,8 +11,9 @@ render those commands' documents, ``pages`` the pieces their pages share.
 from __future__ import annotations
 
 from benchbot.core.model import Results
+from benchbot.report.build import build_view
 from benchbot.report.render import Format, prepare, render, render_within
-from benchbot.report.view import CommandStyle, build_view
+from benchbot.report.view import CommandStyle
 
 __all__ = ["build_view", "prepare", "render", "render_comment", "render_results", "render_within"]
 

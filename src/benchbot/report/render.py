@@ -13,8 +13,9 @@ from benchbot.config.settings import duration_words
 from benchbot.core.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report import plots
+from benchbot.report.build import shortened
 from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
-from benchbot.report.view import Distribution, ReportView, Row, shortened
+from benchbot.report.view import Distribution, ReportView, Row
 from benchbot.verdict import figures
 
 Format = Literal["markdown", "html"]
