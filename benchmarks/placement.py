@@ -28,7 +28,7 @@ the environment benchbot gives a run (``sandbox.clean_env``):
 - ``workers``: benchbot's own arrangement in the sandbox. Two copies of the program in
   two places of one length, each with its own sandboxed worker (``sandbox.WorkerSpawner``);
   rounds of triplets "base" (place A), "base again" (place A) and "head" (place B) in the
-  engine's six rotating orders (``runner.TRIPLET_ORDERS``), one batch a round: what an
+  engine's six rotating orders (``rounds.TRIPLET_ORDERS``), one batch a round: what an
   identical head in its own worktree reads against the A/A check's base again;
 - ``workers-pairs``: the same two places and workers, in pairs (base, head; the order
   alternating): every run follows the other worker's, where in triplets head always
@@ -73,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 import numpy as np
 
 from benchbot.run import machine
-from benchbot.run.runner import TRIPLET_ORDERS
+from benchbot.run.rounds import TRIPLET_ORDERS
 from benchbot.sandbox import bwrap
 from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
 from benchbot.verdict import intervals
@@ -212,7 +212,7 @@ def measure(spawner: ProcessSpawner, vs: Sequence[Variant], rounds: int, rng: ra
 def measure_workers(box: bwrap.Sandbox, scratch: Path, env: dict[str, str],
                     vs: Sequence[Variant], rounds: int, label: str) -> dict[str, Any]:
     """``measure`` through the sandbox's workers, one per place, as the engine measures:
-    a triplet a round (base, base again, head), in ``runner.TRIPLET_ORDERS`` in turn; or
+    a triplet a round (base, base again, head), in ``rounds.TRIPLET_ORDERS`` in turn; or
     with two variants a pair a round (base, head), the order alternating."""
     places = sorted({Path(v.cwd) for v in vs})
     spawner = bwrap.WorkerSpawner(box, scratch, env, places=places)

@@ -59,7 +59,7 @@ from benchbot.measure.measuring import Measured, policy
 from benchbot.report import render_comment, render_results
 from benchbot.report.escape import require
 from benchbot.results import resultsdir
-from benchbot.run.runner import TRIPLET_ORDERS
+from benchbot.run.rounds import TRIPLET_ORDERS
 from benchbot.verdict import sequential
 from benchbot.verdict.judge import Judgement, judge
 

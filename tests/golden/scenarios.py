@@ -38,7 +38,7 @@ from benchbot.core.model import (
 from benchbot.git import skipping
 from benchbot.measure.measuring import Measured, policy
 from benchbot.results import merging, resultsdir, shards
-from benchbot.run.runner import TRIPLET_ORDERS
+from benchbot.run.rounds import TRIPLET_ORDERS
 from benchbot.verdict import sequential
 from benchbot.verdict.judge import judge
 from benchbot.verdict.sequential import StopReason

@@ -7,7 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchbot.config.config import WorkloadConfig
-from benchbot.run.runner import RawRun, SpawnRequest, Target, record, request, run_phase
+from benchbot.run.rounds import run_phase
+from benchbot.run.runner import RawRun, SpawnRequest, Target, record, request
 from benchbot.sandbox.spawn import find_captures, in_groups
 
 

@@ -26,7 +26,7 @@ CountsMode = Literal["auto", "perf", "valgrind", "off"]
 # How a workload's instruction counts read, head against base (Counts.reading).
 CountsReading = Literal["same", "up", "down", "small", "unsteady"]
 Order = Literal["alternate", "random"]
-# What a failed run did; the workload's verdict names it (runner.FAILURE_REASONS).
+# What a failed run did; the workload's verdict names it (rounds.FAILURE_REASONS).
 RunFailure = Literal[
     "not_started",  # the program could not be started (no such file, not executable)
     "exit_status",  # it exited with a status other than 0, or was killed by a signal

@@ -35,23 +35,19 @@ from benchbot.core.model import (
     SuiteRecord,
     Verdict,
 )
-from benchbot.run.runner import (
-    BATCH_S,
+from benchbot.run.rounds import (
     PERF_METRIC_PLAN,
     VALGRIND_METRIC_PLAN,
     VALGRIND_PLAN,
     Counted,
-    Harness,
-    Spawner,
-    Target,
     Tracked,
     Triplets,
     counted_runs,
     fallback_reason,
     planned_runs,
-    request,
     run_phase,
 )
+from benchbot.run.runner import BATCH_S, Harness, Spawner, Target, request
 from benchbot.sandbox import counting
 from benchbot.sandbox.spawn import SpawnRequest
 from benchbot.verdict import sequential, signals

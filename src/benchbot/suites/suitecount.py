@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 
 from benchbot.config.config import Config, WorkloadConfig
 from benchbot.core.model import CountedRun, CountMethod, Counts, Misses, SuiteRecord
-from benchbot.run.runner import Harness, Spawner, Target, spawn_group
+from benchbot.run.rounds import spawn_group
+from benchbot.run.runner import Harness, Spawner, Target
 from benchbot.sandbox import counting
 from benchbot.sandbox.spawn import RawRun, SpawnRequest
 from benchbot.suites import fixedwork
