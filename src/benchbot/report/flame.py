@@ -114,7 +114,8 @@ class Layout:
 
     @property
     def max_delta(self) -> int:
-        return max((abs(f.delta) for f in self.frames), default=0)
+        """The largest move of a frame but the root (which holds every move)."""
+        return max((abs(f.delta) for f in self.frames if f.depth > 0), default=0)
 
 
 def clean(name: str) -> str:
@@ -219,7 +220,7 @@ def colour(frame: Frame, max_delta: int, total: int, *, same_within: float = SAM
     if (abs(delta) <= same_within * max(frame.base, frame.head) or abs(delta) <= floor * total
             or max_delta == 0):
         return "rgb(214,214,214)"
-    strength = 0.3 + 0.7 * min(1.0, abs(delta) / max_delta)
+    strength = 0.3 + 0.7 * min(1.0, abs(delta) / max_delta)  # the root's move may pass max
     near = round(238 - 178 * strength)
     return f"rgb(250,{near},{near})" if delta > 0 else f"rgb({near},{near},250)"
 
