@@ -62,6 +62,10 @@ MAX_FRAMES = 160
 MAX_DEPTH = 48
 SAME_WITHIN = 0.01  # a frame whose cost moved less than this share of itself is unchanged
 FLOOR = 0.001  # ... or less than this share of the whole
+# The same for sampled time (benchbot.timeprofile: a millisecond a sample, a few hundred
+# samples a profile): base against base again moves a frame by up to ~10% of itself.
+SAMPLED_SAME_WITHIN = 0.1
+SAMPLED_FLOOR = 0.02
 GONE_SHOWN = 10
 
 # Taken out of names before they are shown: C0 controls but tab, DEL, C1 controls,
@@ -265,11 +269,17 @@ def _label(name: str, width_px: float) -> str:
 
 def render(base: Mapping[str, int], head: Mapping[str, int], *, unit: str,
            title: str = "Differential flame graph", min_share: float = MIN_SHARE,
-           max_frames: int = MAX_FRAMES, max_depth: int = MAX_DEPTH) -> Markup:
+           max_frames: int = MAX_FRAMES, max_depth: int = MAX_DEPTH,
+           same_within: float = SAME_WITHIN, floor: float = FLOOR) -> Markup:
     """The HTML fragment of a differential flame graph of ``head`` against ``base``
     (folded stacks -> self cost in ``unit``): a ``<figure class="flame">`` holding the
     inline SVG and a caption (the colours' key, the frames only base has, what was
-    merged). Self-contained: no script, no style sheet, nothing fetched."""
+    merged). Self-contained: no script, no style sheet, nothing fetched.
+
+    ``same_within`` and ``floor`` say which moves are grey (``colour``): the defaults
+    suit exact counts (instructions); for sampled time, whose counts move by their
+    square root between two profiles of the same program, use wider ones
+    (``SAMPLED_SAME_WITHIN``, ``SAMPLED_FLOOR``)."""
     lay = layout(base, head, min_share=min_share, max_frames=max_frames, max_depth=max_depth)
     if not lay.frames:
         return Markup('<figure class="flame"><p>{}: head has no cost recorded ({}).</p></figure>'
@@ -290,7 +300,7 @@ def render(base: Mapping[str, int], head: Mapping[str, int], *, unit: str,
         x = PAD + frame.x * (WIDTH - 2 * PAD)
         w = frame.width * (WIDTH - 2 * PAD)
         y = height - PAD - (frame.depth + 1) * ROW
-        fill = colour(frame, top, lay.head_total)
+        fill = colour(frame, top, lay.head_total, same_within=same_within, floor=floor)
         label = _label(frame.name, w)
         text = Markup('<text x="{:.1f}" y="{:.1f}" fill="#1f2328">{}</text>').format(
             x + 3, y + ROW - 5, label) if label else Markup("")
@@ -299,17 +309,17 @@ def render(base: Mapping[str, int], head: Mapping[str, int], *, unit: str,
                             'stroke="#ffffff" stroke-width="0.5"/>{text}</g>').format(
             t=hover(frame, lay, unit), x=x, y=y, w=max(w, 0.5), r=ROW - 1, c=fill, text=text))
     parts.append(Markup("</svg></div>"))
-    parts.append(_caption(lay, unit, summary))
+    parts.append(_caption(lay, unit, summary, same_within, floor))
     parts.append(Markup("</figure>"))
     return Markup("").join(parts)
 
 
-def _caption(lay: Layout, unit: str, summary: str) -> Markup:
+def _caption(lay: Layout, unit: str, summary: str, same_within: float, floor: float) -> Markup:
     key = Markup('<span style="background:rgb(250,60,60);padding:0 .4em">&nbsp;</span> more in head · '
                  '<span style="background:rgb(60,60,250);padding:0 .4em">&nbsp;</span> less · '
                  '<span style="background:rgb(214,214,214);padding:0 .4em">&nbsp;</span> the same '
                  '(within {same} of the frame, or {floor} of the whole)').format(
-        same=fmt.setting_percent(SAME_WITHIN), floor=fmt.setting_percent(FLOOR))
+        same=fmt.setting_percent(same_within), floor=fmt.setting_percent(floor))
     notes = [Markup("{}. Width: head's inclusive {}; hover a frame for its figures. ").format(summary, unit),
              key]
     if lay.min_share > 0:
