@@ -230,9 +230,12 @@ def colour(frame: Frame, max_delta: int, total: int, *, same_within: float = SAM
 
 
 def quantity(value: float, unit: str) -> str:
-    """A cost with its unit: ``585.8M instructions``, ``1,234 samples``."""
+    """A cost with its unit: ``585.8M instructions``, ``379 ms`` (unit "ns": CPU time),
+    ``1,234 samples``."""
     if unit == "instructions":
         return fmt.instructions(value)
+    if unit == "ns":
+        return fmt.duration(value)
     return f"{value:,.0f} {unit}"
 
 
@@ -320,7 +323,8 @@ def _caption(lay: Layout, unit: str, summary: str, same_within: float, floor: fl
                  '<span style="background:rgb(214,214,214);padding:0 .4em">&nbsp;</span> the same '
                  '(within {same} of the frame, or {floor} of the whole)').format(
         same=fmt.setting_percent(same_within), floor=fmt.setting_percent(floor))
-    notes = [Markup("{}. Width: head's inclusive {}; hover a frame for its figures. ").format(summary, unit),
+    what = "CPU time" if unit == "ns" else unit
+    notes = [Markup("{}. Width: head's inclusive {}; hover a frame for its figures. ").format(summary, what),
              key]
     if lay.min_share > 0:
         notes.append(Markup(". Frames under {} of head merged").format(fmt.percent(lay.min_share)))
