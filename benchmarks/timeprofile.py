@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot import sandbox, timeprofile  # noqa: E402
+from benchbot import sandbox, timeprofile
 
 KERNEL = r"""
 #include <stdio.h>
