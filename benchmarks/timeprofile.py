@@ -2,7 +2,7 @@
 (benchmarks/README.md, section 19)
 
     python -m benchmarks.timeprofile [--reps 5] [--runs 3] [--out timeprofile]
-                                     [--folded DIR] [--call-graph fp|dwarf]
+                                     [--folded DIR] [--call-graph fp|dwarf] [--control]
 
 A small C program (``KERNEL``) with two functions: ``walk`` follows a chain of dependent
 loads through a 64 MiB array, ``spin`` does arithmetic on registers. Base walks the array
@@ -15,8 +15,10 @@ would) and compares them (``timeprofile.compare``): recorded per repetition are 
 functions named, ``walk``'s share of the change, whether ``spin`` was named (it must not
 be), and what the three profiles cost in wall seconds against the plain runs' own time.
 Results go to ``results/<out>.json`` after each repetition and a table to stdout.
-``--folded DIR`` keeps the last repetition's base and head folded stacks (the flame
-graph's input: ``tests/fixtures/flame/``).
+Before them, perf's own cost a profiled run: ``record`` of ``/bin/true`` (perf's start
+and end, the sandbox, ``perf script``). ``--control`` profiles base's program as head
+too: nothing may be named. ``--folded DIR`` keeps the last repetition's base and head
+folded stacks (the flame graph's input: ``tests/fixtures/flame/``).
 """
 
 from __future__ import annotations
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="timeprofile")
     parser.add_argument("--folded", type=Path, default=None)
     parser.add_argument("--call-graph", choices=timeprofile.CALL_GRAPHS, default="fp")
+    parser.add_argument("--control", action="store_true",
+                        help="head is base's program: nothing may be named")
     args = parser.parse_args(argv)
     found = timeprofile.probe()
     if not found.works:
@@ -116,9 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="benchbot-tp-") as tmp:
         where = Path(tmp)
         programs = build(where)
+        if args.control:
+            programs["head"] = programs["base"]
         counts = {side: instructions(p) for side, p in programs.items()}
         doc["instructions"] = counts
         doc["plain_s"] = {side: plain_s(p, 3) for side, p in programs.items()}
+        doc["control"] = args.control
+        # perf's own cost a profiled run: perf record around the sandbox around /bin/true.
+        true = timeprofile.record(["/bin/true"], cwd=where, env=env, sandbox=box,
+                                  writable=[where], runs=5, min_cpu_s=0.0)
+        doc["fixed_s"] = true.wall_s / true.runs
+        print(f"perf record, the sandbox and perf script around /bin/true: {doc['fixed_s']:.2f} s a run")
         print(f"instructions: {counts}; plain run: "
               + ", ".join(f"{s} {v:.3f} s" for s, v in doc["plain_s"].items()))
         for rep in range(args.reps):

@@ -237,6 +237,12 @@ class TimeProfile:
     confined: bool  # made where no process of the run could reach it (the sandbox)
     failures: tuple[str, ...] = ()  # runs that did not exit 0 (kept: their time counts)
 
+    def folded_per_run(self) -> dict[str, int]:
+        """The folded stacks' CPU nanoseconds in one run (the flame graph's input:
+        ``benchbot.report.flame.render(base.folded_per_run(), head.folded_per_run(),
+        unit="ns", same_within=flame.SAMPLED_SAME_WITHIN, floor=flame.SAMPLED_FLOOR)``)."""
+        return {stack: round(value / self.runs) for stack, value in self.folded.items()} if self.runs else {}
+
     def self_ns_per_run(self) -> dict[str, float]:
         """Each function's self CPU time in one run, in nanoseconds."""
         return {name: value / self.runs for name, value in self_costs(self.folded).items()}

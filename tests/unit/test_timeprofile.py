@@ -92,6 +92,11 @@ def test_compare_names_the_function_that_moved_and_not_the_one_that_stayed() -> 
     assert cmp.guarded and cmp.base_ns == 70 * MS and cmp.head_ns == 229 * MS
 
 
+def test_per_run_stacks_make_arms_of_different_run_counts_comparable() -> None:
+    assert _profile({"walk": 40}, runs=3).folded_per_run() == {"main;walk": 40 * MS}
+    assert _profile({"walk": 40}, runs=7).folded_per_run() == {"main;walk": 40 * MS}
+
+
 def test_a_move_within_base_against_base_again_is_not_named() -> None:
     """spin moves by 12 ms from base to head, but by 10 ms from base to base again: noise."""
     base = _profile({"walk": 100, "spin": 100}, runs=100)

@@ -20,7 +20,8 @@ than ``max_frames`` frames remain, ``min_share`` is doubled until they fit, so o
 stays within a few tens of kB however large the profile (the report's pages are 20 to
 70 kB; ``tests/unit/test_flame.py`` holds the bound).
 
-Why a renderer of our own rather than a library (also in docs/profiles.md): the report
+Why a renderer of our own rather than a library (also in docs/report.md, "The differential
+flame graph"): the report
 is one file that runs no code (its Content-Security-Policy forbids scripts), so the
 JavaScript flame graph viewers (d3-flame-graph, which also needs d3; speedscope, an
 application; flamegraph.pl's SVG, which carries a script and is CDDL-licensed) cannot be
