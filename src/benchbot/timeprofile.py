@@ -31,8 +31,11 @@ bubblewrap's own start (its samples: the process named ``bwrap`` in bwrap's own 
 the kernel) is left out.
 
 **Cost**: each profiled run is one more run of the arm with ``perf record`` around it:
-perf's start and its writing of the file cost about 1 s a run on the 2-core VM
-(``benchmarks/timeprofile.py``); the samples, one per millisecond of CPU, about 1%.
+perf's start and end, the sandbox and ``perf script`` cost 0.9 s a run on the 2-core VM
+at load 6-9 (``benchmarks/timeprofile.py``, benchmarks/README.md section 19; perf runs
+with ``--no-bpf-event``, which spares it a 1 s wait at exit). ``record`` makes ``runs``
+runs, more while the samples hold under ``min_cpu_s``, within ``max_runs`` and
+``budget_s``.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchbot import sandbox as sandboxes
+from benchbot.errors import BenchbotError
 
 PERF = "perf"
 EVENT = "cpu-clock"
@@ -107,7 +111,11 @@ def probe_with(perf: str | None, event: str = EVENT) -> TimeProbe:
         if rec.returncode != 0:
             return TimeProbe(False, perf, version, _record_problem(rec.stderr, event),
                              _record_fix())
-        if not fold(_script(perf, data)):
+        try:
+            script = _script(perf, data)
+        except TimeProfileError as exc:
+            return TimeProbe(False, perf, version, str(exc), None)
+        if not fold(script):
             return TimeProbe(False, perf, version, f"perf record -e {event} took no sample "
                              "of a 50 ms busy loop", _record_fix())
     return TimeProbe(True, perf, version)
@@ -141,9 +149,16 @@ def _record_argv(perf: str, data: Path, call_graph: str, event: str = EVENT) -> 
 
 
 def _script(perf: str, data: Path) -> str:
-    proc = subprocess.run([perf, "script", "-i", str(data), "--show-task-events",
-                           "-F", "comm,pid,period,ip,sym,dso", "--no-inline"], capture_output=True, text=True, errors="replace",
-                          timeout=600, check=False)
+    try:
+        proc = subprocess.run([perf, "script", "-i", str(data), "--show-task-events",
+                               "-F", "comm,pid,period,ip,sym,dso", "--no-inline"],
+                              capture_output=True, text=True, errors="replace", timeout=300,
+                              check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise TimeProfileError("perf script took longer than 300 s to read a profile") from None
+    if proc.returncode != 0:
+        said = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise TimeProfileError(f"perf script could not read the profile: {said[:200]}")
     return proc.stdout
 
 
@@ -253,12 +268,14 @@ class TimeProfile:
 
 def record(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
            sandbox: sandboxes.Sandbox, writable: Sequence[Path] = (), runs: int = 3,
-           min_cpu_s: float = 1.0, max_runs: int = 20, timeout_s: float = 60.0,
-           call_graph: str = "fp", perf: str | None = None) -> TimeProfile:
+           min_cpu_s: float = 0.5, max_runs: int = 10, budget_s: float = 30.0,
+           timeout_s: float = 60.0, call_graph: str = "fp",
+           perf: str | None = None) -> TimeProfile:
     """Run ``argv`` (one arm's command, in ``cwd`` with ``env``) under ``perf record`` at
     least ``runs`` times, and more until the samples hold ``min_cpu_s`` of CPU time (at
-    most ``max_runs``), each run a fresh sandbox (``sandbox.wrap``: only ``writable``
-    writable, no network) started by perf, whose file lies where no run can reach it.
+    most ``max_runs``, and no run started after ``budget_s`` seconds), each run a fresh
+    sandbox (``sandbox.wrap``: only ``writable`` writable, no network) started by perf,
+    whose file lies where no run can reach it.
     A run that fails is kept and said (``failures``); perf's own failure raises
     ``TimeProfileError``."""
     if call_graph not in CALL_GRAPHS:
@@ -273,7 +290,8 @@ def record(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     with tempfile.TemporaryDirectory(prefix="benchbot-timeprofile-") as private:
         os.chmod(private, 0o700)
         data = Path(private) / "perf.data"
-        while done < max_runs and (done < runs or sum(folded.values()) < min_cpu_s * 1e9):
+        while done < runs or (done < max_runs and sum(folded.values()) < min_cpu_s * 1e9
+                              and time.monotonic() - started < budget_s):
             code = _one_run(found.perf, data, argv, cwd=cwd, env=env, box=sandbox,
                             writable=writable, timeout_s=timeout_s, call_graph=call_graph)
             if code != 0:
@@ -288,8 +306,8 @@ def record(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
                        confined=sandbox.active, failures=tuple(failures))
 
 
-class TimeProfileError(Exception):
-    """perf could not make the profile (not a failure of the code under test)."""
+class TimeProfileError(BenchbotError):
+    """perf could not make or read the profile (not a failure of the code under test)."""
 
 
 def _one_run(perf: str, data: Path, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
