@@ -1,0 +1,172 @@
+"""A change of time with the same instructions: does the sampled time profile name it?
+(benchmarks/README.md, section 19)
+
+    python -m benchmarks.timeprofile [--reps 5] [--runs 3] [--out timeprofile]
+                                     [--folded DIR] [--call-graph fp|dwarf] [--control]
+
+A small C program (``KERNEL``) with two functions: ``walk`` follows a chain of dependent
+loads through a 64 MiB array, ``spin`` does arithmetic on registers. Base walks the array
+in order (``j = j + 1``); head in the order of a full-period linear congruential
+generator (``j = j * 1664525 + 1``): the same instructions to the one (valgrind says so,
+and the run checks it), about three times the time in ``walk`` (cache and TLB misses),
+the same in ``spin``. Each repetition profiles base, head and base again with
+``benchbot.sandbox.timeprofile.record`` (in the sandbox where bubblewrap works, as a comparison
+would) and compares them (``timeprofile.compare``): recorded per repetition are the
+functions named, ``walk``'s share of the change, whether ``spin`` was named (it must not
+be), and what the three profiles cost in wall seconds against the plain runs' own time.
+Results go to ``results/<out>.json`` after each repetition and a table to stdout.
+Before them, perf's own cost a profiled run: ``record`` of ``/bin/true`` (perf's start
+and end, the sandbox, ``perf script``). ``--control`` profiles base's program as head
+too: nothing may be named. ``--folded DIR`` keeps the last repetition's base and head
+folded stacks (the flame graph's input: ``tests/fixtures/flame/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from benchbot.sandbox import bwrap, timeprofile
+
+KERNEL = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#define N (1UL << 24)
+/* Each load's index depends on the load before it: base's order is sequential (the
+   prefetcher keeps up), head's jumps through the whole array. Same instructions. */
+__attribute__((noinline)) long walk(const int *a, unsigned long mul) {
+  long s = 0; unsigned long j = 0;
+  for (unsigned long i = 0; i < N; i++) { j = (j * mul + 1UL + (unsigned long)a[j]) & (N - 1); s += a[j] + (long)j; }
+  return s;
+}
+__attribute__((noinline)) long spin(long n) {
+  unsigned long x = 88172645463325252UL; long s = 0;
+  for (long i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; s += (long)(x & 7); }
+  return s;
+}
+int main(void) {
+  int *a = malloc(N * sizeof *a);
+  if (!a) return 1;
+  for (unsigned long i = 0; i < N; i++) a[i] = (int)(i >> 30);
+  long s = 0;
+  for (int r = 0; r < 8; r++) { s += walk(a, MUL); s += spin(1L << 24); }
+  printf("%ld\n", s);
+  return 0;
+}
+"""
+MULS = {"base": "1UL", "head": "1664525UL"}
+
+
+def build(into: Path) -> dict[str, Path]:
+    """The two programs, compiled with -O2 -g (frame pointers as the compiler leaves them)."""
+    (into / "kernel.c").write_text(KERNEL)
+    out = {}
+    for side, mul in MULS.items():
+        out[side] = into / side
+        subprocess.run(["cc", "-O2", "-g", f"-DMUL={mul}", "-o", str(out[side]), str(into / "kernel.c")],
+                       check=True)
+    return out
+
+
+def instructions(program: Path) -> int | None:
+    """The program's instructions by cachegrind (None without valgrind)."""
+    if shutil.which("valgrind") is None:
+        return None
+    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", str(program)],
+                          capture_output=True, text=True, check=True)
+    line = next(x for x in proc.stderr.splitlines() if "I   refs" in x or "I refs" in x)
+    return int(line.split(":")[1].replace(",", "").strip())
+
+
+def plain_s(program: Path, runs: int) -> float:
+    """The mean wall seconds of ``runs`` plain runs (no perf, no sandbox)."""
+    started = time.monotonic()
+    for _ in range(runs):
+        subprocess.run([str(program)], stdout=subprocess.DEVNULL, check=True)
+    return (time.monotonic() - started) / runs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=3, help="profiled runs per arm")
+    parser.add_argument("--out", default="timeprofile")
+    parser.add_argument("--folded", type=Path, default=None)
+    parser.add_argument("--call-graph", choices=timeprofile.CALL_GRAPHS, default="fp")
+    parser.add_argument("--control", action="store_true",
+                        help="head is base's program: nothing may be named")
+    args = parser.parse_args(argv)
+    found = timeprofile.probe()
+    if not found.works:
+        print(timeprofile.only_work_note(found))
+        return 1
+    box = bwrap.choose("auto")
+    env = bwrap.clean_env(os.environ)
+    results = Path(__file__).parent / "results" / f"{args.out}.json"
+    doc: dict[str, Any] = {"sandbox": box.description, "perf": found.version, "runs": args.runs,
+                           "call_graph": args.call_graph,
+                           "period_ns": timeprofile.PERIOD_NS, "reps": []}
+    with tempfile.TemporaryDirectory(prefix="benchbot-tp-") as tmp:
+        where = Path(tmp)
+        programs = build(where)
+        if args.control:
+            programs["head"] = programs["base"]
+        counts = {side: instructions(p) for side, p in programs.items()}
+        doc["instructions"] = counts
+        doc["plain_s"] = {side: plain_s(p, 3) for side, p in programs.items()}
+        doc["control"] = args.control
+        # perf's own cost a profiled run: perf record around the sandbox around /bin/true.
+        true = timeprofile.record(["/bin/true"], cwd=where, env=env, sandbox=box,
+                                  writable=[where], runs=5, min_cpu_s=0.0)
+        doc["fixed_s"] = true.wall_s / true.runs
+        print(f"perf record, the sandbox and perf script around /bin/true: {doc['fixed_s']:.2f} s a run")
+        print(f"instructions: {counts}; plain run: "
+              + ", ".join(f"{s} {v:.3f} s" for s, v in doc["plain_s"].items()))
+        for rep in range(args.reps):
+            load = os.getloadavg()[0]
+            profiles = {}
+            for arm, side in (("base", "base"), ("head", "head"), ("base_again", "base")):
+                profiles[arm] = timeprofile.record([str(programs[side])], cwd=where, env=env,
+                                                   sandbox=box, writable=[where], runs=args.runs,
+                                                   min_cpu_s=0.0, call_graph=args.call_graph)
+            cmp = timeprofile.compare(profiles["base"], profiles["head"], profiles["base_again"])
+            walk = next(f for f in cmp.functions if f.name == "walk")
+            row: dict[str, Any] = {"rep": rep + 1, "load_before": load, "load_after": os.getloadavg()[0],
+                   "named": [f.name for f in cmp.named], "first": cmp.named[0].name if cmp.named else None,
+                   "walk_share": walk.share, "walk_ms": [walk.base_ns / 1e6, walk.head_ns / 1e6],
+                   "base_ms": cmp.base_ns / 1e6, "head_ms": cmp.head_ns / 1e6,
+                   "spin_named": any(f.name == "spin" for f in cmp.named),
+                   "cost_s": {arm: p.wall_s for arm, p in profiles.items()},
+                   "samples": {arm: p.samples for arm, p in profiles.items()}}
+            doc["reps"].append(row)
+            print(f"rep {rep + 1}: named {row['named']}, walk {row['walk_ms'][0]:.0f} -> "
+                  f"{row['walk_ms'][1]:.0f} ms/run ({(walk.share or 0) * 100:.1f}% of the change), "
+                  f"cost {sum(row['cost_s'].values()):.1f} s for 3 x {args.runs} runs, load {load:.2f}")
+            results.parent.mkdir(exist_ok=True)
+            tmp_out = results.with_suffix(".tmp")
+            tmp_out.write_text(json.dumps(doc, indent=1) + "\n")
+            tmp_out.replace(results)
+            if args.folded is not None and rep == args.reps - 1:
+                args.folded.mkdir(parents=True, exist_ok=True)
+                for arm in ("base", "head"):
+                    lines = sorted(f"{k} {v}" for k, v in profiles[arm].folded.items())
+                    (args.folded / f"memory-walk.{arm}.folded").write_text("\n".join(lines) + "\n")
+    first = sum(r["first"] == "walk" for r in doc["reps"])
+    spin = sum(r["spin_named"] for r in doc["reps"])
+    print(f"walk named first in {first} of {len(doc['reps'])}; spin named in {spin}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""No process of a profiled run can reach, stop or hide from its time profile
+(docs/security.md, "Time profiles").
+
+``profile_tricks.c`` switches off the perf counters attached to it
+(``PR_TASK_PERF_EVENTS_DISABLE``), renames itself ``bwrap`` (the wrapper, whose samples
+are left out), looks through every file it can see for perf's file and through /proc for
+perf's process, and then works for 0.3 s of CPU in ``hidden_work``. For real: perf record
+around bubblewrap, as ``benchbot.sandbox.timeprofile.record`` makes every profile.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchbot.sandbox import bwrap, timeprofile
+
+pytestmark = [
+    pytest.mark.slow,  # perf and a sandbox per run, and a walk of the sandbox's files
+    pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler"),
+    pytest.mark.skipif(not timeprofile.probe().works,
+                       reason=f"time profiling does not work here: {timeprofile.probe().reason}"),
+    pytest.mark.skipif(not bwrap.probe().works,
+                       reason=f"bubblewrap cannot make a sandbox here: {bwrap.probe().problem}"),
+]
+
+SOURCE = Path(__file__).with_name("profile_tricks.c")
+
+
+def test_a_run_can_neither_stop_nor_find_nor_hide_from_its_profile(tmp_path: Path) -> None:
+    place = tmp_path / "place"
+    place.mkdir()
+    subprocess.run(["cc", "-O1", "-o", str(place / "tricks"), str(SOURCE)], check=True)
+    box = bwrap.choose("on")
+    profile = timeprofile.record(["./tricks"], cwd=place, env=bwrap.clean_env(os.environ),
+                                 sandbox=box, writable=[place], runs=1, min_cpu_s=0.0)
+    found = (place / "found.txt").read_text().splitlines()
+    assert found[0] == "disable -1 22"  # EINVAL: the seccomp filter's answer
+    assert [line for line in found[1:] if line.startswith(("file", "process"))] == []
+    assert profile.confined and profile.failures == ()
+    hidden = profile.self_ns_per_run().get("hidden_work", 0.0)
+    assert hidden >= 0.2e9, sorted(profile.self_ns_per_run().items(), key=lambda kv: -kv[1])[:5]
+
+
+def test_the_counters_are_perfs_so_switching_them_off_reaches_none(tmp_path: Path) -> None:
+    """Without the sandbox the prctl is allowed and succeeds, and still every sample is
+    taken: it switches off only counters the process opened itself, and perf's are not."""
+    place = tmp_path / "place"
+    place.mkdir()
+    subprocess.run(["cc", "-O1", "-o", str(place / "tricks"), str(SOURCE)], check=True)
+    box = bwrap.Sandbox(kind="none", description="off")
+    profile = timeprofile.record(["./tricks", "nowalk"], cwd=place, env=bwrap.clean_env(os.environ),
+                                 sandbox=box, writable=[place], runs=1, min_cpu_s=0.0)
+    assert (place / "found.txt").read_text().splitlines()[0] == "disable 0 0"
+    assert not profile.confined
+    assert profile.self_ns_per_run().get("hidden_work", 0.0) >= 0.2e9
