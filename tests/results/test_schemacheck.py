@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from benchbot.history import historydoc
 from benchbot.results import resultsdir, schemacheck
 from tests.golden.scenarios import SCENARIOS
-from tests.history.test_doc import _record
+from tests.history.test_historydoc import _record
 
 SCHEMA = historydoc.schema()
 CHECK = schemacheck.compile_schema(SCHEMA)

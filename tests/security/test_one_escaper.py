@@ -33,7 +33,7 @@ from benchbot.report import bisect as bisect_report
 from benchbot.report import escape, render_comment, render_results
 from benchbot.report import history as history_page
 from benchbot.verdict.trend import StepEstimate
-from tests.bisect.test_doc import make_doc
+from tests.bisect.test_bisectdoc import make_doc
 from tests.fakegithub import FakeGitHub
 from tests.ghenv import BOT, CONFIG, Env, make_workspace
 from tests.golden.scenarios import mixed, suite
