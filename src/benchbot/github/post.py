@@ -21,6 +21,10 @@ tests use an in-memory one), so every decision here is tested without HTTP:
   check is completed with a short summary that says where the report is;
 - a failed call is recorded in ``failures`` and publishing goes on with the next
   step, so one refused call does not hide the rest; the caller decides the exit code.
+
+Why one module of about 600 lines: every decision about what benchbot writes on a pull
+request (which comment is its own, the check's life, the replies) rests on the same
+identity and marker rules; apart, each part would import those rules from the other.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 This module wires the stages in the order docs/verdict.md gives; every decision about
 what a figure means lives in ``stats``, every byte of the results file in ``results``.
+
+Why one module of about 680 lines: the comparison's wiring in the order docs/verdict.md
+gives, including the part that bisect and history run on checkouts built beforehand
+(``compare_built``); every decision it wires lives in another package.
 """
 
 from __future__ import annotations

@@ -50,6 +50,9 @@ short by construction:
   fork server's program, built by benchbot outside all of them, is shown read-only; what
   the config adds (``read_only``, ``writable``) is checked against the machine
   (``fsview.refusal``: no home, no runner's place, nothing only its owner may read).
+
+Why one module of about 700 lines: the privilege line in one place, the environment's
+allow-list, the mounts and the worker's start, which a security review reads together.
 """
 
 from __future__ import annotations

@@ -22,6 +22,10 @@ A request may ask for the run's instructions (``SpawnRequest.count``): "perf" re
 spawner's counter just before the spawn and just after the reap, outside the timed
 region; "valgrind" makes the run under cachegrind (a counted run, whose time is not a
 measurement). ``benchbot.sandbox.counting`` says how.
+
+Why one module of about 700 lines: the worker runs it with the standard library only, and
+a run's request, its record and the spawner that makes it (timed, counted or a harness's)
+are one contract between the two sides of the sandbox.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ Choices the spec leaves open, made here:
   called only where no run of head reaches the reference's runs (``_apart``), from the
   runs at which ``apart_bound`` is LOW_ALPHA at most (15 triplets; docs/verdict.md,
   "Calls from few pairs").
+
+Why one module of about 730 lines: the rule's decisions read top to bottom in the order
+docs/verdict.md states them (the figures, the decision, the judgement, the reasons in
+words); the intervals they stand on are ``intervals``'.
 """
 
 from __future__ import annotations
