@@ -2,21 +2,29 @@
 misses changes in a suite's verdicts, and what the cache simulation costs.
 
     python -m benchmarks.memorybound sim [--sequences 50] [--seed 1] [--out memorybound-sim]
+    python -m benchmarks.memorybound replay RAW... [--out memorybound-replay]
     python -m benchmarks.memorybound cost [--reps 3] [--out memorybound-cost]
 
 ``sim``: synthetic benchmarks of a suite judged by the real judge at the real looks, as
 ``suitestats.py`` judges them (m = 25, at most 140 pairs; single runs log-normal with spread
 0.12 or 0.20, a fifth in a slow mode), their counts per iteration now with last-level misses
 beside the instructions: 50,000 instructions and 50 misses an iteration in base (a tenth of
-the work at signals.MISS_WEIGHT), the instructions with a noise of 0.05% per counted pair,
-the misses with 1% or 3%, the suite's pooled noises known within ±30%. Cases: identical;
-+5% and -5% of work (the misses move with it); +5% of instructions with the misses
-unmoved; memory-bound changes, the same instructions and time +8% or +30%, whose misses
-moved by what that time costs at a true price per miss of 25, 100 or 400 instructions (a
-prefetched stream, the weight, a miss nothing hides); and 5% fewer instructions with more
-misses, time +3% (a change that saves work and thrashes the cache). Designs: the shipped
-rule with the misses, and the instructions alone (as before). Writes
+the work at 100 instructions a miss, two thirds of it at 2,000), the instructions with a
+noise of 0.05% per counted pair, the misses with 1% or 3%, the suite's pooled noises known
+within ±30%. Cases: identical; +5% and -5% of work (the misses move with it); +5% of
+instructions with the misses unmoved; memory-bound changes, the same instructions and time
++8% or +30%, whose misses moved by what that time costs at a true price per miss of 25,
+100, 400, 1,000 or 3,600 instructions (a prefetched stream, the low weight, a miss nothing
+hides on a bare machine, a dependent chain here: benchmarks/missprice.py, the most the live
+suites read); and 5% fewer instructions with more misses, time +3% (a change that saves work
+and thrashes the cache). Designs: the shipped rule (two weights, signals.MISS_WEIGHT and
+MISS_WEIGHT_LOW), the rule before (one weight of 100) and the instructions alone. Writes
 ``results/<out>.json`` and ``.md``.
+
+``replay``: the kept results files of live comparisons (``benchmarks/suites.py --raw``),
+each benchmark's counted instructions and misses read again with two weights and with one:
+whether the work with the misses is the same (a level on the counts can follow), by what
+the head did to the benchmark (suitegen.expected).
 
 ``cost``: the counted runs' wall time with the cache simulation over without, interleaved
 (with, without, without, with, ...): the bundled C kernels' counted runs (kernels/, their
@@ -44,7 +52,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +71,10 @@ from benchmarks.suitestats import FAMILY, PARITY, looked, runs
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parent.parent
 I0, M0 = 50_000.0, 50.0  # instructions and last-level misses an iteration, base
+# True prices of a miss, in instructions: a prefetched stream, the low weight, a miss nothing
+# hides on a bare machine, a dependent chain here (benchmarks/missprice.py), and the most the
+# live suites' time moves read under load (benchmarks/README.md, section 16).
+PRICES = (25.0, 100.0, 400.0, 1000.0, 3600.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,37 +99,44 @@ CASES = (
     Case("-5% of work", 0.95, 0.95, 0.95, "faster"),
     Case("+5% of instructions, misses unmoved", 1.05, 1.0, 1.045, "slower"),
     *(_memory(f"memory-bound: time +{round((t - 1) * 100)}%, a miss {p:g}", t, p)
-      for t in (1.08, 1.30) for p in (25.0, 100.0, 400.0)),
+      for t in (1.08, 1.30) for p in PRICES),
     # 5% fewer instructions, misses that cost 8% more at the weight: time +3%
     Case("-5% of instructions, more misses: time +3%", 0.95,
          (1.03 * (I0 + 100 * M0) - 0.95 * I0) / (100 * M0), 1.03, "not faster"),
 )
-DESIGNS = ("with the misses", "instructions alone")
+DESIGNS = ("two weights", "one weight (100)", "instructions alone")
 
 
 def counts(rng: np.random.Generator, case: Case, noise: float, miss_noise: float,
-           with_misses: bool) -> Counts:
+           design: str) -> Counts:
     def one(ratio: float, base: float, spread: float) -> float:
         return base * ratio * (1 + rng.normal(0.0, spread))
     ib, ia, ih = one(1.0, I0, noise), one(1.0, I0, noise), one(case.work, I0, noise)
     mb, ma, mh = (one(1.0, M0, miss_noise), one(1.0, M0, miss_noise),
                   one(case.misses, M0, miss_noise))
-    work_noise = math.hypot(noise * I0, miss_noise * M0 * signals.MISS_WEIGHT) / (
-        I0 + signals.MISS_WEIGHT * M0)
-    misses = Misses(how="simulated", weight=signals.MISS_WEIGHT, base=(mb,), base_again=(ma,),
-                    head=(mh,), pooled_noise=work_noise * rng.uniform(0.7, 1.3))
+    def work_noise(weight: float) -> float:  # the suite's pooled noise, known within ±30%
+        return math.hypot(noise * I0, miss_noise * M0 * weight) / (
+            I0 + weight * M0) * rng.uniform(0.7, 1.3)
+    misses: Misses | None = None
+    if design == DESIGNS[0]:  # as shipped: held at MISS_WEIGHT, let through at the low one
+        made = signals.new_misses("simulated", base=(mb,), base_again=(ma,), head=(mh,))
+        assert made.low is not None
+        misses = replace(made, pooled_noise=work_noise(made.weight), low=replace(
+            made.low, pooled_noise=work_noise(made.low.weight)))
+    elif design == DESIGNS[1]:  # the rule before: one weight of 100 (a file from before)
+        misses = Misses(how="simulated", weight=100.0, base=(mb,), base_again=(ma,),
+                        head=(mh,), pooled_noise=work_noise(100.0))
     return Counts(method="valgrind", why="simulated", unit="iteration", exact=True, units=100,
                   base=(ib,), base_again=(ia,), head=(ih,),
-                  pooled_noise=noise * rng.uniform(0.7, 1.3),
-                  misses=misses if with_misses else None)
+                  pooled_noise=noise * rng.uniform(0.7, 1.3), misses=misses)
 
 
 def sequence(rng: np.random.Generator, case: Case, spread: float, noise: float,
-             miss_noise: float, max_pairs: int, with_misses: bool) -> tuple[Verdict, int]:
+             miss_noise: float, max_pairs: int, design: str) -> tuple[Verdict, int]:
     """One benchmark measured look by look until it stops: its verdict and pairs."""
     base, again = runs(rng, max_pairs, spread, 1.0), runs(rng, max_pairs, spread, 1.0)
     head = runs(rng, max_pairs, spread, case.time)
-    counted = counts(rng, case, noise, miss_noise, with_misses)
+    counted = counts(rng, case, noise, miss_noise, design)
     return looked(base, again, head, counted, max_pairs)
 
 
@@ -148,7 +167,7 @@ def simulate(args: argparse.Namespace) -> int:
                 for design in DESIGNS:
                     rng = np.random.default_rng(args.seed)
                     got = [sequence(rng, case, spread, 0.0005, miss_noise, args.max_pairs,
-                                    design == DESIGNS[0]) for _ in range(args.sequences)]
+                                    design) for _ in range(args.sequences)]
                     table.append(_row(case, design, spread, miss_noise, got))
                     print(_line(table[-1]), flush=True)
                     _save(args, table, started)
@@ -208,6 +227,68 @@ def report(table: Sequence[Mapping[str, Any]], args: argparse.Namespace) -> str:
                                  f"L{r['level']}, {r['pairs_settled'] or '–'}")
                 out.append(f"| {case} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+# --- the live suites' counts read again ---------------------------------------------------------
+
+def replay(args: argparse.Namespace) -> int:
+    """Each kept live comparison's counts (``--raw`` files of benchmarks/suites.py) read
+    again as the shipped code reads them (two weights) and as before (one weight, 100): per
+    benchmark whether the work with the misses is the same (a level on the counts can
+    follow) or held back, by what the head did to it (suitegen.expected)."""
+    from benchbot.results import resultsdir
+    from benchbot.suites import suitecount
+    from benchmarks import suitegen
+
+    rows: list[dict[str, Any]] = []
+    for path in sorted(p for d in args.raw for p in Path(d).glob("*.json.gz")):
+        harness, scenario = path.name.split("-")[:2]
+        with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+            tmp.write(__import__("gzip").decompress(path.read_bytes()))
+            tmp.flush()
+            doc = resultsdir.load(Path(tmp.name))
+        for design in DESIGNS[:2]:
+            made: dict[str, Counts] = {}
+            for b in doc.benchmarks:
+                c = b.counts
+                if c is None or c.method is None or c.misses is None or not c.misses.base:
+                    continue
+                m = c.misses
+                again = (signals.new_misses(m.how, base=m.base, base_again=m.base_again,
+                                            head=m.head) if design == DESIGNS[0]
+                         else Misses(how=m.how, weight=100.0, base=m.base,
+                                     base_again=m.base_again, head=m.head))
+                made[b.name] = replace(c, misses=again)
+            suitecount._pool_work_noise(made, list(made))
+            for name, c in made.items():
+                read = signals.read_counts(c, {}, parity=PARITY)
+                short = name.split("/", 1)[1].removeprefix("BM_").removeprefix("Benchmark")
+                rows.append({"file": f"{path.parent.name}/{path.name}", "harness": harness, "scenario": scenario,
+                             "design": design, "name": name,
+                             "expected": suitegen.expected(short, scenario),
+                             "instructions": read.reading,
+                             "same_work": read.reading in ("same", "small")
+                             and signals.memory_same(read, PARITY),
+                             "misses_ratio": read.misses.ratio if read.misses else None,
+                             "work_ratio": read.misses.work_ratio if read.misses else None,
+                             "low_work_ratio": read.misses.low.work_ratio
+                             if read.misses and read.misses.low else None})
+    files.write_text(RESULTS / f"{args.out}.json", json.dumps(rows, indent=1) + "\n")
+    print(replay_table(rows))
+    return 0
+
+
+def replay_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    lines = ["| kept comparison | head's change | benchmarks | the same work: one weight (100) | "
+             "two weights (2,000 / 100) |", "|---|---|--:|--:|--:|"]
+    keys = dict.fromkeys((r["file"], r["expected"]) for r in rows)
+    for file, expected in keys:
+        mine = [r for r in rows if r["file"] == file and r["expected"] == expected]
+        one = [r for r in mine if r["design"] == DESIGNS[1]]
+        two = [r for r in mine if r["design"] == DESIGNS[0]]
+        lines.append(f"| {file} | {expected} | {len(one)} | {sum(r['same_work'] for r in one)} | "
+                     f"{sum(r['same_work'] for r in two)} |")
+    return "\n".join(lines)
 
 
 # --- what the cache simulation costs ------------------------------------------------------------
@@ -361,8 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--reps", type=int, default=3)
     c.add_argument("--harness", default="go,google-benchmark")
     c.add_argument("--out", default="memorybound-cost")
+    r = sub.add_parser("replay")
+    r.add_argument("raw", nargs="+", help="folders of kept results files (suites.py --raw)")
+    r.add_argument("--out", default="memorybound-replay")
     args = parser.parse_args(argv)
-    return simulate(args) if args.part == "sim" else cost(args)
+    return (simulate(args) if args.part == "sim" else replay(args) if args.part == "replay"
+            else cost(args))
 
 
 if __name__ == "__main__":

@@ -400,11 +400,27 @@ class CountedRun:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MissesAt:
+    """The work with the misses in it at another weight than ``Misses.weight``: the low
+    one, at which the misses must have moved for a call of time's to stand as memory
+    (``Misses.low``; docs/verdict.md, "Memory beside the instructions")."""
+
+    weight: float  # the instructions one miss is taken for in this work
+    work_ratio: float | None = None  # head over base of the work at this weight
+    noise: float | None = None  # how far one build's work at this weight varies
+    reading: CountsReading | None = None  # how the work at this weight reads
+    # A suite's benchmark: the pooled noise of the work at this weight
+    pooled_noise: float | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Misses:
     """The last-level cache misses counted beside a workload's instructions, and how the
     work reads with them (``counts.misses`` in the file; docs/verdict.md, "Memory beside the
     instructions"). The work is instructions + ``weight`` x misses, per counted run (per unit
-    of work for a suite's benchmark; perf: per measured run, arms[].ll_misses)."""
+    of work for a suite's benchmark; perf: per measured run, arms[].ll_misses): ``weight``
+    the high price of a miss, which holds a level or a call back, and ``low`` the same
+    work at the low price (files from before have only the one weight, 100)."""
 
     how: str  # what counted them, in words: cachegrind's simulated cache, perf's counter
     weight: float  # the instructions one miss is taken for in the work
@@ -422,6 +438,8 @@ class Misses:
     # the instructions read the same or small, signals.memory_agrees where they moved):
     # decided where the counts are read, so that what shows them need not judge again.
     holds_back: bool | None = omitted_when_none(default=None)
+    # The work at the low weight (signals.MISS_WEIGHT_LOW); None in files from before
+    low: MissesAt | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -227,8 +227,7 @@ def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked,
     misses = any(arm.ll_misses for phase in (phases or {}).values() for arm in phase.arms.values())
     return Counts(method="perf", why=_method(ctx, w, None)[1], every_run=True,
                   scaled=result.counts_scaled,
-                  misses=Misses(how=counting.PERF_MISSES_WORDS, weight=signals.MISS_WEIGHT)
-                  if misses else None)
+                  misses=signals.new_misses(counting.PERF_MISSES_WORDS) if misses else None)
 
 
 def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured) -> None:
@@ -268,10 +267,11 @@ def counted_misses(made: Counted, method: str) -> Misses | None:
     if not made.ll_misses["base"] or any(
             len(made.ll_misses[a]) != len(made.instructions[a]) for a in arms):
         return None
-    return Misses(how=counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
-                  weight=signals.MISS_WEIGHT, base=tuple(map(float, made.ll_misses["base"])),
-                  base_again=tuple(map(float, made.ll_misses["base_again"])),
-                  head=tuple(map(float, made.ll_misses["head"])))
+    return signals.new_misses(
+        counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
+        base=tuple(map(float, made.ll_misses["base"])),
+        base_again=tuple(map(float, made.ll_misses["base_again"])),
+        head=tuple(map(float, made.ll_misses["head"])))
 
 
 def _warmup(ctx: Context, w: WorkloadConfig, tgt: Target) -> SpawnRequest:

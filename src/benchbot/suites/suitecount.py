@@ -379,10 +379,10 @@ def _misses_per_unit(method: CountMethod, runs: Sequence[CountedRun], n: int) ->
     at: dict[tuple[str, int], int] = {(r.arm, r.units): r.ll_misses or 0 for r in runs}
     per = {r.arm: (at[r.arm, r.units] - at[SMALL_OF[r.arm], fixedwork.SMALL]) / n
            for r in runs if r.units == _units(1, n)}
-    return Misses(how=counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
-                  weight=signals.MISS_WEIGHT, base=(per["base"],),
-                  base_again=(per["base_again"],) if "base_again" in per else (),
-                  head=(per["head"],))
+    return signals.new_misses(
+        counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
+        base=(per["base"],), base_again=(per["base_again"],) if "base_again" in per else (),
+        head=(per["head"],))
 
 
 def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
@@ -398,7 +398,7 @@ def _to_confirm(counts: Mapping[str, Counts], plans: Mapping[str, _Plan],
             continue
         read = signals.read_counts(c, {}, parity=parity[name])
         moved = ("up", "down", "small")
-        if read.reading in moved or (read.misses is not None and read.misses.reading in moved):
+        if read.reading in moved or signals.misses_to_confirm(read.misses, parity[name]):
             # (or the work with the misses in it moved: a move of one process pair's misses
             # is not yet the work's either, and it would keep the benchmark from a level)
             out[name] = replace(plan, requests=plan.confirm)
@@ -547,28 +547,35 @@ def _pool_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
 
 
 def _pool_work_noise(counts: dict[str, Counts], names: Sequence[str]) -> None:
-    """The pooled noise of the work with the misses in it (Misses.pooled_noise), as
-    ``_pool_noise`` takes the instructions': the misses of a counted run move by the
-    harness's own noise too (its collector touching memory), and one benchmark's A/A is one
-    difference. Only where the suite's benchmarks counted misses, POOL_MIN of them."""
-    def work(c: Counts, m: Misses, i: int, again: bool) -> float:
-        return (c.base_again if again else c.base)[i] + m.weight * (
-            m.base_again if again else m.base)[i]
-    spreads = [abs(work(c, c.misses, 0, True) - work(c, c.misses, 0, False)) * (c.units or 0)
-               for c in (counts[n] for n in names)
-               if c.method is not None and c.units and c.misses is not None and c.base
-               and c.base_again and c.misses.base and c.misses.base_again]
-    if len(spreads) < POOL_MIN:
-        return
-    sigma = statistics.median(spreads) / (math.sqrt(2) * 0.6745)
-    for name in names:
-        c = counts[name]
-        if c.method is None or not c.units or c.misses is None or not c.misses.base:
-            continue
-        base = work(c, c.misses, 0, False)
-        if base > 0:
+    """The pooled noise of the work with the misses in it (Misses.pooled_noise at the high
+    weight, Misses.low's at the low one), as ``_pool_noise`` takes the instructions': the
+    misses of a counted run move by the harness's own noise too (its collector touching
+    memory), and one benchmark's A/A is one difference. Only where the suite's benchmarks
+    counted misses, POOL_MIN of them."""
+    counted = {n: (c, c.misses) for n in names
+               if (c := counts[n]).method is not None and c.units and c.misses is not None
+               and c.base and c.misses.base}
+
+    def pooled(low: bool) -> dict[str, float]:
+        def work(c: Counts, m: Misses, again: bool) -> float:
+            weight = m.low.weight if low and m.low is not None else m.weight
+            return (c.base_again if again else c.base)[0] + weight * (
+                m.base_again if again else m.base)[0]
+        spreads = [abs(work(c, m, True) - work(c, m, False)) * (c.units or 0)
+                   for c, m in counted.values() if c.base_again and m.base_again]
+        if len(spreads) < POOL_MIN:
+            return {}
+        sigma = statistics.median(spreads) / (math.sqrt(2) * 0.6745)
+        return {n: math.sqrt(2) * sigma / ((c.units or 1) * work(c, m, False))
+                for n, (c, m) in counted.items() if work(c, m, False) > 0}
+
+    high, low = pooled(False), pooled(True)
+    for name, (c, m) in counted.items():
+        if name in high:
             counts[name] = replace(c, misses=replace(
-                c.misses, pooled_noise=math.sqrt(2) * sigma / (c.units * base)))
+                m, pooled_noise=high[name],
+                low=replace(m.low, pooled_noise=low[name]) if m.low is not None
+                and name in low else m.low))
 
 
 def _probed(setting: Setting, recipe: fixedwork.Recipe, w: WorkloadConfig, base: Target,

@@ -69,7 +69,7 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     if counts.reading == "same" or _below_parity(counts, parity):
         return _same(time, counts, parity=parity, whole=whole or time,
                      limit=LEVEL_TIME_LIMIT if limit is None else limit)
-    if counts.reading in ("up", "down") and not signals.memory_agrees(counts):
+    if counts.reading in ("up", "down") and not signals.memory_agrees(counts, parity):
         return _memory_disagrees(time, counts)
     if counts.reading in ("up", "down"):
         return _moved(time, counts)
@@ -135,7 +135,8 @@ def _same(time: Verdict, counts: Counts, *, parity: float, whole: Verdict,
             f"the same work per {unit} within parity ({_pct(counts.ratio)} "
             f"± {math.expm1(signals.SAMPLED_TIMES * (counts.noise or 0.0)) * 100:.1f}%, "
             f"{counts.samples} processes a build)"
-            if counts.samples else f"the same work per {unit} ({_pct(counts.ratio)})")
+            if counts.samples else f"the same work per {unit} ({_pct(counts.ratio)})"
+            ) + signals.misses_aside(counts)
     if time.ci is not None and (time.ci[0] > 1 or time.ci[1] < 1):
         # time moved at the look's own error (what a call of time's would spend): stop
         return replace(time, outcome="inconclusive", reason_code="same_counts",

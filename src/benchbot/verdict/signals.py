@@ -29,6 +29,7 @@ from benchbot.core.model import (
     Counts,
     CountsReading,
     Misses,
+    MissesAt,
     Outcome,
     PhaseRuns,
     Rule,
@@ -75,14 +76,30 @@ OWN_PARITY_SHARE = 0.05
 USER_SHARE_MIN = 0.5
 # The default parity of the peak-memory verdict (docs/verdict.md, "Peak memory").
 MEMORY_PARITY = 0.03
-# The instructions a last-level cache miss is taken for in the work (instructions + this x
-# misses): the weight of cachegrind's and KCachegrind's cycle estimate. A miss to memory
-# costs some 200-400 cycles where nothing hides it and far less where a prefetcher streams
-# it; the weight only decides how large a move of the misses matters beside the
-# instructions, and docs/verdict.md says what a weight 4 times off does.
-MISS_WEIGHT = 100.0
+# The instructions a last-level cache miss is taken for in the work (instructions + weight
+# x misses), two prices (docs/verdict.md, "Memory beside the instructions"). A miss costs
+# what a few instructions cost where a prefetcher streams it and what a thousand or more
+# cost where nothing hides it: a chain of dependent loads over 32 MiB measured 104-116 ns
+# a miss here against 7 instructions a ns (benchmarks/missprice.py: about 1,000
+# instructions a miss), and the live suites' time moves read 900-3,600 under load
+# (benchmarks/README.md, section 16). So the misses hold back a level or a call at the high
+# price, MISS_WEIGHT (the same work needs the work with them within parity there too;
+# a call on the instructions needs it to have moved their way by parity there too), and a
+# time call with the same instructions stands as "memory, not layout" only where the work
+# moved its way by parity at the low price, MISS_WEIGHT_LOW (cachegrind's and
+# KCachegrind's cycle estimate): a claim made on the misses holds at every price between.
+MISS_WEIGHT = 2000.0
+MISS_WEIGHT_LOW = 100.0
 CALLS = ("slower", "faster")
 MIN_PAIRS = 10  # the fewest pairs any verdict rests on (docs/verdict.md, Defaults)
+
+
+def new_misses(how: str, *, base: Sequence[float] = (), base_again: Sequence[float] = (),
+               head: Sequence[float] = ()) -> Misses:
+    """Misses counted beside the instructions, to be read at both weights (MISS_WEIGHT and
+    MISS_WEIGHT_LOW)."""
+    return Misses(how=how, weight=MISS_WEIGHT, base=tuple(base), base_again=tuple(base_again),
+                  head=tuple(head), low=MissesAt(weight=MISS_WEIGHT_LOW))
 
 
 def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: float) -> Counts:
@@ -127,49 +144,72 @@ def read_counts(counts: Counts, phases: Mapping[str, PhaseRuns], *, parity: floa
                    misses=_read_misses(counts, phases, parity=parity))
     if read.misses is None or read.misses.ratio is None or reading is None:
         return read
-    held = (not memory_agrees(read) if reading in ("up", "down")
+    held = (not memory_agrees(read, parity) if reading in ("up", "down")
             else not memory_same(read, parity) if reading in ("same", "small") else False)
     return replace(read, misses=replace(read.misses, holds_back=held))
 
 
 def _read_misses(counts: Counts, phases: Mapping[str, PhaseRuns], *,
                  parity: float) -> Misses | None:
-    """The misses beside ``counts``' instructions with how the work reads with them: its
-    ratio, noise and reading, as ``read_counts`` reads the instructions (base against base
-    again for the noise, each arm's spread, the suite's pooled noise, samples). None where
-    none were counted, or not for every counted run."""
+    """The misses beside ``counts``' instructions with how the work reads with them, at the
+    high weight and (``low``) at the low one: its ratio, noise and reading, as
+    ``read_counts`` reads the instructions (base against base again for the noise, each
+    arm's spread, the suite's pooled noise, samples). None where none were counted, or not
+    for every counted run."""
     m = counts.misses
     if m is None:
         return None
-    alone = replace(counts, misses=None)
-    if counts.every_run and not counts.head:  # perf: the runs' own misses
-        with_misses = _work_phases(phases, m.weight)
-        if with_misses is None:
-            return None
-        work = read_counts(alone, with_misses, parity=parity)
-        ints = _per_run(phases, "ll_misses")
-        base, again, head = [list(map(float, arm)) for arm in ints[:3]]
-    else:
-        base, again, head = list(m.base), list(m.base_again), list(m.head)
-        if [len(base), len(again), len(head)] != [
-                len(counts.base), len(counts.base_again), len(counts.head)] or not head:
-            return None
-        def weigh(instructions: Sequence[float], misses: Sequence[float]) -> tuple[float, ...]:
-            return tuple(i + m.weight * x for i, x in zip(instructions, misses, strict=True))
-        work = read_counts(replace(alone, base=weigh(counts.base, base),
-                                   base_again=weigh(counts.base_again, again),
-                                   head=weigh(counts.head, head),
-                                   pooled_noise=m.pooled_noise or counts.pooled_noise),
-                           phases, parity=parity)
+    read = _work_at(counts, phases, m.weight, m.pooled_noise, parity=parity)
+    if read is None:
+        return None
+    work, (base, again, head) = read
+    low = m.low
+    if low is not None:
+        at = _work_at(counts, phases, low.weight, low.pooled_noise, parity=parity)
+        low = None if at is None else replace(low, work_ratio=at[0].ratio, noise=at[0].noise,
+                                              reading=at[0].reading)
     bases = [*base, *again]
     ratio = (statistics.median(head) / statistics.median(bases)
              if bases and head and statistics.median(bases) > 0 else None)
     return replace(m, ratio=ratio, work_ratio=work.ratio, noise=work.noise,
-                   reading=work.reading, reading_why=_misses_why(m, work, ratio, bases, head))
+                   reading=work.reading, low=low,
+                   reading_why=_misses_why(m, work, low, ratio, bases, head))
 
 
-def _misses_why(m: Misses, work: Counts, ratio: float | None, bases: Sequence[float],
-                head: Sequence[float]) -> str:
+Arms = tuple[list[float], list[float], list[float]]
+
+
+def _work_at(counts: Counts, phases: Mapping[str, PhaseRuns], weight: float,
+             pooled: float | None, *, parity: float) -> tuple[Counts, Arms] | None:
+    """The work instructions + ``weight`` x misses read as the instructions are, with the
+    misses of each arm (base, base again, head); None where a counted run has none."""
+    m = counts.misses
+    assert m is not None
+    alone = replace(counts, misses=None)
+    if counts.every_run and not counts.head:  # perf: the runs' own misses
+        with_misses = _work_phases(phases, weight)
+        if with_misses is None:
+            return None
+        ints = _per_run(phases, "ll_misses")
+        base, again, head = [list(map(float, arm)) for arm in ints[:3]]
+        return read_counts(alone, with_misses, parity=parity), (base, again, head)
+    base, again, head = list(m.base), list(m.base_again), list(m.head)
+    if [len(base), len(again), len(head)] != [
+            len(counts.base), len(counts.base_again), len(counts.head)] or not head:
+        return None
+
+    def weigh(instructions: Sequence[float], misses: Sequence[float]) -> tuple[float, ...]:
+        return tuple(i + weight * x for i, x in zip(instructions, misses, strict=True))
+    work = read_counts(replace(alone, base=weigh(counts.base, base),
+                               base_again=weigh(counts.base_again, again),
+                               head=weigh(counts.head, head),
+                               pooled_noise=pooled or counts.pooled_noise),
+                       phases, parity=parity)
+    return work, (base, again, head)
+
+
+def _misses_why(m: Misses, work: Counts, low: MissesAt | None, ratio: float | None,
+                bases: Sequence[float], head: Sequence[float]) -> str:
     moved = (f"{_pct(ratio)} ({_count(statistics.median(bases))} → "
              f"{_count(statistics.median(head))})" if ratio is not None and bases and head
              else f"{_count(statistics.median(bases) if bases else 0)} → "
@@ -178,8 +218,9 @@ def _misses_why(m: Misses, work: Counts, ratio: float | None, bases: Sequence[fl
             "down": "less work with them", "small": "a move of the work below parity with them",
             "unsteady": "the work with them varies too much to judge by"}
     word = said.get(work.reading or "", "not read")
+    at_low = (f"; {_pct(low.work_ratio)} at {low.weight:,.0f}" if low is not None else "")
     return (f"last-level misses {moved}; {word} ({_pct(work.ratio)}, a miss taken for "
-            f"{m.weight:g} instructions; {m.how})")
+            f"{m.weight:,.0f} instructions{at_low}; {m.how})")
 
 
 def _count(value: float) -> str:
@@ -208,46 +249,108 @@ def _work_phases(phases: Mapping[str, PhaseRuns], weight: float) -> dict[str, Ph
 
 
 def memory_same(counts: Counts | None, parity: float) -> bool:
-    """The work with the misses in it is the same within parity, for sure (its move and its
-    band of noise inside parity; a sample's reading ``same`` says as much); True where no
-    misses were counted, as before they were."""
+    """The work with the misses in it is the same within parity: at the low weight for
+    sure (its move and its band of noise inside parity; a sample's reading ``same`` says as
+    much), and at the high weight by its move (the misses' own noise, a runtime's collector
+    touching memory, is held to parity at the low weight; at the high one it would take
+    every level from a benchmark whose misses vary by one a unit). Files from before, with
+    one weight: sure at it. True where no misses were counted, as before they were."""
     m = counts.misses if counts is not None else None
     if m is None:
         return True
     if m.reading is None:  # counted, and not to be read: nothing can be said of them
         return False
+    if m.low is None:  # one weight (a file from before): the whole test at it
+        return _same_for_sure(counts, m.reading, m.work_ratio, m.noise, parity)
+    return (_same_for_sure(counts, m.low.reading, m.low.work_ratio, m.low.noise, parity)
+            and m.work_ratio is not None
+            and abs(math.log(m.work_ratio)) < math.log1p(parity))
+
+
+def _same_for_sure(counts: Counts | None, reading: CountsReading | None,
+                   work_ratio: float | None, noise: float | None, parity: float) -> bool:
     if counts is not None and counts.samples:
-        return m.reading == "same"
-    if m.reading not in ("same", "small") or m.work_ratio is None:
+        return reading == "same"
+    if reading not in ("same", "small") or work_ratio is None:
         return False
-    band = max(SAME_FLOOR, NOISE_TIMES * (m.noise or 0.0))
-    return abs(math.log(m.work_ratio)) + band <= math.log1p(parity)
+    band = max(SAME_FLOOR, NOISE_TIMES * (noise or 0.0))
+    return abs(math.log(work_ratio)) + band <= math.log1p(parity)
 
 
-def memory_agrees(counts: Counts | None) -> bool:
-    """The work with the misses in it moved by parity the way the instructions did (they
-    read ``up`` or ``down``); True where no misses were counted."""
+def memory_agrees(counts: Counts | None, parity: float) -> bool:
+    """The work with the misses in it moved the way the instructions did (they read ``up``
+    or ``down``): by parity beyond its noise at the low weight, as the instructions moved;
+    and at the high one, unless the misses moved the other way and take the move back
+    there for sure (its move and its band of noise short of parity that way). Misses that
+    stayed put only dilute the move at 2,000 (a harness's own misses per call beside a small
+    benchmark), misses that vary by themselves are not sure: neither holds a call back.
+    True where no misses were counted."""
     m = counts.misses if counts is not None else None
-    return m is None or (counts is not None and m.reading is not None
-                         and m.reading == counts.reading)
+    if m is None:
+        return True
+    if counts is None or m.reading is None:
+        return False
+    if m.low is None:  # one weight (a file from before)
+        return m.reading == counts.reading
+    if m.low.reading != counts.reading or m.work_ratio is None:
+        return False
+    way = 1 if counts.reading == "up" else -1
+    if m.ratio is None or (m.ratio - 1) * way >= 0:  # the misses moved with it, or not at all
+        return True
+    band = max(SAME_FLOOR, NOISE_TIMES * (m.noise or 0.0))
+    return math.log(m.work_ratio) * way + band >= math.log1p(parity)
 
 
 def memory_moved(counts: Counts | None) -> CountsReading | None:
-    """``up`` or ``down`` where the work with the misses moved by parity, else None."""
+    """``up`` or ``down`` where the work with the misses moved by parity at the low weight
+    (and so at every higher one: the instructions the same, the work moves further the
+    more a miss weighs, though its noise may hide that), else None: what lets a call of
+    time's stand as memory."""
     m = counts.misses if counts is not None else None
-    return m.reading if m is not None and m.reading in ("up", "down") else None
+    if m is None:
+        return None
+    reading = m.low.reading if m.low is not None else m.reading
+    return reading if reading in ("up", "down") else None
+
+
+def misses_to_confirm(m: Misses | None, parity: float) -> bool:
+    """The work with the misses read a move that one process pair may not show for sure (a
+    suite's benchmark then counts base again and head again, suitecount._to_confirm): a
+    move at the low weight, or at the high one past parity (which holds a level back)."""
+    if m is None:
+        return False
+    if m.low is None:
+        return m.reading in ("up", "down", "small")
+    return m.low.reading in ("up", "down", "small") or (
+        m.work_ratio is not None and abs(math.log(m.work_ratio)) >= math.log1p(parity))
 
 
 def misses_words(counts: Counts) -> str:
     """The misses' move in words, for a reason: "the last-level misses +340% (the work
-    with them +12.0%)"."""
+    with them +12.0% at 2,000 instructions a miss, +0.6% at 100)"."""
     m = counts.misses
     if m is None:
         return ""
-    if m.reading == "unsteady":
+    if m.reading == "unsteady" and m.low is None:
         return (f"the last-level misses {_pct(m.ratio)}, and the work with them varies by "
                 f"{(m.noise or 0) * 100:.2g}%")
-    return f"the last-level misses {_pct(m.ratio)} (the work with them {_pct(m.work_ratio)})"
+    low = f", {_pct(m.low.work_ratio)} at {m.low.weight:,.0f}" if m.low is not None else ""
+    at = f" at {m.weight:,.0f} instructions a miss" if m.low is not None else ""
+    return f"the last-level misses {_pct(m.ratio)} (the work with them {_pct(m.work_ratio)}{at}{low})"
+
+
+def misses_aside(counts: Counts | None) -> str:
+    """The misses' move beside a reason that rests on the same work, so that a level on the
+    counts never quotes the instructions alone where the misses moved: ", the last-level
+    misses +12% (the work with them +0.3% at 2,000 instructions a miss, +0.0% at 100)";
+    "" where none were counted, where they stayed within 1%, or where they moved the work
+    at the high weight by less than SAME_FLOOR (a few misses about none, whose ratio says
+    nothing)."""
+    m = counts.misses if counts is not None else None
+    if (counts is None or m is None or m.ratio is None or abs(m.ratio - 1) < 0.01
+            or m.work_ratio is None or abs(math.log(m.work_ratio)) < SAME_FLOOR):
+        return ""
+    return f", {misses_words(counts)}"
 
 
 def _sampled(counts: Counts, bases: Sequence[float], head: Sequence[float], *,
@@ -303,7 +406,7 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
     if time.outcome != "inconclusive" or not usable(counts):
         return time
     assert counts.ratio is not None
-    if _pending_with_counts(time, counts, parity) and not memory_agrees(counts):
+    if _pending_with_counts(time, counts, parity) and not memory_agrees(counts, parity):
         return replace(time, reason_code="misses_disagree",
                        reason=f"the runs read {_pct(time.ratio)} and the instructions "
                        f"{_pct(counts.ratio)}, but {misses_words(counts)}: the instructions "
@@ -325,7 +428,8 @@ def joint(time: Verdict, counts: Counts | None, *, parity: float,
             and _level_with_counts(whole or time, parity)):
         return replace(whole or time, outcome="level", reason_code=None, suggested_runs=None,
                        settled_by="time and instructions",
-                       reason=f"the same instructions ({_pct(counts.ratio)}), and time's "
+                       reason=f"the same instructions ({_pct(counts.ratio)})"
+                       f"{misses_aside(counts)}, and time's "
                        f"interval ({_interval(whole or time)}) holds no change beyond the "
                        f"{parity * 100:g}% parity")
     if (counts.reading == "same" and time.ratio is not None
@@ -424,7 +528,7 @@ def metric_instructions(counts: Counts | None, *, parity: float) -> Verdict:
     if counts.reading is None or counts.ratio is None:
         return stats.invalid("no_metric", f"metric: instructions, but {counts.reading_why}")
     pct = _pct(counts.ratio)
-    if counts.reading in ("up", "down") and not memory_agrees(counts):
+    if counts.reading in ("up", "down") and not memory_agrees(counts, parity):
         return _counted(counts, parity, "inconclusive", "misses_disagree",
                         f"the instructions read {pct}, but {misses_words(counts)}: the "
                         "instructions alone cannot call it")
@@ -436,10 +540,12 @@ def metric_instructions(counts: Counts | None, *, parity: float) -> Verdict:
                         f"the instructions read {pct}, but {misses_words(counts)}: not the "
                         "same work")
     if counts.reading == "same":
-        return _counted(counts, parity, "level", None, f"the same instructions ({pct})")
+        return _counted(counts, parity, "level", None,
+                        f"the same instructions ({pct}){misses_aside(counts)}")
     if counts.reading == "small" and abs(math.log(counts.ratio)) < math.log1p(parity):
         return _counted(counts, parity, "level", "below_parity", f"the instructions read "
-                        f"{pct}: real, but below the {parity * 100:g}% that matters")
+                        f"{pct}{misses_aside(counts)}: real, but below the "
+                        f"{parity * 100:g}% that matters")
     return _counted(counts, parity, "inconclusive", "spread",
                     f"the instructions read {pct}, but one build's counts vary by "
                     f"{(counts.noise or 0) * 100:.2f}%")
