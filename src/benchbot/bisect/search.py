@@ -33,7 +33,7 @@ from benchbot.config.config import Config, load_config
 from benchbot.config.find import read_config
 from benchbot.config.settings import Overrides
 from benchbot.core.errors import BuildError, ConfigError, GitError
-from benchbot.core.model import Results, Revision, SandboxInfo
+from benchbot.core.model import ProfileMode, Results, Revision, SandboxInfo
 from benchbot.git import gitops
 from benchbot.run import machine
 from benchbot.run.runner import Spawner
@@ -163,11 +163,13 @@ class RepoLab:
 
     def results(self, left: int, right: int, *, budget_s: float, seed: int,
                 alpha: float | None = None, estimate: bool = True,
-                precision: float | None = None) -> Results:
+                precision: float | None = None, profile: ProfileMode | None = None) -> Results:
         """The results document of commit ``left`` (reference) against ``right``, both
-        prepared, with the config's rule (at ``alpha`` where given) within ``budget_s``."""
+        prepared, with the config's rule (at ``alpha`` where given) within ``budget_s``
+        (``profile``: which workloads are profiled, where not the config's)."""
         config = dataclasses.replace(self.config, budget_s=budget_s,
-                                     alpha=self.config.alpha if alpha is None else alpha)
+                                     alpha=self.config.alpha if alpha is None else alpha,
+                                     profile=self.config.profile if profile is None else profile)
         return self.engine.compare_built(
             self.where, config, self.checkout(left), self.checkout(right), seed=seed,
             reporter=self.reporter, deadline=self.clock() + budget_s, clock=self.clock,
@@ -184,8 +186,11 @@ class RepoLab:
 
     def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
                 number: int, estimate: bool = True) -> Found:
+        # Only a step that can name a commit (``estimate``) is profiled where it calls a
+        # change: the culprit against its parent (docs/verdict.md, "Where the change is").
         doc = self.results(left, right, budget_s=budget_s, seed=self.seed + 10 * number,
-                           alpha=alpha, estimate=estimate)
+                           alpha=alpha, estimate=estimate,
+                           profile=self.config.profile if estimate else "off")
         [bench] = doc.benchmarks
         v = bench.verdict
         failed = any(p.failure is not None for p in bench.phases.values())
@@ -194,7 +199,8 @@ class RepoLab:
                      pairs=bench.measuring.pairs if bench.measuring else v.n,
                      runs_failed=failed, settled_by=v.settled_by,
                      work=bench.counts.ratio if counted and bench.counts else None,
-                     counts=bench.counts.reading if counted and bench.counts else None)
+                     counts=bench.counts.reading if counted and bench.counts else None,
+                     profile=bench.profile)
 
     def commit_records(self, search: Search) -> tuple[Commit, ...]:
         out = []

@@ -47,7 +47,7 @@ from benchbot.config.settings import (
 )
 from benchbot.config.yamlnode import Doc, Read, compose, join, line, parse_duration, suggest
 from benchbot.core.errors import ConfigError
-from benchbot.core.model import OUTCOMES, Better, CountsMode, Metric, Order, Outcome
+from benchbot.core.model import OUTCOMES, Better, CountsMode, Metric, Order, Outcome, ProfileMode
 from benchbot.git.skipping import GlobError, check_glob
 from benchbot.sandbox import fsview
 from benchbot.sandbox.bwrap import is_never_passed
@@ -221,6 +221,9 @@ class Config:
     # For every workload, unless ``defaults`` or the workload says otherwise.
     counts: CountsMode = "auto"
     memory_parity: float = DEFAULT_MEMORY_PARITY
+    # Which workloads are profiled after the verdicts (benchbot.profiles.profiling): those called
+    # slower or faster, every one (--profile, /bench profile), or none.
+    profile: ProfileMode = "called"
 
     def with_overrides(self, over: Overrides) -> Config:
         """This config with ``over`` put over it. ``runs`` measures every workload a fixed
@@ -248,6 +251,7 @@ class Config:
             else dataclasses.replace(self.status, fail_on=over.fail_on),
             seed=self.seed if over.seed is None else over.seed,
             budget_s=self.budget_s if over.budget is None else over.budget,
+            profile=self.profile if over.profile is None else over.profile,
         )
 
     def _only(self, names: tuple[str, ...]) -> tuple[tuple[WorkloadConfig, ...],
@@ -474,6 +478,14 @@ def _counts_mode(doc: Doc, node: Node, key: str) -> CountsMode:
 
 
 _COUNTS_KIND = Kind(_counts_mode, {"enum": [*_COUNTS, True, False]})
+_PROFILES: tuple[ProfileMode, ...] = get_args(ProfileMode)
+
+
+def _profile_mode(doc: Doc, node: Node, key: str) -> ProfileMode:
+    value = doc.scalar(node)
+    if value is True or value is False:  # YAML 1.1 reads on/off as booleans
+        return "called" if value else "off"
+    return doc.choice(node, key, _PROFILES)
 
 
 def _absolute_path(doc: Doc, node: Node, key: str) -> str:
@@ -864,6 +876,11 @@ TOP = Section((
     Key("memory_parity", Kind(_parity, {"type": "number", "exclusiveMinimum": 0,
                                         "exclusiveMaximum": 1}),
         "memory_parity for every workload (as under defaults, which wins over it)."),
+    Key("profile", Kind(_profile_mode, {"enum": [*_PROFILES, True, False]}),
+        "Which workloads are profiled under callgrind after the verdicts, their notes naming "
+        "the functions that carry the change: called (those called slower or faster, where "
+        "valgrind is installed), all, or off (--profile, /bench profile and the Action's "
+        "input profile win over it).", default="called"),
 ), Config)
 
 # Keys accepted in each mapping, in the order messages list them.

@@ -14,6 +14,7 @@ from benchbot.core.model import OUTCOMES
 from benchbot.report import format as fmt
 from benchbot.report import plots
 from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
+from benchbot.report.profiles import where_words
 from benchbot.report.view import Distribution, ReportView, Row, shortened
 from benchbot.verdict import figures
 
@@ -30,7 +31,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
         instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
-        memory_cell=memory_cell,
+        memory_cell=memory_cell, count=fmt.count, where=where_words,
     )
     loader = jinja2.PackageLoader("benchbot", "report/templates")
     if not autoescape:  # every value escaped unless a filter made it (escape.py)

@@ -42,6 +42,7 @@ from benchbot.core.model import (
     Spent,
     SuiteRecord,
 )
+from benchbot.report.profiles import ProfileView, profile_view
 from benchbot.results.shards import suite_items
 from benchbot.verdict.figures import Figure, figure_of
 from benchbot.verdict.sequential import CALLS, FIRST_LOOK
@@ -243,6 +244,8 @@ class Row:
     # What the verdict's cell shows beside the outcome: the move of the signal that settled
     # it (benchbot.verdict.figures); None: the outcome alone.
     figure: Figure | None = None
+    # Where a called change is: the functions that carry it (benchbot.report.profiles)
+    profile: ProfileView | None = None
 
     @property
     def made_at(self) -> str:
@@ -487,6 +490,17 @@ class ReportView:
         return any(r.memory is not None and r.memory.harness is not None for r in self.rows)
 
     @property
+    def profiled(self) -> str | None:
+        """What the profiled runs cost, in words ("profiled: 3 runs, 4.2 s"); None: none made."""
+        made = [r.profile for r in self.rows if r.profile is not None]
+        if not made:
+            return None
+        runs = sum(p.runs for p in made)
+        seconds = self.spent.profiling_s if self.spent and self.spent.profiling_s is not None \
+            else sum(p.seconds for p in made)
+        return f"profiled: {runs} run{'' if runs == 1 else 's'}, {seconds:.1f} s"
+
+    @property
     def counting_share(self) -> float | None:
         """The share of the comparison's wall time its counted runs took."""
         s = self.spent
@@ -640,7 +654,7 @@ def _has_note(bench: Benchmark) -> bool:
     """A reason, a second signal that settled it, or a call on peak memory: a note says it."""
     v, memory = bench.verdict, bench.memory
     second = v.settled_by not in (None, "time") and bench.metric != "instructions"
-    return bool(v.reason or second
+    return bool(v.reason or second or bench.profile is not None
                 or (memory is not None and memory.outcome in ("slower", "faster", "inconclusive")
                     and (memory.outcome != "inconclusive" or memory.reason)))
 
@@ -749,6 +763,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         timed_s=bench.measuring.timed_s if bench.measuring else None,
         counted_s=bench.measuring.counted_s if bench.measuring else None,
         figure=figure_of(v, bench.counts, metric=bench.metric, better=bench.better),
+        profile=profile_view(bench.profile),
     )
 
 
