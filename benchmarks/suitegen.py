@@ -40,7 +40,14 @@ NAMES = ("Fnv", "Crc", "Sha", "XorShift", "Murmur", "SortInts", "InsertionSort",
          "SortStrings", "BinarySearch", "ParseInts", "FormatInts", "Json", "SplitCsv",
          "Tokenize", "MapInsert", "MapLookup", "MapIterate", "Alloc", "Builder", "MatMul",
          "Compare", "Reverse", "Base64", "Popcount", "Search")
-SCENARIOS = ("changed", "identical", "memory")
+SCENARIOS = ("changed", "identical", "memory", "helper")
+# The helper scenario (issue 41, benchmarks/profile.py): these benchmarks also call one
+# helper function (``Mix``: MIX_ROUNDS rounds of a xorshift, never inlined) once per
+# operation; the head makes it 10% slower (MIX_ROUNDS_HEAD rounds) and changes nothing
+# else, so that their profiles must name Mix, and nothing else, as what moved.
+HELPED = ("Fnv", "XorShift", "Murmur", "Popcount")
+MIX_ROUNDS, MIX_ROUNDS_HEAD = 400, 440
+HELPER = "Mix"
 # The memory scenario's benchmarks: (arithmetic loop, accesses an operation in Go, in C++);
 # the loop is 4000 rounds of a xorshift (about 7 instructions a round) or of an FNV-style
 # multiply (about 4). The accesses were tuned so that the head's time moves by about the
@@ -72,6 +79,8 @@ def expected(name: str, scenario: str) -> str:
     memory (the same instructions, more last-level misses)."""
     if scenario == "memory":
         return "memory" if name in MEMORY else "same"
+    if scenario == "helper":
+        return "more" if name in HELPED else "same"
     if scenario == "identical":
         return "same"
     if name in MORE:
@@ -93,6 +102,11 @@ def reps(scenario: str, side: str) -> dict[str, int]:
 def pad_bytes(scenario: str, side: str) -> int:
     """The never-run function's size before the layout-only kernel (bytes of nops/code)."""
     return 200 if side == "head" and scenario == "changed" else 8
+
+
+def mix_rounds(side: str) -> int:
+    """The helper's rounds in one side of the helper scenario."""
+    return MIX_ROUNDS_HEAD if side == "head" else MIX_ROUNDS
 
 
 def memory_mul(scenario: str, side: str) -> int:
@@ -449,7 +463,12 @@ def go_files(scenario: str, side: str) -> dict[str, str]:
     def bench(name: str, op: str, setup: str = "") -> str:
         return (f"var reps{name} = {r[name]}\n\n"
                 f"func Benchmark{name}(b *testing.B) {{ {setup}run(b, &reps{name}, func() uint64 {{ return {op} }}) }}\n")
-    benches = "\n".join(bench(n, op) for n, op in GO_BENCH_OPS.items() if n != LAYOUT)
+    ops = dict(GO_BENCH_OPS)
+    if scenario == "helper":
+        ops.update({n: f"{ops[n]} + Mix(Sink)" for n in HELPED})
+    benches = "\n".join(bench(n, op) for n, op in ops.items() if n != LAYOUT)
+    if scenario == "helper":
+        benches += GO_HELPER.replace("MIXROUNDS", str(mix_rounds(side)))
     if scenario == "memory":  # first: counted first (MEMORY_FIRST)
         benches = (GO_MEMORY.replace("MEMMUL", str(memory_mul(scenario, side)))
                    .replace("MEMWORDS", str(MEMORY_WORDS)) + "\n"
@@ -457,6 +476,22 @@ def go_files(scenario: str, side: str) -> dict[str, str]:
                                 for n, (kernel, k, _) in MEMORY.items()) + "\n" + benches)
     benches += GO_LAYOUT.replace("PADBODY", pad) + "\n" + bench(LAYOUT, GO_BENCH_OPS[LAYOUT])
     return {"go.mod": GO_MOD, "suite.go": GO_KERNELS, "suite_test.go": GO_TEST.replace("BENCHMARKS", benches)}
+
+
+GO_HELPER = """
+var mixRounds = MIXROUNDS
+
+//go:noinline
+func Mix(seed uint64) uint64 {
+	x := seed | 1
+	for i := 0; i < mixRounds; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+"""
 
 
 GO_BUILD = ('GOCACHE="$PWD/.cache/go-build" GOPATH="$PWD/.cache/go" GOFLAGS=-mod=mod '
@@ -584,6 +619,20 @@ BENCHMARK_MAIN();
 '''
 
 
+CC_HELPER = r'''
+// The helper scenario's helper: called once per operation by some benchmarks.
+static volatile int mix_rounds = MIXROUNDS;
+__attribute__((noinline)) std::uint64_t Mix(std::uint64_t x) {
+  x |= 1; const int r = mix_rounds;
+  for (int i = 0; i < r; ++i) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+  return x;
+}
+#define BENCH_AS(NAME, OP) \
+  static void BM_##NAME(benchmark::State& state) { D(); for (auto _ : state) { int r = reps_##NAME; for (int i = 0; i < r; ++i) benchmark::DoNotOptimize(OP()); } } \
+  BENCHMARK(BM_##NAME);
+'''
+
+
 CC_MEMORY = r'''
 // The memory scenario's kernels: the array is built (every page written) the first time a
 // memory benchmark runs, and each load's index depends on the sum before it.
@@ -605,6 +654,12 @@ def cc_files(scenario: str, side: str) -> dict[str, str]:
     r = reps(scenario, side)
     decl = "\n".join(f"static volatile int reps_{n} = {r[n]};" for n in names("gbench", scenario))
     benches = "\n".join(f"BENCH({n})" for n in NAMES if n != LAYOUT)
+    if scenario == "helper":  # HELPED's operations call Mix too, once each
+        benches = (CC_HELPER.replace("MIXROUNDS", str(mix_rounds(side)))
+                   + "".join(f"static std::uint64_t {n}Mixed() {{ std::uint64_t k = {n}(); return k + Mix(k); }}\n"
+                             for n in HELPED)
+                   + "\n".join(f"BENCH_AS({n}, {n}Mixed)" if n in HELPED else f"BENCH({n})"
+                                for n in NAMES if n != LAYOUT))
     if scenario == "memory":  # first: counted first (MEMORY_FIRST)
         benches = (CC_MEMORY.replace("MEMMUL", f"{memory_mul(scenario, side)}ull")
                    .replace("MEMWORDS", str(MEMORY_WORDS))

@@ -10,7 +10,7 @@ in order (``j = j + 1``); head in the order of a full-period linear congruential
 generator (``j = j * 1664525 + 1``): the same instructions to the one (valgrind says so,
 and the run checks it), about three times the time in ``walk`` (cache and TLB misses),
 the same in ``spin``. Each repetition profiles base, head and base again with
-``benchbot.sandbox.timeprofile.record`` (in the sandbox where bubblewrap works, as a comparison
+``benchbot.profiles.timeprofile.record`` (in the sandbox where bubblewrap works, as a comparison
 would) and compares them (``timeprofile.compare``): recorded per repetition are the
 functions named, ``walk``'s share of the change, whether ``spin`` was named (it must not
 be), and what the three profiles cost in wall seconds against the plain runs' own time.
@@ -36,7 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from benchbot.sandbox import bwrap, timeprofile
+from benchbot.profiles import timeprofile
+from benchbot.sandbox import bwrap
 
 KERNEL = r"""
 #include <stdio.h>

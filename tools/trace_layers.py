@@ -81,7 +81,7 @@ PREFIX_LAYERS = (("benchbot.report", OUTPUT), ("benchbot.", WORK))
 SRC = ROOT / "src" / "benchbot"
 # Bottom first: a package may import itself and any package before it, never one after.
 PACKAGES = ("core", "harness", "sandbox", "git", "config", "verdict", "results", "run",
-            "suites", "measure", "bisect", "history", "report", "github")
+            "suites", "profiles", "measure", "bisect", "history", "report", "github")
 # The top: the command line and the commands that are one module each. ``benchbot``
 # itself holds the version only (imported by anyone, importing nothing).
 TOP = ("benchbot.cli", "benchbot.demo", "benchbot.doctor", "benchbot.__main__")

@@ -152,6 +152,12 @@ def _config_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--all", dest="all", action="store_const", const=True, default=None,
                    help="measure every workload, also those whose paths: the change does not "
                    "touch (default: skip them as not affected)")
+    c.add_argument("--profile", dest="profile", action="store_const", const="all",
+                   default=None, help="profile every workload under callgrind after the "
+                   "verdicts (default: those called slower or faster, where valgrind is "
+                   "installed): the functions whose instructions moved")
+    c.add_argument("--no-profile", dest="profile", action="store_const", const="off",
+                   help="profile nothing, not even the workloads called slower or faster")
     c.add_argument("--parity", type=argparse_type("parity"), default=None,
                    help="differences below this fraction are level (0.01 or 1%%)")
     c.add_argument("--no-confirm", dest="confirm", action="store_const", const=False, default=None,
@@ -328,7 +334,7 @@ def _github_parser(g: argparse.ArgumentParser) -> None:
         "Reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_TOKEN, "
         "GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID, GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY "
         "and GITHUB_OUTPUT, and the action's inputs as BENCHBOT_CONFIG, BENCHBOT_RUNS, "
-        "BENCHBOT_BUDGET, BENCHBOT_SHARDS, BENCHBOT_FAIL_ON, BENCHBOT_COMMENT,"
+        "BENCHBOT_BUDGET, BENCHBOT_PROFILE, BENCHBOT_SHARDS, BENCHBOT_FAIL_ON, BENCHBOT_COMMENT,"
         " BENCHBOT_CHECK_NAME, BENCHBOT_WORKING_DIRECTORY, "
         "BENCHBOT_RESULTS_DIR, BENCHBOT_BOT_LOGIN, BENCHBOT_ARTIFACT, BENCHBOT_MODE, BENCHBOT_JOB "
         "and BENCHBOT_MEASURE_RESULT (see action.yml)."
@@ -388,6 +394,7 @@ def overrides(args: argparse.Namespace) -> Overrides:
         fail_on=getattr(args, "fail_on", ()),
         budget=getattr(args, "budget", None), max_runs=getattr(args, "max_runs", None),
         all=getattr(args, "all", None),
+        profile=getattr(args, "profile", None),
     )
 
 

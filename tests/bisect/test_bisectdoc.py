@@ -194,3 +194,51 @@ def test_a_step_the_counts_settled_shows_the_work_in_every_report(tmp_path: Path
         text = report.render(again, fmt)
         assert "faster −3.3% work" in text and "faster +0.8%" not in text
         assert "level: same work; time within ±45.0%" in text
+
+
+@dataclass
+class ProfilingLab(FakeLab):
+    """A lab whose steps that can name a commit (``estimate``) come with a profile, as
+    ``bisect.RepoLab`` gives them (it profiles no other step)."""
+
+    def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
+                number: int, estimate: bool = True) -> Found:
+        found = super().compare(left, right, alpha=alpha, budget_s=budget_s, number=number,
+                                estimate=estimate)
+        if not estimate or found.outcome not in ("slower", "faster"):
+            return found
+        from benchbot.core.model import ProfiledFunction, ProfileTable
+
+        f = ProfiledFunction(name=HOSTILE, object="t", file="src/t.c", base_self=1000,
+                             head_self=1080, base_inclusive=1000, head_inclusive=1080,
+                             delta=80, share=1.0, noise=0, noise_inclusive=0)
+        return dataclasses.replace(found, profile=ProfileTable(
+            runs=3, seconds=1.0, base_total=1000, base_again_total=1000, head_total=1080,
+            floor=1, functions=(f,)))
+
+
+def test_the_culprit_carries_its_step_s_profile_and_the_report_names_where(
+        tmp_path: Path) -> None:
+    fake = ProfilingLab(history(10, {6: 1.08}))
+    search = Search(lab=fake, shas=SHAS[:10], alpha=0.05, deadline=1e9, step_cap_s=60.0,
+                    clock=lambda: 0.0)
+    answer = search.run()
+    [culprit] = answer.culprits
+    assert culprit.profile is not None and culprit.profile.functions[0].delta == 80
+    doc = dataclasses.replace(make_doc(), answer=answer)
+    data = bisectdoc.to_json(doc)
+    jsonschema.validate(data, bisectdoc.schema())
+    bisectdoc.save(tmp_path / "b.json", doc)
+    assert bisectdoc.load(tmp_path / "b.json") == doc
+    text = report.render(doc, "markdown")
+    assert (f"In `{SHAS[6][:7]}` against its parent: Where (instructions by function, "
+            "callgrind): ") in text and "+8.0% of +8.0%." in text
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    from cmarkgfm.cmark import Options
+
+    shown = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
+    assert "<script>" not in shown and "<code>&lt;script&gt;alert(1)" in shown
+    page = report.render(doc, "html")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+    # a bisect without profiles writes none
+    assert "profile" not in json.dumps(bisectdoc.to_json(make_doc()))

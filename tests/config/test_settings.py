@@ -248,3 +248,23 @@ def test_a_bad_cpu_list_is_named(text: str, words: str) -> None:
 def test_a_duration_written_is_read_back(seconds: float, words: str) -> None:
     assert duration_words(seconds) == words
     assert read("budget", words) == seconds
+
+
+def test_profile_reads_called_all_or_off_from_every_source() -> None:
+    from benchbot.config.load import parse_config_bytes
+
+    assert read("profile", "ALL") == "all" and read("profile", " off ") == "off"
+    with pytest.raises(SettingError, match="must be called"):
+        read("profile", "sometimes")
+    args = cli._parser().parse_args(["compare", "--base", "a", "--head", "b", "--profile"])
+    assert cli.overrides(args).profile == "all"
+    args = cli._parser().parse_args(["compare", "--base", "a", "--head", "b", "--no-profile"])
+    assert cli.overrides(args).profile == "off"
+    env = ActionEnv.from_env({"GITHUB_EVENT_NAME": "x", "GITHUB_EVENT_PATH": "x",
+                              "GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": "t",
+                              "BENCHBOT_PROFILE": "off"})
+    assert env.overrides.profile == "off"
+    config = parse_config_bytes(b"version: 1\nworkloads:\n  - {name: a, run: ./a}\n", "x.yml")
+    assert config.profile == "called"
+    assert config.with_overrides(Overrides(profile="off")).profile == "off"
+    assert Overrides(profile="all").words() == "profile"

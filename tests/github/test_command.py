@@ -190,3 +190,14 @@ def test_a_comparison_is_not_a_bisect() -> None:
     command = parse("/bench only=sort")
     assert not command.bisect and command.workload is None
     assert "/bench bisect only=NAME" in HELP
+
+
+def test_profile_is_a_bare_word_that_profiles_every_workload() -> None:
+    from benchbot.github.command import parse
+
+    command = parse("/bench profile only=sort")
+    assert command.overrides.profile == "all" and command.overrides.only == ("sort",)
+    assert command.describe() == "profile only=sort"
+    assert parse("/bench").overrides.profile is None
+    with pytest.raises(CommandError, match="given twice"):
+        parse("/bench profile profile")

@@ -6,6 +6,7 @@ short without being waited for."""
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from benchbot.config.settings import Overrides
-from benchbot.core.model import Results
+from benchbot.core.model import ProfileMode, Results
 from benchbot.measure import engine, measuring
 from benchbot.measure.progress import TerminalReporter
 from benchbot.run.runner import RawRun, SpawnRequest
@@ -56,11 +57,13 @@ CONFIG = "version: 1\nworkloads:\n" + "".join(
     f"  - {{name: {n}, run: [echo, {n}]}}\n" for n in ("noisy1", "change", "noisy2"))
 
 
-def _compare(repo: Path, budget_s: float, log: io.StringIO | None = None) -> Results:
+def _compare(repo: Path, budget_s: float, log: io.StringIO | None = None,
+             profile: ProfileMode | None = None) -> Results:
     clock = FakeClock()
     spawner = PlantedSpawner("change", clock)
     return engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
-                                         overrides=Overrides(budget=budget_s, seed=11)),
+                                         overrides=Overrides(budget=budget_s, seed=11,
+                                                             profile=profile)),
                           spawner_factory=lambda _: spawner, clock=clock,
                           **({"reporter": TerminalReporter(log, tty=False)} if log else {}))
 
@@ -281,7 +284,9 @@ def test_a_called_change_measures_on_for_its_estimate_only_after_the_unsettled(
     # the pairs it was made at either way.
     repo = make_repo({"benchbot.yml": CONFIG})
     for budget_s, estimated in ((6.0, False), (9.0, True)):
-        by_name = {b.name: b for b in _compare(repo, budget_s=budget_s).benchmarks}
+        # (no share of the budget kept for profiled runs: test_profiled_runs_have_their_share)
+        by_name = {b.name: b for b in _compare(repo, budget_s=budget_s,
+                                               profile="off").benchmarks}
         change, m = by_name["change"], by_name["change"].measuring
         assert m is not None and m.called_at == 51 and m.stopped == "settled"
         assert change.verdict.outcome == "slower" and change.verdict.n == 51
@@ -359,3 +364,27 @@ def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_cal
     # called, and the report has no such warning
     doc = _compare(repo, budget_s=3.0)
     assert not [w for w in doc.environment.warnings if w.startswith("the budget reached")]
+
+
+def test_profiled_runs_have_their_share_of_the_budget(make_repo: MakeRepo) -> None:
+    # Where valgrind can profile, measuring ends PROFILE_RESERVE of the budget early, so
+    # that the called change's profiled runs (here planted runs, which bring back no
+    # profile: the table says why) end by the deadline; with profile off it takes it all.
+    from benchbot.sandbox import counting
+
+    if counting.find_valgrind(os.environ) is None:
+        pytest.skip("valgrind not installed: nothing can be profiled, nothing is kept")
+    repo = make_repo({"benchbot.yml": CONFIG})
+    kept = _compare(repo, budget_s=9.0)
+    whole = _compare(repo, budget_s=9.0, profile="off")
+    timed = [sum(b.measuring.timed_s or 0 for b in doc.benchmarks if b.measuring)
+             for doc in (kept, whole)]
+    assert timed[0] < (1 - measuring.PROFILE_RESERVE / 2) * timed[1], timed
+    change = next(b for b in kept.benchmarks if b.name == "change")
+    assert change.verdict.outcome == "slower" and change.profile is not None
+    # planted runs: made and without a profile, or not started where the estimate of
+    # their time (the timed runs' times callgrind's slowdown) is more than the share kept
+    error = change.profile.error or ""
+    assert (change.profile.runs == 3 and "no profile" in error) or (
+        change.profile.runs == 0 and "the budget has left" in error), change.profile
+    assert all(b.profile is None for b in whole.benchmarks)

@@ -284,3 +284,48 @@ def test_what_valgrind_said_leaves_out_its_preamble_and_its_counts(tmp_path: Pat
         "Warning: Can't execute setuid/setgid/setcap executable: /usr/bin/su")
     (tmp_path / "vg.benchbot.7.1").write_text("==7== Command: ./p\n==7== I   refs:      12\n")
     assert counting.valgrind_said(tmp_path) == ""
+
+
+# --- a profiled run (callgrind: its out file made as the process starts) -------------------
+
+
+def _profiled(pid: int) -> list[tuple[int, str]]:
+    """What callgrind alone leaves for one process: its log; its out file created and
+    closed unwritten as it starts, then opened, written and closed as it ends."""
+    log, out = f"vg.benchbot.{pid}.1", f"cg.benchbot.{pid}"
+    return [(CREATE, log), (OPEN, log), (MODIFY, log), (CREATE, out), (OPEN, out),
+            (CLOSE_WRITE, out), (MODIFY, log), (OPEN, out), (MODIFY, out), (CLOSE_WRITE, out),
+            (CLOSE_WRITE, log)]
+
+
+def test_callgrind_s_way_of_making_its_file_is_accepted_for_callgrind_only(
+        tmp_path: Path) -> None:
+    for pid in (10, 11):
+        (tmp_path / f"cg.benchbot.{pid}").write_text("summary: 1\n")
+    events = _profiled(10) + _profiled(11)
+    assert counting.audit_valgrind(events, tmp_path, whole=True, tool="callgrind") == (
+        frozenset({10, 11}), None)
+    _pids, problem = counting.audit_valgrind(events, tmp_path)  # not cachegrind's way
+    assert problem is not None and "not made, written and closed once" in problem
+    # and cachegrind's way is not callgrind's
+    _pids, problem = counting.audit_valgrind(_process(10), tmp_path, tool="callgrind")
+    assert problem is not None and "not made, written and closed once" in problem
+
+
+@pytest.mark.parametrize("events", [
+    # written by another process between callgrind's two openings (its own is overwritten
+    # at the end, but the record shows a writer that is not callgrind's)
+    [*_profiled(10)[:6], (OPEN, "cg.benchbot.10"), (MODIFY, "cg.benchbot.10"), (CLOSE_WRITE, "cg.benchbot.10"), *_profiled(10)[6:]],
+    # written before callgrind's first close, within its first opening
+    [*_profiled(10)[:5], (MODIFY, "cg.benchbot.10"), *_profiled(10)[5:]],
+    # opened again after callgrind wrote it
+    [*_profiled(10), (OPEN, "cg.benchbot.10"), (MODIFY, "cg.benchbot.10"),
+     (CLOSE_WRITE, "cg.benchbot.10")],
+    # killed before callgrind wrote it: created at the start, never written
+    [*_profiled(10)[:7], (CLOSE_WRITE, "vg.benchbot.10.1")],
+])
+def test_a_profiled_run_s_record_otherwise_is_no_profile(
+        tmp_path: Path, events: list[tuple[int, str]]) -> None:
+    (tmp_path / "cg.benchbot.10").write_text("summary: 1\n")
+    pids, problem = counting.audit_valgrind(events, tmp_path, whole=True, tool="callgrind")
+    assert pids == frozenset() and problem is not None, events

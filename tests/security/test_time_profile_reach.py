@@ -5,7 +5,7 @@
 (``PR_TASK_PERF_EVENTS_DISABLE``), renames itself ``bwrap`` (the wrapper, whose samples
 are left out), looks through every file it can see for perf's file and through /proc for
 perf's process, and then works for 0.3 s of CPU in ``hidden_work``. For real: perf record
-around bubblewrap, as ``benchbot.sandbox.timeprofile.record`` makes every profile.
+around bubblewrap, as ``benchbot.profiles.timeprofile.record`` makes every profile.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.sandbox import bwrap, timeprofile
+from benchbot.profiles import timeprofile
+from benchbot.sandbox import bwrap
 
 pytestmark = [
     pytest.mark.slow,  # perf and a sandbox per run, and a walk of the sandbox's files

@@ -13,7 +13,10 @@
      link       in a forked child, whose out file the parent makes beforehand as a link to
                 a file of its own in the worker's scratch, and writes "summary: 1000" into
                 once the child is gone
-     linkbeside the same, its own file beside valgrind's directory */
+     linkbeside the same, its own file beside valgrind's directory
+     early      in a forked child; the parent writes "summary: 1000" into the child's out
+                file while the child still runs (callgrind makes it as a process starts:
+                tests/security/test_profiled_runs.py) */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -106,6 +109,7 @@ int main(int argc, char **argv) {
         if (strcmp(how, "forkexec") == 0) execl(argv[0], argv[0], "0", "plain", (char *)0);
         if (write(ready[1], "x", 1) < 0) {}
         if (strcmp(how, "kill") == 0) pause();
+        if (strcmp(how, "early") == 0) usleep(300000);  /* the parent writes its file first */
         _exit(0);
     }
     close(ready[1]);
@@ -122,6 +126,7 @@ int main(int argc, char **argv) {
     char c;
     if (read(ready[0], &c, 1) < 0) {}
     if (strcmp(how, "kill") == 0) kill(child, SIGKILL);
+    if (strcmp(how, "early") == 0 && dir[0]) forge(path);  /* before valgrind writes it */
     int status;
     waitpid(child, &status, 0);
     if (strcmp(how, "overwrite") == 0 && dir[0]) forge(path);

@@ -154,3 +154,23 @@ def test_google_benchmark_with_its_own_main_is_probed_by_what_it_did(make_repo: 
                                          own_main=True)
     got = _counted(project, validate)
     assert {got[n]["counts"]["unit"] for n in got} <= {"call", "iteration"}
+
+
+@pytest.mark.slow  # two g++ builds, counted runs and 3 profiled runs under valgrind, 190 runs: 40-90 s at load 4-9
+def test_a_called_benchmark_is_profiled_as_its_counted_runs_ran(make_repo: MakeRepo,
+                                                                 validate) -> None:
+    """The planted benchmark is called and profiled by the fixed-work run its counting
+    used (benchbot.profiles.profiling): its profile names the planted kernel (its one function,
+    mix, or BM_Hash where g++ inlined it) as carrying the change; the others, not called,
+    are not profiled."""
+    _needs("google-benchmark")
+    _needs_valgrind()
+    project = harnesses.google_benchmark(make_repo, top={"counts": "auto"}, name="gbprofile")
+    got = _counted(project, validate)
+    profile = got["BM_Hash"]["profile"]
+    assert "error" not in profile, profile
+    first = profile["functions"][0]
+    assert "mix" in first["name"] or "BM_Hash" in first["name"], first
+    assert first["share"] > 0.9 and first["delta"] > 0, first
+    assert profile["runs"] == 3 and profile["stacks"]["head"]
+    assert all("profile" not in got[n] for n in got if n != "BM_Hash")

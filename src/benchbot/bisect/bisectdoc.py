@@ -19,7 +19,7 @@ from typing import Any, Literal
 from benchbot import __version__
 from benchbot.core import codec, files
 from benchbot.core.codec import omitted_when_none
-from benchbot.core.model import Environment, Outcome, Revision, SandboxInfo, ToolInfo
+from benchbot.core.model import Environment, Outcome, ProfileTable, Revision, SandboxInfo, ToolInfo
 
 SCHEMA_VERSION = 1
 # History:
@@ -90,6 +90,8 @@ class Culprit:
     skipped: tuple[str, ...] = ()  # the change may be at one of these instead
     settled_by: str | None = omitted_when_none(default=None)  # as its step's
     work: float | None = omitted_when_none(default=None)
+    # Where the change is: its step's profile (benchbot.profiles.profiling); absent: not profiled
+    profile: ProfileTable | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,8 +52,11 @@ class RepoLab(lab.RepoLab):
 
     def compare(self, left: int, right: int, *, alpha: float, budget_s: float,
                 number: int, estimate: bool = True) -> Found:
+        # Only a step that can name a commit (``estimate``) is profiled where it calls a
+        # change: the culprit against its parent (docs/verdict.md, "Where the change is").
         doc = self.results(left, right, budget_s=budget_s, seed=self.seed + 10 * number,
-                           alpha=alpha, estimate=estimate)
+                           alpha=alpha, estimate=estimate,
+                           profile=self.config.profile if estimate else "off")
         [bench] = doc.benchmarks
         v = bench.verdict
         failed = any(p.failure is not None for p in bench.phases.values())
@@ -62,7 +65,8 @@ class RepoLab(lab.RepoLab):
                      pairs=bench.measuring.pairs if bench.measuring else v.n,
                      runs_failed=failed, settled_by=v.settled_by,
                      work=bench.counts.ratio if counted and bench.counts else None,
-                     counts=bench.counts.reading if counted and bench.counts else None)
+                     counts=bench.counts.reading if counted and bench.counts else None,
+                     profile=bench.profile)
 
     def commit_records(self, search: Search) -> tuple[Commit, ...]:
         out = []

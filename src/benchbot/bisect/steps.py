@@ -30,7 +30,7 @@ from typing import Literal, Protocol
 
 from benchbot.bisect.bisectdoc import Answer, Culprit, Range, Step, short
 from benchbot.core.errors import BenchbotError
-from benchbot.core.model import Outcome
+from benchbot.core.model import Outcome, ProfileTable
 from benchbot.verdict import figures
 
 CALLS: tuple[Outcome, ...] = ("slower", "faster")
@@ -61,6 +61,8 @@ class Found:
     settled_by: str | None = None  # the verdict's signals (benchbot.verdict.figures)
     work: float | None = None  # the counts' ratio, where counted
     counts: str | None = None  # how they read
+    # where the change is (benchbot.profiles.profiling): a step that can name a commit, called
+    profile: ProfileTable | None = None
 
 
 class Lab(Protocol):
@@ -98,6 +100,7 @@ class Search:
     ready: set[int] = field(default_factory=set)
     validated: set[int] = field(default_factory=set)  # its runs worked in a measured step
     culprits: list[Culprit] = field(default_factory=list)
+    profiles: dict[int, ProfileTable] = field(default_factory=dict)  # by step number
     ranges: list[Range] = field(default_factory=list)
     measured: int = 0
     _splitting: tuple[int, int, bool] | None = None  # the segment split now, its lower half done
@@ -152,7 +155,8 @@ class Search:
                 sha=self.shas[right], parent=self.shas[left], outcome=called.outcome,
                 ratio=called.ratio, ci=called.ci, step=called.number,
                 skipped=tuple(self.shas[i] for i in range(left + 1, right)),
-                settled_by=called.settled_by, work=called.work))
+                settled_by=called.settled_by, work=called.work,
+                profile=self.profiles.get(called.number)))
             return
         middle = self._middle(left, right)
         if middle is None:
@@ -236,6 +240,8 @@ class Search:
                         ci=got.ci, pairs=got.pairs, wall_s=round(self.clock() - started, 3),
                         alpha=alpha, budget_s=round(budget, 3), runs_failed=got.runs_failed,
                         settled_by=got.settled_by, work=got.work, counts=got.counts)
+            if got.profile is not None:
+                self.profiles[number] = got.profile
             if got.outcome != "invalid":
                 self.validated.update((left, right))
         self.steps.append(step)

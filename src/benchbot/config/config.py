@@ -25,7 +25,7 @@ from benchbot.config.settings import (
 )
 from benchbot.config.yamlnode import suggest
 from benchbot.core.errors import ConfigError
-from benchbot.core.model import Better, CountsMode, Metric, Order, Outcome
+from benchbot.core.model import Better, CountsMode, Metric, Order, Outcome, ProfileMode
 
 __all__ = ["DEFAULT_PATHS", "AAConfig", "Config", "GithubConfig", "SandboxConfig",
            "StatusConfig", "SuiteConfig", "WorkloadConfig"]
@@ -195,6 +195,9 @@ class Config:
     # For every workload, unless ``defaults`` or the workload says otherwise.
     counts: CountsMode = "auto"
     memory_parity: float = DEFAULT_MEMORY_PARITY
+    # Which workloads are profiled after the verdicts (benchbot.profiles.profiling): those
+    # called slower or faster, every one (--profile, /bench profile), or none.
+    profile: ProfileMode = "called"
 
     def with_overrides(self, over: Overrides) -> Config:
         """This config with ``over`` put over it. ``runs`` measures every workload a fixed
@@ -222,6 +225,7 @@ class Config:
             else dataclasses.replace(self.status, fail_on=over.fail_on),
             seed=self.seed if over.seed is None else over.seed,
             budget_s=self.budget_s if over.budget is None else over.budget,
+            profile=self.profile if over.profile is None else over.profile,
         )
 
     def _only(self, names: tuple[str, ...]) -> tuple[tuple[WorkloadConfig, ...],

@@ -33,6 +33,7 @@ from benchbot.config.config import (
 )
 from benchbot.config.kinds import (
     COUNTS_KIND,
+    PROFILES,
     REGEX,
     RUNS,
     STRING,
@@ -59,6 +60,7 @@ from benchbot.config.kinds import (
     read_pass_env,
     read_paths,
     read_pin,
+    read_profile_mode,
     read_sandbox_mode,
     read_shown_path,
     read_timeout,
@@ -401,6 +403,11 @@ TOP = Section((
     Key("memory_parity", Kind(read_parity, {"type": "number", "exclusiveMinimum": 0,
                                         "exclusiveMaximum": 1}),
         "memory_parity for every workload (as under defaults, which wins over it)."),
+    Key("profile", Kind(read_profile_mode, {"enum": [*PROFILES, True, False]}),
+        "Which workloads are profiled under callgrind after the verdicts, their notes naming "
+        "the functions that carry the change: called (those called slower or faster, where "
+        "valgrind is installed), all, or off (--profile, /bench profile and the Action's "
+        "input profile win over it).", default="called"),
 ), Config)
 
 # Keys accepted in each mapping, in the order messages list them.

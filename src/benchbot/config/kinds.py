@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from yaml.nodes import Node, SequenceNode
 
@@ -30,7 +30,7 @@ from benchbot.config.settings import (
 )
 from benchbot.config.yamlnode import Doc, Read, join
 from benchbot.core.globs import GlobError, check_glob
-from benchbot.core.model import OUTCOMES, CountsMode, Outcome
+from benchbot.core.model import OUTCOMES, CountsMode, Outcome, ProfileMode
 from benchbot.sandbox import fsview
 from benchbot.sandbox.bwrap import is_never_passed
 
@@ -230,6 +230,14 @@ def read_counts_mode(doc: Doc, node: Node, key: str) -> CountsMode:
 
 
 COUNTS_KIND = Kind(read_counts_mode, {"enum": [*COUNTS_MODES, True, False]})
+PROFILES: tuple[ProfileMode, ...] = get_args(ProfileMode)
+
+
+def read_profile_mode(doc: Doc, node: Node, key: str) -> ProfileMode:
+    value = doc.scalar(node)
+    if value is True or value is False:  # YAML 1.1 reads on/off as booleans
+        return "called" if value else "off"
+    return doc.choice(node, key, PROFILES)
 
 
 def read_absolute_path(doc: Doc, node: Node, key: str) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchbot.core.model import OUTCOMES, Outcome, Shard
+from benchbot.core.model import OUTCOMES, Outcome, ProfileMode, Shard
 
 MIN_RUNS = 10
 MAX_RUNS = 1000
@@ -219,6 +219,17 @@ def _shards(text: str) -> int:
     return check_shards(whole(text, f"must be a whole number from 1 to {MAX_SHARDS}", 6))
 
 
+PROFILE_MODES: tuple[ProfileMode, ...] = ("called", "all", "off")
+
+
+def _profile(text: str) -> ProfileMode:
+    low = text.lower()
+    if low not in PROFILE_MODES:
+        raise SettingError("must be called (profile the workloads called slower or faster), "
+                           f"all or off, got {_quoted(text)}")
+    return low
+
+
 def _seed(text: str) -> int:
     seed = whole(text, "must be a whole number from 0 to 2^63-1", 19)
     if seed >= 2**63:
@@ -229,7 +240,7 @@ def _seed(text: str) -> int:
 READERS: dict[str, Callable[[str], Any]] = {
     "runs": _runs, "only": _only, "parity": _parity, "confirm": switch, "aa": switch,
     "fail_on": _outcomes, "seed": _seed, "budget": _budget, "max_runs": _max_runs,
-    "shard": _shard, "shards": _shards,
+    "shard": _shard, "shards": _shards, "profile": _profile,
 }  # fmt: skip
 
 
@@ -269,6 +280,9 @@ class Overrides:
     budget: float | None = None  # seconds of wall time for the whole comparison
     max_runs: int | None = None  # the most pairs a workload is measured with
     all: bool | None = None  # True: measure every workload, whatever its ``paths`` say
+    # Which workloads are profiled (benchbot.profiles.profiling): "all" from --profile or
+    # /bench profile; None: the config's (those called slower or faster)
+    profile: ProfileMode | None = None
 
     def __post_init__(self) -> None:
         if self.runs is not None:
@@ -298,8 +312,8 @@ class Overrides:
             mine.update(runs=None)
         return Overrides(**{k: theirs[k] if theirs[k] is not None else v for k, v in mine.items()})
 
-    def words(self, names: Sequence[str] = ("all", "runs", "budget", "max_runs", "only",
-                                            "parity", "confirm", "aa")) -> str:
+    def words(self, names: Sequence[str] = ("all", "profile", "runs", "budget", "max_runs",
+                                            "only", "parity", "confirm", "aa")) -> str:
         """The settings as words, as a /bench comment writes them: ``all``, ``key=value``."""
         parts: list[str] = []
         for name in names:
@@ -308,6 +322,8 @@ class Overrides:
                 continue
             if name == "all":
                 parts.extend(["all"] if value else [])
+            elif name == "profile":
+                parts.extend(["profile"] if value == "all" else [f"profile={value}"])
             elif isinstance(value, bool):
                 parts.append(f"{name}={switch_word(value)}")
             elif name == "budget":

@@ -27,6 +27,9 @@ CountMethod = Literal["perf", "valgrind"]
 # a loop (pyperf).
 CountUnit = Literal["iteration", "call", "round", "loop"]
 CountsMode = Literal["auto", "perf", "valgrind", "off"]
+# Which workloads are profiled after the verdicts (benchbot.profiles.profiling): those called slower
+# or faster, every one, or none.
+ProfileMode = Literal["called", "all", "off"]
 # How a workload's instruction counts read, head against base (Counts.reading).
 CountsReading = Literal["same", "up", "down", "small", "unsteady"]
 Order = Literal["alternate", "random"]
@@ -485,6 +488,53 @@ class Counts:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProfiledFunction:
+    """One function whose own instructions moved beyond its noise (benchbot.profiles.profile)."""
+
+    name: str  # as the binary names it (untrusted: escaped wherever shown)
+    object: str  # the file name of the object it is in (the executable, a library)
+    file: str  # its source file, relative to the arm's place where it lies in one
+    base_self: int  # its own instructions, base's profiled run
+    head_self: int
+    base_inclusive: int  # with everything it called
+    head_inclusive: int
+    delta: int  # head_self - base_self
+    share: float | None  # delta over the whole run's change (None: the total did not move)
+    noise: int  # |base again - base| of its own instructions
+    noise_inclusive: int  # the same of its inclusive instructions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FoldedStacks:
+    """Base's and head's profiled runs as folded stacks (``"main;f;g"`` -> instructions of
+    its last function itself; names not escaped): what a differential flame graph draws."""
+
+    base: dict[str, int]
+    head: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProfileTable:
+    """Where a called change is (``profile`` in the file; docs/verdict.md, "Where the
+    change is"): base, base again and head run once each under callgrind, their
+    instructions (Ir) compared function by function. ``error``: why there is none."""
+
+    tool: str = "callgrind"
+    event: str = "Ir"  # instructions executed
+    runs: int = 3  # the profiled runs (base, base again, head)
+    seconds: float = 0.0  # what they took together
+    base_total: int = 0  # the whole run's instructions, per arm
+    base_again_total: int = 0
+    head_total: int = 0
+    floor: int = 0  # a function's change must exceed this (0.1% of base's total)
+    functions: tuple[ProfiledFunction, ...] = ()  # named: largest change first
+    more: int = 0  # functions named beyond those kept
+    moved_within_noise: int = 0  # functions that moved, but not beyond their noise or floor
+    error: str | None = omitted_when_none(default=None)
+    stacks: FoldedStacks | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Benchmark:
     """Everything measured and judged for one workload (``benchmarks[]`` in the file)."""
 
@@ -507,6 +557,8 @@ class Benchmark:
     machine: Machine | None = omitted_when_none(default=None)  # after a merge: where it ran
     counts: Counts | None = omitted_when_none(default=None)  # the instruction counts
     memory: Verdict | None = omitted_when_none(default=None)  # peak RSS, judged on its own
+    # Where a called change is: its functions (benchbot.profiles.profile); absent where not profiled
+    profile: ProfileTable | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -625,6 +677,8 @@ class Spent:
     wall_s: float  # from the start of the comparison to its last run, builds included
     counting_s: float  # counted runs apart from the timed ones (valgrind; suites' benchmarks)
     timed_s: float  # timed runs, warm-ups and suites' discovery runs included
+    # the profiled runs after the verdicts (benchbot.profiles.profiling); absent: none were made
+    profiling_s: float | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

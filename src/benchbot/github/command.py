@@ -19,7 +19,7 @@ from benchbot.report.escape import Markdown, md_code_span
 
 PREFIX = "/bench"
 OPTIONS = ("runs", "budget", "max_runs", "only", "parity", "confirm", "aa", "sha", "from")
-WORDS = ("all", "bisect")  # options written as a bare word
+WORDS = ("all", "bisect", "profile")  # options written as a bare word
 BISECT_OPTIONS = ("only", "budget", "sha", "from")  # what /bench bisect takes
 FULL_SHA_DIGITS = 40
 _SHA_RE = re.compile(r"[0-9a-fA-F]{7,40}")
@@ -37,6 +37,8 @@ HELP = f"""\
 /bench only=a,b             only these workloads or suites (core/BM_x: one benchmark)
 /bench all                  also the workloads this change cannot affect (their
                             paths: in the config), which are otherwise skipped
+/bench profile              profile every workload, not only those called slower or
+                            faster: the functions whose instructions moved (callgrind)
 /bench parity=0.01          differences below this fraction (1%) count as level
 /bench confirm=off          with runs=N: skip the confirmation of standouts
 /bench aa=off               skip the A/A check (not recommended)
@@ -162,6 +164,8 @@ def parse(body: str) -> BenchCommand:
                                  "of the range it builds)"))
     if problems:
         raise CommandError(problems)
+    if values.pop("profile", False):
+        values["profile"] = "all"
     sha = values.pop("sha", None)
     base = values.pop("from", None)
     return BenchCommand(overrides=Overrides(**values), sha=sha,  # type: ignore[arg-type]

@@ -179,6 +179,7 @@ def _overrides(get: Callable[[str], str | None]) -> Overrides:
     values: dict[str, object] = {}
     for name, variable, shown in (("runs", "BENCHBOT_RUNS", "input runs"),
                                   ("budget", "BENCHBOT_BUDGET", "input budget"),
+                                  ("profile", "BENCHBOT_PROFILE", "input profile"),
                                   ("fail_on", "BENCHBOT_FAIL_ON", "input fail-on")):
         value = _setting(get, name, variable, shown)
         if value is not None:

@@ -27,7 +27,7 @@ from benchbot.config.config import Config
 from benchbot.config.find import read_config
 from benchbot.config.load import load_config
 from benchbot.core.errors import BenchbotError, GitError, UsageError
-from benchbot.core.model import Benchmark, Results
+from benchbot.core.model import Benchmark, ProfileMode, Results
 from benchbot.git import gitops
 from benchbot.history import historydoc
 from benchbot.history.historydoc import (
@@ -233,17 +233,21 @@ class _Walk:
         return measure_step(self.lab, self.commits, self.config, against=against, index=index,
                             seed=self.seed + index, budget_s=budget,
                             precision=self.request.precision,
-                            repository=self.request.repository, clock=self.clock)[0]
+                            repository=self.request.repository, clock=self.clock,
+                            profile="off")[0]
 
 
 def measure_step(lab: RepoLab, commits: Sequence[tuple[str, str, str]], config: Config, *,
                  against: int, index: int, seed: int, budget_s: float, precision: float,
                  repository: str | None, clock: Callable[[], float],
-                 spans: bool = False) -> tuple[CommitRecord, Results | None]:
+                 spans: bool = False,
+                 profile: ProfileMode | None = None) -> tuple[CommitRecord, Results | None]:
     """Commit ``index`` of ``commits`` measured against commit ``against`` (the reference):
     its record, and the results document where it was measured. The commits between are
     ``skipped`` (they could not be built), or with ``spans`` the step's own (a push of
-    several commits measured at once)."""
+    several commits measured at once). ``profile``: which workloads are profiled, where
+    not the config's (the store's walk: none, its records keep no profile; a push's
+    step, whose results document is written, as the config says)."""
     sha, _, subject = commits[index]
     between = tuple(CommitRef(sha=s, subject=t) for s, _, t in commits[against + 1:index])
     common: dict[str, Any] = dict(
@@ -259,7 +263,8 @@ def measure_step(lab: RepoLab, commits: Sequence[tuple[str, str, str]], config: 
         return historydoc.record(**common, state="identical",
                                  why="identical build output: not measured",
                                  workloads=identical_steps(config)), None
-    doc = lab.results(against, index, budget_s=budget_s, seed=seed, precision=precision)
+    doc = lab.results(against, index, budget_s=budget_s, seed=seed, precision=precision,
+                      profile=profile)
     record = historydoc.record(
         **common, state="measured", workloads=steps_of(doc, seed=seed),
         settings=StepSettings(alpha=config.alpha, seed=seed, budget_s=round(budget_s, 3),

@@ -280,7 +280,8 @@ def _family(part: shards.Plan) -> Family | None:
 def _spent(measured: measuring.Measured, wall_s: float) -> Spent:
     """Where the comparison's wall time went (builds are the rest of ``wall_s``)."""
     return Spent(wall_s=round(wall_s, 3), counting_s=round(measured.counting_s, 3),
-                 timed_s=round(sum(measured.timed_s.values()) + measured.discovery_s, 3))
+                 timed_s=round(sum(measured.timed_s.values()) + measured.discovery_s, 3),
+                 profiling_s=round(measured.profiling_s, 3) if measured.profiles else None)
 
 
 def _judged_parts(config: Config, got: _Measured, box: bwrap.Sandbox, seed: int,
@@ -297,7 +298,8 @@ def _judged_parts(config: Config, got: _Measured, box: bwrap.Sandbox, seed: int,
     return dict(
         workloads=[resultsdir.WorkloadResult(config=w, phases=got.measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
-                                          measuring=got.measured.measuring.get(w.name))
+                                          measuring=got.measured.measuring.get(w.name),
+                                          profile=got.measured.profiles.get(w.name))
                    for w in config.workloads],
         suites=got.measured.suites,
         environment=_with_count_warnings(machine.finish(got.env_before, got.unreaped_cpu_s,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchbot.config.config import Config
 from benchbot.core.errors import BuildError, GitError
-from benchbot.core.model import Results
+from benchbot.core.model import ProfileMode, Results
 from benchbot.git import gitops
 from benchbot.run.runner import Spawner
 from benchbot.sandbox import hidden
@@ -138,11 +138,13 @@ class RepoLab:
 
     def results(self, left: int, right: int, *, budget_s: float, seed: int,
                 alpha: float | None = None, estimate: bool = True,
-                precision: float | None = None) -> Results:
+                precision: float | None = None, profile: ProfileMode | None = None) -> Results:
         """The results document of commit ``left`` (reference) against ``right``, both
-        prepared, with the config's rule (at ``alpha`` where given) within ``budget_s``."""
+        prepared, with the config's rule (at ``alpha`` where given) within ``budget_s``
+        (``profile``: which workloads are profiled, where not the config's)."""
         config = dataclasses.replace(self.config, budget_s=budget_s,
-                                     alpha=self.config.alpha if alpha is None else alpha)
+                                     alpha=self.config.alpha if alpha is None else alpha,
+                                     profile=self.config.profile if profile is None else profile)
         return self.engine.compare_built(
             self.where, config, self.checkout(left), self.checkout(right), seed=seed,
             reporter=self.reporter, deadline=self.clock() + budget_s, clock=self.clock,

@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from benchbot.config.config import Config, WorkloadConfig
@@ -31,6 +32,7 @@ from benchbot.core.model import (
     Measuring,
     Misses,
     PhaseRuns,
+    ProfileTable,
     Shard,
     SuiteRecord,
     Verdict,
@@ -56,6 +58,12 @@ from benchbot.verdict.judge import CALLS, Judgement, Policy, Workload, judge
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
 ETA_INTERVAL_S = 0.1  # the progress estimate's time per run: taken again this often
 PENDING_LOOKS_AHEAD = 2  # a pending change is admitted with the budget for this many looks
+# The share of the budget left when measuring starts that is kept for the profiled runs
+# after the verdicts (benchbot.profiles.profiling), where they can be made: once a change is called,
+# measuring ends that much before the deadline (Sequential.deadline), the profiles end by
+# it; while nothing is called measuring has the whole budget (the suites' counted runs,
+# before any call, stop that much early).
+PROFILE_RESERVE = 0.1
 
 
 class Progress(Protocol):
@@ -95,6 +103,10 @@ class Measured:
     # The budget stopped workloads that read a change short of the pairs a call needs:
     # how far it reached and how far a call needs (a warning of the report's).
     budget_note: str | None = None
+    # Where a called change is (benchbot.profiles.profiling): each profiled workload's table, and
+    # the seconds the profiled runs took together.
+    profiles: dict[str, ProfileTable] = field(default_factory=dict)
+    profiling_s: float = 0.0
 
     def workloads(self, config: Config) -> list[Workload]:
         """What judging needs of every workload."""
@@ -141,6 +153,8 @@ class Context:
     # their benchmarks took (its share of its discovery's runs).
     harnesses: dict[str, Harness] = field(default_factory=dict)
     warmup_s: dict[str, float] = field(default_factory=dict)
+    # Each suite benchmark's figures from its discovery run (suites.Figures)
+    figures: dict[str, Any] = field(default_factory=dict)
     # False: a change called stops there, not measured on for its estimate (bisect's steps
     # that name no commit need the call, not the figure).
     estimate: bool = True
@@ -378,8 +392,9 @@ class Sequential:
     """Rounds of triplets until every workload stops (module docstring)."""
 
     def __init__(self, ctx: Context, names: Sequence[str], measured: Measured, *,
-                 deadline: float) -> None:
-        self.ctx, self.names, self.measured, self.deadline = ctx, list(names), measured, deadline
+                 deadline: float, reserve_s: float = 0.0) -> None:
+        self.ctx, self.names, self.measured = ctx, list(names), measured
+        self._deadline, self._reserve_s = deadline, reserve_s
         self.by_name = {w.name: w for w in ctx.config.workloads}
         self.perf = perf_counted(ctx, [self.by_name[n] for n in names])
         self.triplets = Triplets([self.by_name[n] for n in names], ctx.base, ctx.head,
@@ -397,6 +412,15 @@ class Sequential:
         self._triplet_cache: dict[str, tuple[int, float]] = {}  # name: (pairs, seconds)
         self._per_run = (float("-inf"), 0.0)  # (when, seconds a run) for the progress
         self._reach_noted = False  # the note on the pairs the budget reaches, said once
+
+    @property
+    def deadline(self) -> float:
+        """When measuring ends: ``reserve_s`` before the budget's deadline once a change is
+        called (or every workload is to be profiled), so that the profiled runs have that
+        time; the whole budget while nothing is called (nothing will be profiled)."""
+        if self._reserve_s and (self.measured.called or self.ctx.config.profile == "all"):
+            return self._deadline - self._reserve_s
+        return self._deadline
 
     def run(self) -> None:
         """Measure until every workload has stopped; leave the records in ``measured``."""
@@ -736,6 +760,10 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
     """Measure every workload of the config: each suite's benchmarks found first
     (``suites.discover``), then the fixed workloads, then the sequential ones."""
     measured = Measured(phases={})
+    whole = deadline
+    reserve_s = 0.0
+    if ctx.config.profile != "off" and _means(ctx).valgrind_problem is None:
+        reserve_s = PROFILE_RESERVE * max(0.0, deadline - ctx.clock())
     if ctx.config.suites:
         from benchbot.suites import listing
 
@@ -752,6 +780,7 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
         ctx.base = {**ctx.base, **{n: ctx.base[s] for n, s in suite_of.items()}}
         ctx.head = {**ctx.head, **{n: ctx.head[s] for n, s in suite_of.items()}}
         ctx.warmup_s = found.warmup_s
+        ctx.figures = dict(found.figures)
         measured.config, measured.suites = found.config, found.records
         for name, phases in found.failed.items():
             measured.phases[name] = phases
@@ -760,7 +789,7 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
                                                  why=sequential.WHY["failed"])
         measured.discovery_s = found.discovery_s
         _count_suites(ctx, [n for n in suite_of if n not in measured.phases], found.figures,
-                      measured, deadline)
+                      measured, deadline - reserve_s)
     failed = set(measured.phases)
     todo = [w for w in ctx.config.workloads if w.name not in failed]
     measured.phases.update({w.name: {} for w in todo})
@@ -772,8 +801,84 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
     if fixed:
         measure_fixed(ctx, fixed, measured)
     if rest:
-        Sequential(ctx, rest, measured, deadline=deadline).run()
+        Sequential(ctx, rest, measured, deadline=deadline, reserve_s=reserve_s).run()
+    profile_called(ctx, measured, deadline=whole)
     return measured
+
+
+def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) -> None:
+    """After the verdicts: the workloads called slower or faster (every one, where the
+    config's ``profile`` is "all") profiled (benchbot.profiles.profiling), into ``measured.profiles``.
+    Nothing is judged again and nothing runs where nothing is called."""
+    from benchbot.profiles import profiling
+
+    mode = ctx.config.profile
+    if mode == "off":
+        return
+    judgement = ctx.judged(measured)
+    outcomes = {name: (j.final.outcome if j.final is not None else None)
+                for name, j in judgement.workloads.items()}
+    names = profiling.chosen(outcomes, mode)
+    if not names:
+        return
+    problem = _means(ctx).valgrind_problem
+    by_name = {w.name: w for w in ctx.config.workloads}
+    planned: dict[str, tuple[SpawnRequest, ...] | str] = {}
+    places: list[str] = []
+    for name in names:
+        w = by_name[name]
+        if problem is not None:
+            planned[name] = f"not profiled: {problem}"
+            continue
+        # base again's place: a suite's, for its benchmarks (suitecount's runs too)
+        again = ctx.again_of(w.suite) if w.suite is not None else ctx.again_of(name)
+        arms = {"base": ctx.base[name], "base_again": again, "head": ctx.head[name]}
+        places += [str(_root_of(t, w)) for t in arms.values()]
+        how = ctx.harnesses.get(w.suite) if w.suite is not None else None
+        figures = ctx.figures.get(name)
+        planned[name] = profiling.requests(
+            w, arms, ctx.env, measured.counts.get(name),
+            fmt=how.format if how is not None else None,
+            filter_=how.filter if how is not None else None,
+            index=getattr(figures, "index", 0))
+    runnable = sum(1 for p in planned.values() if not isinstance(p, str))
+    if runnable:
+        ctx.reporter.phase("profiling", runnable, 3 * runnable)
+    from benchbot.suites.suitecount import _in_parallel
+
+    parallel = _in_parallel(ctx.spawner)
+    started = ctx.clock()
+    measured.profiles.update(profiling.run(
+        ctx.spawner, planned, places=places, clock=ctx.clock, deadline=deadline,
+        parallel=parallel,
+        estimates={n: e for n in planned
+                   if (e := _profile_s(measured, by_name[n], parallel=parallel)) is not None}))
+    measured.profiling_s += ctx.clock() - started
+
+
+def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> float | None:
+    """About how long a workload's three profiled runs will take, from its runs so far: a
+    counted run's seconds (valgrind's, as callgrind's) or a timed run's times the profiler's
+    slowdown; None where neither is known."""
+    from benchbot.profiles import profiling
+
+    counts, m = measured.counts.get(w.name), measured.measuring.get(w.name)
+    made = len(counts.base) + len(counts.base_again) + len(counts.head) if counts else 0
+    if counts is not None and counts.method == "valgrind" and counts.counted_s and made:
+        per_run = counts.counted_s / (len(counts.runs) if counts.runs else made)
+    elif m is not None and m.timed_s and m.pairs:
+        per_run = m.timed_s / (m.pairs * (3 if m.design == "triplets" else 2)) \
+            * profiling.SLOWDOWN
+    else:
+        return None
+    return per_run * (1 if parallel else 3)
+
+
+def _root_of(target: Target, w: WorkloadConfig) -> Path:
+    """The arm's place (its worktree) that a workload's target runs in."""
+    cwd = Path(target.cwd)
+    depth = len(Path(w.cwd).parts) if w.cwd else 0
+    return cwd.parents[depth - 1] if depth and depth <= len(cwd.parents) else cwd
 
 
 def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any],

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from benchbot.bisect.bisectdoc import BisectResults, Step, short
 from benchbot.report import pages
+from benchbot.report.profiles import ProfileView, profile_view
 from benchbot.verdict import figures
 
 Role = Literal["good", "bad", "culprit", "skipped", "tried", "not built"]
@@ -86,6 +87,8 @@ class BisectView:
     sandbox: str | None
     warnings: tuple[str, ...]
     svg: Markup
+    # Where the change is: each profiled culprit's short SHA and its step's profile
+    wheres: tuple[tuple[str, ProfileView], ...] = ()
 
 
 def build_view(doc: BisectResults) -> BisectView:
@@ -130,7 +133,9 @@ def build_view(doc: BisectResults) -> BisectView:
         identical=sum(1 for s in doc.steps if not s.measured and s.outcome == "level"),
         alpha=doc.settings.alpha, budget_s=doc.settings.budget_s, wall_s=doc.wall_s,
         sandbox=doc.sandbox.description if doc.sandbox else None,
-        warnings=doc.environment.warnings, svg=commit_line_svg(doc))
+        warnings=doc.environment.warnings, svg=commit_line_svg(doc),
+        wheres=tuple((short(c.sha), view) for c in doc.answer.culprits
+                     if (view := profile_view(c.profile)) is not None))
 
 
 def verdict_words(step: Step) -> str:

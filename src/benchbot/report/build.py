@@ -32,6 +32,7 @@ from benchbot.core.model import (
     Results,
     SuiteRecord,
 )
+from benchbot.report.profiles import profile_view
 from benchbot.report.view import (
     ICONS,
     MEMORY_WORDS,
@@ -164,7 +165,7 @@ def _has_note(bench: Benchmark) -> bool:
     """A reason, a second signal that settled it, or a call on peak memory: a note says it."""
     v, memory = bench.verdict, bench.memory
     second = v.settled_by not in (None, "time") and bench.metric != "instructions"
-    return bool(v.reason or second
+    return bool(v.reason or second or bench.profile is not None
                 or (memory is not None and memory.outcome in ("slower", "faster", "inconclusive")
                     and (memory.outcome != "inconclusive" or memory.reason)))
 
@@ -273,6 +274,7 @@ def _row(bench: Benchmark, note: int | None, settle: Settle | None,
         timed_s=bench.measuring.timed_s if bench.measuring else None,
         counted_s=bench.measuring.counted_s if bench.measuring else None,
         figure=figure_of(v, bench.counts, metric=bench.metric, better=bench.better),
+        profile=profile_view(bench.profile),
     )
 
 

@@ -63,7 +63,7 @@ MAX_FRAMES = 160
 MAX_DEPTH = 48
 SAME_WITHIN = 0.01  # a frame whose cost moved less than this share of itself is unchanged
 FLOOR = 0.001  # ... or less than this share of the whole
-# The same for sampled time (benchbot.sandbox.timeprofile: a millisecond a sample, a few hundred
+# The same for sampled time (benchbot.profiles.timeprofile: a millisecond a sample, a few hundred
 # samples a profile): base against base again moves a frame by up to ~10% of itself.
 SAMPLED_SAME_WITHIN = 0.1
 SAMPLED_FLOOR = 0.02

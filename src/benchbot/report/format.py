@@ -44,6 +44,17 @@ def instructions(value: float | None) -> str:
     return f"{value:.0f} instructions"
 
 
+def count(value: float | None) -> str:
+    """A count with four significant figures and no unit (a table's header names it):
+    585.8M, −12.3k."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    for scale, prefix in _COUNT_PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{prefix}".replace("-", "−")
+    return f"{value:.0f}".replace("-", "−")
+
+
 def memory(kib: float | None) -> str:
     """A size in KiB with its unit and three significant figures: 2.05 MiB, 812 KiB."""
     if kib is None or not math.isfinite(kib):

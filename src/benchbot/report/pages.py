@@ -13,6 +13,7 @@ import jinja2
 
 from benchbot.report import format as fmt
 from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
+from benchbot.report.profiles import where_words
 
 PageFormat = Literal["markdown", "html"]
 
@@ -21,7 +22,7 @@ PageFormat = Literal["markdown", "html"]
 def environment(autoescape: bool) -> jinja2.Environment:
     filters: dict[str, Callable[..., Any]] = dict(
         change=fmt.change, interval=fmt.interval, seconds=_seconds, alpha=_alpha,
-        percent=fmt.setting_percent)
+        percent=fmt.setting_percent, where=where_words, count=fmt.count)
     loader = jinja2.PackageLoader("benchbot", "report/templates")
     if not autoescape:  # every value escaped unless a filter made it (escape.py)
         return markdown_environment(loader, filters)

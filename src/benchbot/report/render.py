@@ -8,13 +8,15 @@ from functools import cache
 from typing import Any, Literal
 
 import jinja2
+from markupsafe import Markup
 
 from benchbot.config.settings import duration_words
-from benchbot.core.model import OUTCOMES
+from benchbot.core.model import OUTCOMES, FoldedStacks
+from benchbot.report import flame, plots
 from benchbot.report import format as fmt
-from benchbot.report import plots
 from benchbot.report.build import shortened
 from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
+from benchbot.report.profiles import where_words
 from benchbot.report.view import Distribution, ReportView, Row
 from benchbot.verdict import figures
 
@@ -31,7 +33,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
         instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
-        memory_cell=memory_cell,
+        memory_cell=memory_cell, count=fmt.count, where=where_words,
     )
     loader = jinja2.PackageLoader("benchbot", "report/templates")
     if not autoescape:  # every value escaped unless a filter made it (escape.py)
@@ -39,7 +41,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     else:
         env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                                  autoescape=True, keep_trailing_newline=True, trim_blocks=False)
-        env.filters.update(filters, md=md_inline, code=md_code_span)
+        env.filters.update(filters, md=md_inline, code=md_code_span, flame=flame_graph)
     env.globals["outcomes"] = OUTCOMES
     return env
 
@@ -63,7 +65,7 @@ def render(view: ReportView, fmt_: Format = "markdown") -> str:
 
 def render_within(view: ReportView, limit: int) -> str:
     """The markdown report in at most ``limit`` characters where it can be: whole, or the
-    first of ``view.shortened``'s versions that fits, which says what it leaves out; else
+    first of ``build.shortened``'s versions that fits, which says what it leaves out; else
     the shortest (its caller cuts it, with a pointer to the whole)."""
     text = render(view)
     for shorter in shortened(view):
@@ -113,3 +115,10 @@ def picture(dist: Distribution | None, unit: str) -> str:
         span = f"{fmt.quantity(dist.p10, unit)}–{fmt.quantity(dist.p90, unit)}"
     modes = " · 2 modes" if dist.modes > 1 else ""
     return f"`{fmt.spark(dist.counts)}` {span}{modes}"
+
+
+def flame_graph(stacks: FoldedStacks) -> Markup:
+    """A profiled row's differential flame graph for the HTML report: head's folded stacks
+    against base's, in instructions (``flame.render``; every name escaped there)."""
+    return flame.render(stacks.base, stacks.head, unit="instructions",
+                        title="Head against base, instructions by function (callgrind)")

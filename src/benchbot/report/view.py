@@ -24,6 +24,7 @@ from benchbot.core.model import (
     Revision,
     Spent,
 )
+from benchbot.report.profiles import ProfileView
 from benchbot.verdict.figures import Figure
 from benchbot.verdict.sequential import CALLS, FIRST_LOOK
 
@@ -217,6 +218,8 @@ class Row:
     # What the verdict's cell shows beside the outcome: the move of the signal that settled
     # it (benchbot.verdict.figures); None: the outcome alone.
     figure: Figure | None = None
+    # Where a called change is: the functions that carry it (benchbot.report.profiles)
+    profile: ProfileView | None = None
 
     @property
     def made_at(self) -> str:
@@ -459,6 +462,17 @@ class ReportView:
     def has_harness_memory(self) -> bool:
         """Some suite's benchmark's memory is what its harness reported (B/op, allocs/op)."""
         return any(r.memory is not None and r.memory.harness is not None for r in self.rows)
+
+    @property
+    def profiled(self) -> str | None:
+        """What the profiled runs cost, in words ("profiled: 3 runs, 4.2 s"); None: none made."""
+        made = [r.profile for r in self.rows if r.profile is not None]
+        if not made:
+            return None
+        runs = sum(p.runs for p in made)
+        seconds = self.spent.profiling_s if self.spent and self.spent.profiling_s is not None \
+            else sum(p.seconds for p in made)
+        return f"profiled: {runs} run{'' if runs == 1 else 's'}, {seconds:.1f} s"
 
     @property
     def counting_share(self) -> float | None:

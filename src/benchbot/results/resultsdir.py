@@ -37,6 +37,7 @@ from benchbot.core.model import (
     NoiseModel,
     Outcome,
     PhaseRuns,
+    ProfileTable,
     Results,
     Revision,
     RunSettings,
@@ -74,6 +75,8 @@ READS = (1, 2, 3)
 # 3 - a memory verdict's outcome says more and less memory in those words (``more``,
 #     ``less``), where 1 and 2 said ``slower`` and ``faster``; in the model it stays an
 #     Outcome (more memory is the slower side), and files of 1 and 2 keep their words
+#     + benchmarks[].profile (the functions that carry a called change: benchbot.profiles.profiling)
+#       and spent.profiling_s
 
 RULE_SENTENCE = (
     "A workload is slower (faster) only when the median of per-pair ratios leaves "
@@ -113,6 +116,7 @@ class WorkloadResult:
     phases: Mapping[str, PhaseRuns]
     judged: Judged
     measuring: Measuring | None = None
+    profile: ProfileTable | None = None  # where a called change is (benchbot.profiles.profiling)
 
 if TYPE_CHECKING:
     import jsonschema.protocols
@@ -160,7 +164,7 @@ def benchmark(r: WorkloadResult) -> Benchmark:
         runs=w.runs if w.runs is not None else (r.measuring.pairs if r.measuring else 0),
         parity=w.parity, floor_ns=w.effective_floor_ns, arms=_pooled(r.phases, design),
         phases=dict(r.phases), aa=j.aa, ab=j.ab, verdict=j.final, confirmation=j.confirmation,
-        measuring=r.measuring, counts=j.counts, memory=j.memory,
+        measuring=r.measuring, counts=j.counts, memory=j.memory, profile=r.profile,
     )
 
 

@@ -390,8 +390,18 @@ def _checked(libc: ctypes.CDLL, result: int, call: str) -> int:
     return int(result)
 
 
-def audit_valgrind(events: Sequence[Event], place: Path, *,
-                   whole: bool = False) -> tuple[frozenset[int], str | None]:
+# How each valgrind tool makes an out file, in the record of its directory (its writes
+# aside): cachegrind creates it when the process exits, writes and closes it; callgrind
+# creates it (and closes it, unwritten) as the process starts, to see that it can, and
+# opens it again to write it when the process exits.
+_OUT_MADE = {
+    "cachegrind": [IN_CREATE, IN_OPEN, IN_CLOSE_WRITE],
+    "callgrind": [IN_CREATE, IN_OPEN, IN_CLOSE_WRITE, IN_OPEN, IN_CLOSE_WRITE],
+}
+
+
+def audit_valgrind(events: Sequence[Event], place: Path, *, whole: bool = False,
+                   tool: str = "cachegrind") -> tuple[frozenset[int], str | None]:
     """The processes valgrind counted in a run, from the record of its directory
     (``ValgrindPlace``), and what is wrong with the record (None: nothing).
 
@@ -410,7 +420,10 @@ def audit_valgrind(events: Sequence[Event], place: Path, *,
     after the other read as one. Each valgrind writes its preamble as it starts, so that
     an exec's opening of the log never directly follows the one before.) Accepted: a
     forked child's exec (a second log, numbered on), the way every program starts another;
-    ``whole``: not even that, for a count that settles a verdict by itself."""
+    ``whole``: not even that, for a count that settles a verdict by itself. ``tool``:
+    callgrind (a profiled run, benchbot.profiles.profile) makes its out file as the process starts
+    and writes it as it ends: created, opened and closed with nothing written, then
+    opened, written and closed once more (``_OUT_MADE``)."""
     logs: dict[int, set[str]] = {}
     outs: dict[int, list[int]] = {}
     if len(events) > VALGRIND_MAX_EVENTS:
@@ -454,7 +467,10 @@ def audit_valgrind(events: Sequence[Event], place: Path, *,
             return frozenset(), f"{VALGRIND_OUT}.{pid} was made for no process valgrind started"
         kinds = [m & (IN_CREATE | IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ACCESS)
                  for m in masks if m & ~IN_MODIFY]
-        if kinds != [IN_CREATE, IN_OPEN, IN_CLOSE_WRITE]:
+        made = _OUT_MADE[tool]
+        # Nothing written before the last opening: valgrind writes its file once, at the end.
+        early = masks[:max((i for i, m in enumerate(masks) if m & IN_OPEN), default=0)]
+        if kinds != made or any(m & IN_MODIFY for m in early):
             return frozenset(), (f"{VALGRIND_OUT}.{pid} was not made, written and closed once "
                                  "by valgrind alone: "
                                  + ", ".join(_said(m) for m in masks if m & ~IN_MODIFY))

@@ -21,7 +21,9 @@ time, and a workload that prints tens of megabytes would be measured writing the
 A request may ask for the run's instructions (``SpawnRequest.count``): "perf" reads the
 spawner's counter just before the spawn and just after the reap, outside the timed
 region; "valgrind" makes the run under cachegrind (a counted run, whose time is not a
-measurement). ``benchbot.sandbox.counting`` says how.
+measurement); "callgrind" makes it under callgrind (a profiled run, benchbot.profiles.profile: its
+functions' instructions come back in ``RawRun.profile``), in the same watched place and
+with the same audit. ``benchbot.sandbox.counting`` says how.
 
 Why one module of about 700 lines: the worker runs it with the standard library only, and
 a run's request, its record and the spawner that makes it (timed, counted or a harness's)
@@ -49,7 +51,7 @@ from typing import Any, TypeVar
 
 from benchbot.core import trees
 from benchbot.harness import formats
-from benchbot.sandbox import counting, forkserver
+from benchbot.sandbox import callgrind, counting, forkserver
 
 # How much of a run's output is searched for patterns; a run that prints more than this
 # has the rest ignored (the search reads the start of the output).
@@ -77,7 +79,8 @@ class SpawnRequest:
     keep_stdout: bool = False  # False: stdout goes to /dev/null
     # How the run's instructions are counted (benchbot.sandbox.counting): "perf", the worker's
     # counter read around it; "valgrind", the run made under cachegrind (a counted run,
-    # whose time is not a measurement); None: not counted.
+    # whose time is not a measurement); "callgrind", the run made under callgrind (a
+    # profiled run: RawRun.profile); None: not counted.
     count: str | None = None
     # A benchmark harness's run (a suite): its report, in this format (harness.FORMATS), is
     # read from the file an argument's OUTPUT_MARK names, else from its stdout, and parsed
@@ -130,6 +133,7 @@ class RawRun:
     counts_scaled: bool = False  # perf multiplexed the counter: the counts are estimates
     count_error: str | None = None  # why a run asked to be counted was not, in words
     report: formats.Parsed | None = None  # SpawnRequest.harness: what its report said
+    profile: callgrind.Profile | None = None  # count "callgrind": what callgrind recorded
 
     @property
     def failed(self) -> bool:
@@ -147,6 +151,7 @@ class RawRun:
             "counts_scaled": self.counts_scaled,
             "count_error": self.count_error,
             "report": None if self.report is None else formats.to_json(self.report),
+            "profile": None if self.profile is None else self.profile.to_json(),
         }
 
     @classmethod
@@ -163,6 +168,8 @@ class RawRun:
             ll_misses=_int_or_none(data.get("ll_misses")),
             counts_scaled=bool(data.get("counts_scaled")), count_error=data.get("count_error"),
             report=None if data.get("report") is None else formats.from_json(data["report"]),
+            profile=None if data.get("profile") is None
+            else callgrind.Profile.from_json(data["profile"]),
         )
 
 
@@ -302,7 +309,7 @@ class ProcessSpawner:
             return _not_started(request, "no such file or command")
         argv = list(request.argv)
         place: counting.ValgrindPlace | None = None  # a counted run's (valgrind's) files
-        if request.count == "valgrind":
+        if request.count in ("valgrind", "callgrind"):
             valgrind = counting.find_valgrind(env)
             if valgrind is None:
                 return _not_started(request, "valgrind is not on the run's PATH")
@@ -310,7 +317,11 @@ class ProcessSpawner:
                 place = counting.ValgrindPlace(self._scratch)
             except counting.CountingError as exc:
                 return _not_started(request, f"valgrind's directory cannot be watched: {exc}")
-            argv = counting.valgrind_argv(valgrind, [program, *argv[1:]], place.path)
+            if request.count == "callgrind":
+                argv = callgrind.argv(valgrind, [program, *argv[1:]], str(place.path),
+                                      counting.VALGRIND_OUT, counting.VALGRIND_LOG)
+            else:
+                argv = counting.valgrind_argv(valgrind, [program, *argv[1:]], place.path)
             program = valgrind
         if self._devnull < 0:
             self._devnull = os.open(os.devnull, os.O_RDWR)
@@ -332,7 +343,9 @@ class ProcessSpawner:
                 run = self._perf_run(request, program, argv, env, out_fd, err_fd)
             else:
                 run = self._run(request, program, argv, env, out_fd, err_fd)
-            if place is not None:
+            if place is not None and request.count == "callgrind":
+                run = _profiled_by_callgrind(run, place)
+            elif place is not None:
                 run = _counted_by_valgrind(run, place, whole=request.whole)
             if request.harness is not None and run.not_started is None and not run.timed_out:
                 path = os.path.join(report_dir, "report") if report_dir is not None else None
@@ -455,6 +468,30 @@ def _counted_by_valgrind(run: RawRun, place: counting.ValgrindPlace, *,
         return dataclasses.replace(run, count_error="valgrind left no out file with a summary"
                                    + (f" ({said})" if said else ""))
     return dataclasses.replace(run, instructions=total.instructions, ll_misses=total.ll_misses)
+
+
+def _profiled_by_callgrind(run: RawRun, place: counting.ValgrindPlace) -> RawRun:
+    """A run made under callgrind, with what it recorded (every process's out file, read
+    and merged): only where the record of valgrind's directory is what valgrind alone
+    makes, the whole run's (``whole``: no exec after a fork), as for a count that settles
+    a verdict; else no profile, never a part of one, and why (``count_error``)."""
+    pids, problem = counting.audit_valgrind(place.events(), place.path, whole=True,
+                                            tool="callgrind")
+    said = counting.valgrind_said(place.path)
+    if run.failed:
+        return dataclasses.replace(run, count_error=f"callgrind: {said}" if said else None)
+    if problem is not None:
+        return dataclasses.replace(run, count_error=f"callgrind: not profiled: {problem}")
+    found = {p: place.path / f"{counting.VALGRIND_OUT}.{p}" for p in sorted(pids)}
+    try:
+        profiles = [callgrind.read_file(path) for path in found.values()]
+    except callgrind.CallgrindError as exc:
+        return dataclasses.replace(run, count_error=f"callgrind: not profiled: {exc}")
+    if not profiles:
+        return dataclasses.replace(run, count_error="callgrind left no out file"
+                                   + (f" ({said})" if said else ""))
+    made = callgrind.merged(profiles)
+    return dataclasses.replace(run, instructions=made.total_ir, profile=made)
 
 
 def in_turn(spawn: Callable[[_R], RawRun], requests: Sequence[_R]) -> list[RawRun]:

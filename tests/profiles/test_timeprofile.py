@@ -1,7 +1,7 @@
-"""The sampled time profile's pure parts (benchbot.sandbox.timeprofile): perf script's output ->
+"""The sampled time profile's pure parts (benchbot.profiles.timeprofile): perf script's output ->
 folded stacks of the run's processes only, the per-function comparison and its noise
 guard, and the probe's reasons. The real sampling, in the sandbox, is in
-tests/sandbox/test_timeprofile_measured.py and tests/security/test_time_profile_reach.py."""
+tests/profiles/test_timeprofile_measured.py and tests/security/test_time_profile_reach.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.sandbox import timeprofile as tp
+from benchbot.profiles import timeprofile as tp
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "flame"
 MS = 1_000_000

@@ -1,5 +1,5 @@
 """A planted change of time with the same instructions, found by the sampled time
-profile (benchbot.sandbox.timeprofile) for real: benchmarks/timeprofile.py's kernel, whose head
+profile (benchbot.profiles.timeprofile) for real: benchmarks/timeprofile.py's kernel, whose head
 walks a 64 MiB array out of order (the same instructions, about three times the time in
 ``walk``), profiled base, head and base again, each run in the sandbox where bubblewrap
 works. The benchmark repeats it (benchmarks/README.md, section 19)."""
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbot.sandbox import bwrap, timeprofile
+from benchbot.profiles import timeprofile
+from benchbot.sandbox import bwrap
 from benchmarks import timeprofile as bench
 
 pytestmark = [

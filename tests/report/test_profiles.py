@@ -1,0 +1,138 @@
+"""What the report shows of a profile (benchbot.report.profiles): the note of a called row
+names the functions that carry the change with their share of it, a table per profiled
+row, what the profiled runs cost; and the names and files, which come from the binary
+under test, stay text wherever shown."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from benchbot.core.model import (
+    Benchmark,
+    FoldedStacks,
+    ProfiledFunction,
+    ProfileTable,
+    Results,
+    Spent,
+)
+from benchbot.report import render_comment, render_results
+from benchbot.results import resultsdir
+from tests.golden.scenarios import counted
+
+# Names a C++ or Go binary may hold (<, >, *, spaces, |, backticks), and a file name that
+# may be anything.
+HOSTILE_NAME = "std::vector<int>::operator[](unsigned long) const | `x` <img src=x onerror=alert(1)> @alice"
+HOSTILE_FILE = "../</details><script>steal()</script> [click](https://evil.example) #1 |.c"
+
+
+def _function(name: str, delta: int, base_self: int = 1_000_000, file: str = "src/a.c",
+              share: float | None = None) -> ProfiledFunction:
+    return ProfiledFunction(name=name, object="prog", file=file, base_self=base_self,
+                            head_self=base_self + delta, base_inclusive=base_self,
+                            head_inclusive=base_self + delta, delta=delta, share=share,
+                            noise=12, noise_inclusive=12)
+
+
+def _table(*functions: ProfiledFunction, base: int = 10_000_000, head: int = 8_480_000,
+           error: str | None = None) -> ProfileTable:
+    return ProfileTable(runs=3, seconds=4.2, base_total=base, base_again_total=base,
+                        head_total=head, floor=base // 1000, functions=functions, more=0,
+                        moved_within_noise=2, error=error,
+                        stacks=FoldedStacks(base={"main;f": base}, head={"main;f": head}))
+
+
+@pytest.fixture(scope="module")
+def doc() -> Results:
+    return counted()
+
+
+def _with(doc: Results, name: str, table: ProfileTable) -> Results:
+    def put(b: Benchmark) -> Benchmark:
+        return replace(b, profile=table) if b.name == name else b
+
+    return replace(doc, benchmarks=tuple(put(b) for b in doc.benchmarks),
+                   spent=Spent(wall_s=100.0, counting_s=10.0, timed_s=60.0, profiling_s=4.2))
+
+
+def test_the_note_names_the_functions_with_their_share_of_the_change(doc: Results) -> None:
+    table = _table(_function("adler32_sse41", -1_480_000, base_self=2_000_000, share=0.974),
+                   _function("crc_fold", -30_000, share=0.02), _function("memcpy", 10_000),
+                   _function("strlen", -10_000))
+    md = render_results(_with(doc, "sort", table), "markdown")
+    assert ("Where (instructions by function, callgrind): `adler32_sse41` −14.8% of −15.2%, "
+            "`crc_fold` −0.3%, `memcpy` +0.1% and 1 more.") in md
+    assert "| `adler32_sse41` | `src/a.c` | 2M | 520k | −14.8% | 97.4% | 12 |" in md
+    assert "profiled: 3 runs, 4.2 s" in md
+    comment = render_comment(_with(doc, "sort", table), 65_000)
+    assert "`adler32_sse41` −14.8% of −15.2%" in comment
+    page = render_results(_with(doc, "sort", table), "html")
+    assert "<code>adler32_sse41</code>" in page and "profiled: 3 runs, 4.2 s" in page
+
+
+def test_a_profile_that_could_not_be_made_says_why(doc: Results) -> None:
+    table = ProfileTable(runs=3, seconds=3.0, error="the head run: callgrind: not profiled: "
+                         "process 12 never reached its end under valgrind")
+    md = render_results(_with(doc, "sort", table), "markdown")
+    assert "Not profiled: the head run: callgrind: not profiled: process 12 never" in md
+    assert "Where the instructions moved, by function" not in md
+
+
+def test_nothing_is_said_where_nothing_was_profiled(doc: Results) -> None:
+    md = render_results(doc, "markdown")
+    assert "callgrind" not in md and "profiled" not in md
+
+
+def test_names_and_files_from_the_binary_stay_text(doc: Results) -> None:
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    from cmarkgfm.cmark import Options
+
+    table = _table(_function(HOSTILE_NAME, -1_480_000, base_self=2_000_000, file=HOSTILE_FILE,
+                             share=0.97),
+                   _function(f"{HOSTILE_NAME} 2", -10_000_000 // 1000 * 2, file=HOSTILE_FILE))
+    bad = _with(doc, "sort", table)
+    md = render_results(bad, "markdown")
+    html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    assert "<img" not in html and "<script" not in html
+    assert 'href="https://evil.example' not in html
+    # a mention only outside code (GitHub makes none in a code span)
+    assert not re.search(r"(?<![\w\u2060])@alice", re.sub(r"<code>.*?</code>", "", html))
+    assert html.count("<details>") == html.count("</details>") == 2
+    for found in re.findall(r"<table>.*?</table>", html, re.S):
+        widths = {len(re.findall(r"<t[dh]", row)) for row in re.findall(r"<tr>.*?</tr>", found, re.S)}
+        assert len(widths) == 1, widths  # no name broke a row's cells open
+    assert "operator[](unsigned long) const" in html
+    page = render_results(bad, "html")
+    assert "<img src=x" not in page and "<script>steal" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_a_profile_goes_through_the_results_file(doc: Results) -> None:
+    table = _table(_function(HOSTILE_NAME, -1_480_000, base_self=2_000_000, share=0.97))
+    made = _with(doc, "sort", table)
+    back = resultsdir.parse(resultsdir.to_json(made))
+    assert next(b for b in back.benchmarks if b.name == "sort").profile == table
+    assert back.spent == made.spent
+    # a file without profiles writes none, as before
+    assert "profile" not in str(resultsdir.to_json(doc)["benchmarks"])
+
+
+def test_the_html_report_draws_the_flame_graph_of_a_profiled_row(doc: Results) -> None:
+    """The row's section holds the differential flame graph of its folded stacks (head's,
+    coloured by the move against base's), with a hostile frame name kept as text; a row
+    profiled without stacks, and the markdown, have none."""
+    table = replace(_table(_function("planted", 1_000_000, share=0.99)),
+                    stacks=FoldedStacks(base={"main;planted": 1_000_000, "main;steady": 500_000},
+                                        head={"main;planted": 2_000_000,
+                                              f"main;{HOSTILE_NAME}": 500_000}))
+    page = render_results(_with(doc, "sort", table), "html")
+    assert page.count('<figure class="flame"') == 1
+    start = page.index('<figure class="flame"')
+    figure = page[start:page.index("</figure>", start)]
+    assert "planted" in figure and "<img" not in figure and "&lt;img" in figure
+    assert "Head against base, instructions by function (callgrind)" in figure
+    bare = replace(table, stacks=None)
+    assert '<figure class="flame"' not in render_results(_with(doc, "sort", bare), "html")
+    assert '<figure class="flame"' not in render_results(_with(doc, "sort", table), "markdown")
