@@ -55,7 +55,7 @@ from benchbot.core.model import (
     Revision,
 )
 from benchbot.github import post
-from benchbot.measure.measuring import Measured, policy
+from benchbot.measure.context import Measured, policy
 from benchbot.report import render_comment, render_results
 from benchbot.report.escape import require
 from benchbot.results import resultsdir

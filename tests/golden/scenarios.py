@@ -36,7 +36,7 @@ from benchbot.core.model import (
     Verdict,
 )
 from benchbot.git import skipping
-from benchbot.measure.measuring import Measured, policy
+from benchbot.measure.context import Measured, policy
 from benchbot.results import merging, resultsdir, shards
 from benchbot.run.rounds import TRIPLET_ORDERS
 from benchbot.verdict import sequential

@@ -16,7 +16,7 @@ import pytest
 
 from benchbot.config.settings import Overrides
 from benchbot.core.model import ProfileMode, Results
-from benchbot.measure import engine, measuring
+from benchbot.measure import context, engine, measuring
 from benchbot.measure.progress import TerminalReporter
 from benchbot.run.runner import RawRun, SpawnRequest
 from benchbot.sandbox.spawn import in_groups
@@ -379,7 +379,7 @@ def test_profiled_runs_have_their_share_of_the_budget(make_repo: MakeRepo) -> No
     whole = _compare(repo, budget_s=9.0, profile="off")
     timed = [sum(b.measuring.timed_s or 0 for b in doc.benchmarks if b.measuring)
              for doc in (kept, whole)]
-    assert timed[0] < (1 - measuring.PROFILE_RESERVE / 2) * timed[1], timed
+    assert timed[0] < (1 - context.PROFILE_RESERVE / 2) * timed[1], timed
     change = next(b for b in kept.benchmarks if b.name == "change")
     assert change.verdict.outcome == "slower" and change.profile is not None
     # planted runs: made and without a profile, or not started where the estimate of

@@ -23,6 +23,7 @@ from benchbot.config.load import parse_config
 from benchbot.core.model import Environment, Results, Revision
 from benchbot.github.post import REPORT_ROOM
 from benchbot.measure import measuring
+from benchbot.measure.context import Context, Measured, Progress, policy
 from benchbot.measure.progress import TerminalReporter
 from benchbot.report import render_comment
 from benchbot.results import resultsdir
@@ -66,19 +67,19 @@ def suite_config(count: int) -> Config:
 
 
 def context(config: Config, clock: FakeClock, spawner: SuiteSpawner,
-            reporter: measuring.Progress) -> measuring.Context:
+            reporter: Progress) -> Context:
     """Measuring ``config``'s workloads with ``spawner`` on ``clock``, nothing counted."""
     names = [w.name for w in config.workloads]
-    return measuring.Context(
+    return Context(
         config=config, spawner=spawner, env={}, seed=1, reporter=reporter,
         base={n: Target(argv=("bench", n), cwd=Path("/w/base")) for n in names},
         head={n: Target(argv=("bench", n), cwd=Path("/w/head")) for n in names},
-        policy=measuring.policy(config, 1), clock=clock,
+        policy=policy(config, 1), clock=clock,
         means=counting.Means(perf_problem="not here", valgrind_problem="not here"))
 
 
 def measure(count: int, run_s: float, monkeypatch: pytest.MonkeyPatch
-            ) -> tuple[Config, measuring.Measured, list[int]]:
+            ) -> tuple[Config, Measured, list[int]]:
     """Measure ``count`` workloads within the budget; also the workloads each judgement
     looked at, one entry per judgement made while measuring."""
     config = suite_config(count)
@@ -122,8 +123,8 @@ def test_a_budget_too_small_for_all_first_looks_measures_some_to_it_and_says_so(
             f"before their first look (10 pairs)") in body
 
 
-def document(config: Config, measured: measuring.Measured) -> Results:
-    judgement = judge(measured.workloads(config), measuring.policy(config, 1))
+def document(config: Config, measured: Measured) -> Results:
+    judgement = judge(measured.workloads(config), policy(config, 1))
     env = Environment(cpu="test", cores=2, kernel="Linux", python="3", governor=None,
                       load_before=(0.0, 0.0, 0.0), load_after=(0.0, 0.0, 0.0))
     return resultsdir.build(
@@ -145,7 +146,7 @@ def test_a_ten_minute_budget_over_500_workloads_reaches_every_first_look(
     assert min(pairs) >= 22  # the third look at least, for every workload
     stopped = Counter(m.stopped for m in measured.measuring.values())
     assert set(stopped) <= {"settled", "budget", "cannot_help"}
-    final = judge(measured.workloads(config), measuring.policy(config, 1)).workloads
+    final = judge(measured.workloads(config), policy(config, 1)).workloads
     for name, m in measured.measuring.items():
         verdict = final[name].ab
         if m.stopped == "budget" and verdict is not None and verdict.outcome == "inconclusive":

@@ -15,7 +15,7 @@ import pytest
 
 from benchbot.config.load import parse_config
 from benchbot.core.model import Counts
-from benchbot.measure import engine, measuring
+from benchbot.measure import context, engine, measuring
 from benchbot.results.resultsdir import to_json as as_json
 from benchbot.run.runner import target
 from benchbot.sandbox import bwrap, counting
@@ -72,7 +72,7 @@ def build(where: Path, *, pages: int, work: int, extra: tuple[str, ...] = ()) ->
 
 
 def measure(tmp_path: Path, config_text: str, *, means: counting.Means | None = None,
-            perf_events: str = "hardware", budget_s: float = 20.0) -> measuring.Measured:
+            perf_events: str = "hardware", budget_s: float = 20.0) -> context.Measured:
     config = parse_config(config_text)
     env = bwrap.clean_env(os.environ)
     box = bwrap.choose("on")
@@ -81,11 +81,11 @@ def measure(tmp_path: Path, config_text: str, *, means: counting.Means | None = 
     scratch.mkdir()
     spawner = bwrap.WorkerSpawner(box, scratch, env, places=places, perf_events=perf_events)
     try:
-        ctx = measuring.Context(
+        ctx = context.Context(
             config=config, spawner=spawner, env=box.adjust_env(env), seed=1,
             base={w.name: target(w, places[0]) for w in config.workloads},
             head={w.name: target(w, places[1]) for w in config.workloads},
-            reporter=Quiet(), policy=measuring.policy(config, 1),
+            reporter=Quiet(), policy=context.policy(config, 1),
             means=means or counting.means(box.adjust_env(env), shown=box.view.shows
                                           if box.view is not None else None),
         )
@@ -147,7 +147,7 @@ def test_a_failing_counted_run_leaves_the_time_verdict_alone(tmp_path: Path) -> 
     ab = measured.phases["p"]["ab"]
     assert ab.failure is None and len(ab.arms["head"].wall_ns) >= 10
     config = parse_config(text)  # the time verdict is judged as ever
-    verdict = judge(measured.workloads(config), measuring.policy(config, 1)).workloads["p"].ab
+    verdict = judge(measured.workloads(config), context.policy(config, 1)).workloads["p"].ab
     assert verdict is not None and verdict.outcome != "invalid"
 
 

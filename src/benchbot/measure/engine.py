@@ -50,7 +50,7 @@ from benchbot.run.runner import ProcessSpawner, Spawner, Target, target
 from benchbot.sandbox import bwrap, counting, procs
 
 if TYPE_CHECKING:
-    from benchbot.measure import measuring
+    from benchbot.measure import context
 
 # The statistics and the results file (numpy, jsonschema: about 0.2 s of imports) are
 # imported by ``_Ahead`` while git and the builds run, not before them.
@@ -277,7 +277,7 @@ def _family(part: shards.Plan) -> Family | None:
     return part.family if part.shard is not None else None
 
 
-def _spent(measured: measuring.Measured, wall_s: float) -> Spent:
+def _spent(measured: context.Measured, wall_s: float) -> Spent:
     """Where the comparison's wall time went (builds are the rest of ``wall_s``)."""
     return Spent(wall_s=round(wall_s, 3), counting_s=round(measured.counting_s, 3),
                  timed_s=round(sum(measured.timed_s.values()) + measured.discovery_s, 3),
@@ -288,13 +288,13 @@ def _judged_parts(config: Config, got: _Measured, box: bwrap.Sandbox, seed: int,
                   family: Family | None) -> dict[str, Any]:
     """What was measured, judged: the results document's workloads, suites, environment,
     A/A summary and sandbox (``results.build``'s arguments)."""
-    from benchbot.measure import measuring  # imported already, by _Ahead (compare)
+    from benchbot.measure import context  # imported already, by _Ahead (compare)
     from benchbot.results import resultsdir  # imported already, by _Ahead (compare)
     from benchbot.verdict import judge  # imported already, by _Ahead (compare)
 
     config = got.measured.config or config  # with each suite's benchmarks as workloads
     judgement = judge.judge(got.measured.workloads(config),
-                            measuring.policy(config, seed, family=family))
+                            context.policy(config, seed, family=family))
     return dict(
         workloads=[resultsdir.WorkloadResult(config=w, phases=got.measured.phases[w.name],
                                           judged=judgement.workloads[w.name],
@@ -363,7 +363,7 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
     ``deadline`` (on ``clock``) ends sequential measuring; ``estimate`` False stops a
     workload at its call instead of measuring on for its estimate; ``precision`` measures
     every settled workload on until its estimate is within that fraction each way (a
-    history's step: ``measuring.Context.precision``)."""
+    history's step: ``context.Context.precision``)."""
     from benchbot.results import resultsdir
 
     co = {"base": base, "head": head}
@@ -386,7 +386,7 @@ def compare_built(where: Bench, config: Config, base: gitops.Checkout, head: git
 
 
 def _with_count_warnings(env: Environment, config: Config,
-                         measured: measuring.Measured) -> Environment:
+                         measured: context.Measured) -> Environment:
     """The environment's warnings, one for each workload whose ``counts`` asked for a
     method that could not be used here (it was compared on time alone), one for each
     whose base again ran from base's own place (its copy's run failed), and one where the
@@ -402,7 +402,7 @@ def _with_count_warnings(env: Environment, config: Config,
 
 @dataclass(frozen=True, slots=True)
 class _Measured:
-    measured: measuring.Measured
+    measured: context.Measured
     env_before: machine.Before  # the machine as measuring began
     unreaped_cpu_s: float  # sandboxed runs' CPU time the kernel does not count as our children's
 
@@ -460,18 +460,21 @@ def _measure_checkouts(config: Config, box: bwrap.Sandbox, env: Mapping[str, str
     """Every run of a comparison whose two checkouts are built: the part both ``compare``
     and ``compare_built`` (bisect) share. ``stack`` holds what ends with the spawner;
     ``again``, the copy of base's built tree that base again runs from."""
-    from benchbot.measure import measuring  # imported already, by _Ahead (compare)
+    from benchbot.measure import (
+        context,  # likewise
+        measuring,  # imported already, by _Ahead (compare)
+    )
 
     if isinstance(spawner, bwrap.WorkerSpawner):
         spawner.ready()
     env_before = machine.snapshot()
     if not box.active:
         stack.enter_context(procs.swept())
-    ctx = measuring.Context(
+    ctx = context.Context(
         config=config, spawner=spawner, env=box.adjust_env(env), seed=seed,
         base=_targets(config, co["base"].path), head=_targets(config, co["head"].path),
         reporter=reporter,
-        policy=measuring.policy(config, seed, family=family, abort=abort),
+        policy=context.policy(config, seed, family=family, abort=abort),
         clock=clock,
         means=counting.means(box.adjust_env(env),
                              shown=box.view.shows if box.view is not None else None),

@@ -18,274 +18,45 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from benchbot.config.config import Config, WorkloadConfig
+from benchbot.config.config import WorkloadConfig
 from benchbot.core.model import (
-    CountMethod,
     Counts,
-    Family,
     Measuring,
-    Misses,
-    PhaseRuns,
-    ProfileTable,
-    Shard,
-    SuiteRecord,
     Verdict,
 )
+from benchbot.measure.context import (
+    ETA_INTERVAL_S,
+    PENDING_LOOKS_AHEAD,
+    PER_RUN_OVERHEAD_S,
+    PROFILE_RESERVE,
+    Context,
+    Measured,
+)
+from benchbot.measure.counted import (
+    count_apart,
+    count_suites,
+    means_of,
+    measure_instructions,
+    perf_counted,
+    perf_counts,
+    profile_called,
+)
 from benchbot.run.rounds import (
-    PERF_METRIC_PLAN,
-    VALGRIND_METRIC_PLAN,
-    VALGRIND_PLAN,
-    Counted,
     Tracked,
     Triplets,
-    counted_runs,
     fallback_reason,
     planned_runs,
     run_phase,
 )
-from benchbot.run.runner import BATCH_S, Harness, Spawner, Target, request
-from benchbot.sandbox import counting
+from benchbot.run.runner import BATCH_S, Target, request
 from benchbot.sandbox.spawn import SpawnRequest
-from benchbot.verdict import sequential, signals
-from benchbot.verdict.judge import CALLS, Judgement, Policy, Workload, judge
-
-PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
-ETA_INTERVAL_S = 0.1  # the progress estimate's time per run: taken again this often
-PENDING_LOOKS_AHEAD = 2  # a pending change is admitted with the budget for this many looks
-# The share of the budget left when measuring starts that is kept for the profiled runs
-# after the verdicts (benchbot.profiles.profiling), where they can be made: once a change is called,
-# measuring ends that much before the deadline (Sequential.deadline), the profiles end by
-# it; while nothing is called measuring has the whole budget (the suites' counted runs,
-# before any call, stop that much early).
-PROFILE_RESERVE = 0.1
-
-
-class Progress(Protocol):
-    """Where measuring reports how far it got (the engine's Reporter)."""
-
-    def phase(self, name: str, workloads: int, runs: int) -> None: ...
-    def progress(self, phase: str, workload: str, done: int, planned: int,
-                 left_s: float | None = None) -> None: ...
-    def note(self, message: str) -> None: ...
-
-
-@dataclass(slots=True)
-class Measured:
-    """What measuring recorded, per workload: its phases and how it was measured."""
-
-    phases: dict[str, dict[str, PhaseRuns]]
-    measuring: dict[str, Measuring] = field(default_factory=dict)
-    looks: dict[str, int] = field(default_factory=dict)  # triplets: looks taken
-    counts: dict[str, Counts] = field(default_factory=dict)  # how each workload was counted
-    # The spawner's own peak RSS: no run's peak reads below it (the memory verdict's floor).
-    maxrss_floor_kib: int | None = None
-    # triplets: a change called at this many pairs, measured on for the estimate alone
-    called: dict[str, int] = field(default_factory=dict)
-    # With suites: the config with each suite's benchmarks as workloads, and what each
-    # suite's harness reported (None: the config measured had no suites).
-    config: Config | None = None
-    suites: tuple[SuiteRecord, ...] = ()
-    # Seconds spent on counted runs apart from the timed ones, and on the suites'
-    # discovery runs (timed, but no workload's own).
-    counting_s: float = 0.0
-    discovery_s: float = 0.0
-    timed_s: dict[str, float] = field(default_factory=dict)  # each workload's timed runs
-    # Workloads whose base again ran from base's own place, not its copy: why; and why
-    # every workload's did, where base's build could not be copied (engine.copy_built).
-    again_fallback: dict[str, str] = field(default_factory=dict)
-    again_note: str | None = None
-    # The budget stopped workloads that read a change short of the pairs a call needs:
-    # how far it reached and how far a call needs (a warning of the report's).
-    budget_note: str | None = None
-    # Where a called change is (benchbot.profiles.profiling): each profiled workload's table, and
-    # the seconds the profiled runs took together.
-    profiles: dict[str, ProfileTable] = field(default_factory=dict)
-    profiling_s: float = 0.0
-
-    def workloads(self, config: Config) -> list[Workload]:
-        """What judging needs of every workload."""
-        return [
-            Workload(name=w.name, parity=w.parity, floor_ns=w.effective_floor_ns, better=w.better,
-                     phases=self.phases[w.name],
-                     design="triplets" if w.name in self.looks else "pairs",
-                     looks=self.looks.get(w.name, 1), counts=self.counts.get(w.name),
-                     metric=w.metric, called_at=self.called.get(w.name),
-                     memory_parity=w.memory_parity, maxrss_floor_kib=self.maxrss_floor_kib,
-                     judge_memory=w.suite is None)
-            for w in config.workloads
-        ]
-
-
-def policy(config: Config, seed: int, *, family: Family | None = None,
-           abort: bool = True) -> Policy:
-    """The comparison-wide settings of the verdict rule. ``family``: the whole
-    comparison's, when ``config`` holds a shard of it; ``abort`` False while a shard
-    measures, so that its own A/A check never stops it short of what ``merge`` needs to
-    apply the abort rule to all shards together."""
-    return Policy(alpha=config.alpha, confirm=config.confirm, aa=config.aa.enabled,
-                  abort_fraction=config.aa.abort_fraction, seed=seed, family=family,
-                  abort=abort)
-
-
-@dataclass(slots=True, kw_only=True)
-class Context:
-    """What both flows need: the config, the targets of each arm, where to run."""
-
-    config: Config
-    base: Mapping[str, Target]
-    head: Mapping[str, Target]
-    spawner: Spawner
-    env: Mapping[str, str]
-    seed: int
-    reporter: Progress
-    policy: Policy
-    clock: Callable[[], float] = time.monotonic  # seconds; the budget's deadline is on it
-    # What instructions can be counted with here (None: probed when measuring starts,
-    # without the sandbox's view).
-    means: counting.Means | None = None
-    # Suites: how each suite's harness is run, and the seconds a warm-up run of each of
-    # their benchmarks took (its share of its discovery's runs).
-    harnesses: dict[str, Harness] = field(default_factory=dict)
-    warmup_s: dict[str, float] = field(default_factory=dict)
-    # Each suite benchmark's figures from its discovery run (suites.Figures)
-    figures: dict[str, Any] = field(default_factory=dict)
-    # False: a change called stops there, not measured on for its estimate (bisect's steps
-    # that name no commit need the call, not the figure).
-    estimate: bool = True
-    # A history's step (benchbot.history.walk): every settled workload, level too, is measured on
-    # until the trend's estimate of the step is within this fraction each way (its 95%
-    # interval, trend.half_width). None: calls only, to sequential.ESTIMATE_HALF.
-    precision: float | None = None
-    # Where base again runs from: base's build in a place of its own, as head's stands
-    # (docs/verdict.md, "Placement"); a workload not in it (or None) runs it from base's.
-    again: dict[str, Target] | None = None
-    # A shard of a comparison: its share of the suites' benchmarks alone is measured
-    # (suites.discover), judged with the whole's family (None: not sharded).
-    shard: Shard | None = None
-
-    def again_of(self, name: str) -> Target:
-        """Where ``name``'s base again runs from."""
-        return (self.again or {}).get(name) or self.base[name]
-
-    def fall_back(self, name: str, why: str, measured: Measured) -> None:
-        """Base again from base's own place for ``name``, and why (a warning the report shows)."""
-        if self.again is not None and name in self.again:
-            del self.again[name]
-            measured.again_fallback[name] = why
-
-    def judged(self, measured: Measured) -> Judgement:
-        return judge(measured.workloads(self.config), self.policy)
-
+from benchbot.verdict import sequential
+from benchbot.verdict.judge import CALLS, Judgement
 
 # --- instruction counts (docs/verdict.md, "A second signal") -----------------------------
-
-
-def _means(ctx: Context) -> counting.Means:
-    if ctx.means is None:
-        ctx.means = counting.means(ctx.env)
-    return ctx.means
-
-
-def _method(ctx: Context, w: WorkloadConfig, run_s: float | None) -> tuple[CountMethod | None, str]:
-    """The workload's counting method (its ``counts`` resolved here), and why."""
-    method, why = counting.choose(w.counts, _means(ctx), run_s=run_s)
-    return method, why  # type: ignore[return-value]
-
-
-def perf_counted(ctx: Context, workloads: Sequence[WorkloadConfig]) -> set[str]:
-    """The workloads whose measured runs perf counts (decided before any run); never a
-    suite's benchmarks, whose counts come from counted runs of their own (suitecount)."""
-    return {w.name for w in workloads if w.suite is None and _method(ctx, w, None)[0] == "perf"}
-
-
-def count_apart(ctx: Context, w: WorkloadConfig, run_s: float | None, measured: Measured,
-                *, deadline: float | None = None) -> None:
-    """For a workload not counted by perf: its ``counts`` resolved with the warm-up's time,
-    and valgrind's counted runs made where that is the method (base, head, base again,
-    head, each in its arm's worker), into ``measured.counts``. A counted run that fails
-    leaves the workload uncounted, with the reason, and its time verdict as it is."""
-    method, why = _method(ctx, w, run_s)
-    if method == "perf":
-        return
-    if method is None:
-        measured.counts[w.name] = Counts(method=None, why=why)
-        return
-    if deadline is not None and ctx.clock() >= deadline:
-        measured.counts[w.name] = Counts(method=None, why="not counted: the budget was spent "
-                                                          "before the counted runs")
-        return
-    made = counted_runs(ctx.spawner, w, ctx.base[w.name], ctx.head[w.name], ctx.env,
-                        method=method, plan=VALGRIND_PLAN, again=ctx.again_of(w.name))
-    measured.counting_s += made.seconds
-    if made.failure is not None:
-        measured.counts[w.name] = Counts(method=None, why=f"not counted: {made.failure}")
-        return
-    measured.counts[w.name] = Counts(
-        method="valgrind", why=why, base=tuple(made.instructions["base"]),
-        base_again=tuple(made.instructions["base_again"]), head=tuple(made.instructions["head"]),
-        counted_s=round(made.seconds, 3), misses=counted_misses(made, "valgrind"))
-
-
-def perf_counts(ctx: Context, w: WorkloadConfig, result: Tracked,
-                phases: Mapping[str, PhaseRuns] | None = None) -> Counts:
-    """A perf-counted workload's Counts (the counts themselves are its runs'; so are the
-    last-level misses, arms[].ll_misses, where the CPU counted them in ``phases``)."""
-    if result.count_error is not None:
-        return Counts(method=None, why=f"not counted: {result.count_error}")
-    misses = any(arm.ll_misses for phase in (phases or {}).values() for arm in phase.arms.values())
-    return Counts(method="perf", why=_method(ctx, w, None)[1], every_run=True,
-                  scaled=result.counts_scaled,
-                  misses=signals.new_misses(counting.PERF_MISSES_WORDS) if misses else None)
-
-
-def measure_instructions(ctx: Context, names: Sequence[str], measured: Measured) -> None:
-    """metric: instructions: counted runs only, no timed loop. Valgrind: three runs of each
-    arm and two of base again; perf: ten rounds of base, base again and head."""
-    by_name = {w.name: w for w in ctx.config.workloads}
-    for name in names:
-        w = by_name[name]
-        start = ctx.clock()
-        warm = [ctx.spawner.spawn(_warmup(ctx, w, tgt))
-                for _ in range(max(1, w.warmup)) for tgt in (ctx.base[name], ctx.head[name])]
-        run_s = (ctx.clock() - start) / max(1, len(warm))
-        method, why = _method(ctx, w, run_s)
-        counts = Counts(method=None, why=why)
-        if method is not None:
-            plan = PERF_METRIC_PLAN if method == "perf" else VALGRIND_METRIC_PLAN
-            made = counted_runs(ctx.spawner, w, ctx.base[name], ctx.head[name], ctx.env,
-                                method=method, plan=plan, again=ctx.again_of(name))
-            if made.failure is not None:
-                counts = Counts(method=None, why=f"not counted: {made.failure}")
-            else:
-                counts = Counts(method=method, why=why, every_run=method == "perf",
-                                scaled=made.scaled, base=tuple(made.instructions["base"]),
-                                base_again=tuple(made.instructions["base_again"]),
-                                head=tuple(made.instructions["head"]),
-                                misses=counted_misses(made, method))
-        measured.counts[name] = counts
-        measured.measuring[name] = Measuring(
-            design="pairs", pairs=len(counts.head), stopped="fixed",
-            why="metric: instructions: a fixed number of counted runs, no timed runs")
-
-
-def counted_misses(made: Counted, method: str) -> Misses | None:
-    """The last-level misses of counted runs, where every run that counted instructions
-    counted them too (valgrind's cache simulation; perf where the CPU has the event)."""
-    arms = ("base", "base_again", "head")
-    if not made.ll_misses["base"] or any(
-            len(made.ll_misses[a]) != len(made.instructions[a]) for a in arms):
-        return None
-    return signals.new_misses(
-        counting.CACHE_WORDS if method == "valgrind" else counting.PERF_MISSES_WORDS,
-        base=tuple(map(float, made.ll_misses["base"])),
-        base_again=tuple(map(float, made.ll_misses["base_again"])),
-        head=tuple(map(float, made.ll_misses["head"])))
 
 
 def _warmup(ctx: Context, w: WorkloadConfig, tgt: Target) -> SpawnRequest:
@@ -762,7 +533,7 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
     measured = Measured(phases={})
     whole = deadline
     reserve_s = 0.0
-    if ctx.config.profile != "off" and _means(ctx).valgrind_problem is None:
+    if ctx.config.profile != "off" and means_of(ctx).valgrind_problem is None:
         reserve_s = PROFILE_RESERVE * max(0.0, deadline - ctx.clock())
     if ctx.config.suites:
         from benchbot.suites import listing
@@ -788,7 +559,7 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
             measured.measuring[name] = Measuring(design="triplets", pairs=0, stopped="failed",
                                                  why=sequential.WHY["failed"])
         measured.discovery_s = found.discovery_s
-        _count_suites(ctx, [n for n in suite_of if n not in measured.phases], found.figures,
+        count_suites(ctx, [n for n in suite_of if n not in measured.phases], found.figures,
                       measured, deadline - reserve_s)
     failed = set(measured.phases)
     todo = [w for w in ctx.config.workloads if w.name not in failed]
@@ -806,98 +577,3 @@ def measure(ctx: Context, *, deadline: float) -> Measured:
     return measured
 
 
-def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) -> None:
-    """After the verdicts: the workloads called slower or faster (every one, where the
-    config's ``profile`` is "all") profiled (benchbot.profiles.profiling), into ``measured.profiles``.
-    Nothing is judged again and nothing runs where nothing is called."""
-    from benchbot.profiles import profiling
-
-    mode = ctx.config.profile
-    if mode == "off":
-        return
-    judgement = ctx.judged(measured)
-    outcomes = {name: (j.final.outcome if j.final is not None else None)
-                for name, j in judgement.workloads.items()}
-    names = profiling.chosen(outcomes, mode)
-    if not names:
-        return
-    problem = _means(ctx).valgrind_problem
-    by_name = {w.name: w for w in ctx.config.workloads}
-    planned: dict[str, tuple[SpawnRequest, ...] | str] = {}
-    places: list[str] = []
-    for name in names:
-        w = by_name[name]
-        if problem is not None:
-            planned[name] = f"not profiled: {problem}"
-            continue
-        # base again's place: a suite's, for its benchmarks (suitecount's runs too)
-        again = ctx.again_of(w.suite) if w.suite is not None else ctx.again_of(name)
-        arms = {"base": ctx.base[name], "base_again": again, "head": ctx.head[name]}
-        places += [str(_root_of(t, w)) for t in arms.values()]
-        how = ctx.harnesses.get(w.suite) if w.suite is not None else None
-        figures = ctx.figures.get(name)
-        planned[name] = profiling.requests(
-            w, arms, ctx.env, measured.counts.get(name),
-            fmt=how.format if how is not None else None,
-            filter_=how.filter if how is not None else None,
-            index=getattr(figures, "index", 0))
-    runnable = sum(1 for p in planned.values() if not isinstance(p, str))
-    if runnable:
-        ctx.reporter.phase("profiling", runnable, 3 * runnable)
-    from benchbot.suites.suitecount import _in_parallel
-
-    parallel = _in_parallel(ctx.spawner)
-    started = ctx.clock()
-    measured.profiles.update(profiling.run(
-        ctx.spawner, planned, places=places, clock=ctx.clock, deadline=deadline,
-        parallel=parallel,
-        estimates={n: e for n in planned
-                   if (e := _profile_s(measured, by_name[n], parallel=parallel)) is not None}))
-    measured.profiling_s += ctx.clock() - started
-
-
-def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> float | None:
-    """About how long a workload's three profiled runs will take, from its runs so far: a
-    counted run's seconds (valgrind's, as callgrind's) or a timed run's times the profiler's
-    slowdown; None where neither is known."""
-    from benchbot.profiles import profiling
-
-    counts, m = measured.counts.get(w.name), measured.measuring.get(w.name)
-    made = len(counts.base) + len(counts.base_again) + len(counts.head) if counts else 0
-    if counts is not None and counts.method == "valgrind" and counts.counted_s and made:
-        per_run = counts.counted_s / (len(counts.runs) if counts.runs else made)
-    elif m is not None and m.timed_s and m.pairs:
-        per_run = m.timed_s / (m.pairs * (3 if m.design == "triplets" else 2)) \
-            * profiling.SLOWDOWN
-    else:
-        return None
-    return per_run * (1 if parallel else 3)
-
-
-def _root_of(target: Target, w: WorkloadConfig) -> Path:
-    """The arm's place (its worktree) that a workload's target runs in."""
-    cwd = Path(target.cwd)
-    depth = len(Path(w.cwd).parts) if w.cwd else 0
-    return cwd.parents[depth - 1] if depth and depth <= len(cwd.parents) else cwd
-
-
-def _count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any],
-                  measured: Measured, deadline: float) -> None:
-    """The counted runs of the suites' benchmarks (suitecount), before any timed round."""
-    from benchbot.suites import suitecount
-
-    if not names:
-        return
-
-    def tick(name: str, done: int, planned: int) -> None:
-        ctx.reporter.progress("counting", name, done, planned)
-
-    setting = suitecount.Setting(
-        config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
-        figures=figures, spawner=ctx.spawner, env=ctx.env, means=_means(ctx), clock=ctx.clock,
-        progress=tick, again=ctx.again,  # the phase's line is said as runs are made
-        phase=lambda benchmarks, runs: ctx.reporter.phase("counting", benchmarks, runs))
-    counted = suitecount.count_all(setting, names, deadline=deadline)
-    measured.counts.update(counted.counts)
-    measured.suites = suitecount.recorded(measured.suites, counted)
-    measured.counting_s += sum(s for _how, _runs, s in counted.suites.values())

@@ -2,7 +2,7 @@
 
 After the verdicts, a workload (or a suite's benchmark) called ``slower`` or ``faster``
 (every one, where asked: ``--profile``, ``/bench profile``) is run once more per arm
-under valgrind's callgrind: base, base again and head (``measuring.profile_called``),
+under valgrind's callgrind: base, base again and head (``measure.counted.profile_called``),
 in the same protected place as the counted runs (``counting.ValgrindPlace``,
 ``counting.audit_valgrind``; docs/security.md, "Counts"). This module is the arithmetic
 on what those runs recorded (``callgrind.Profile``); no I/O.
