@@ -74,6 +74,31 @@ def _spread(ratios: Sequence[float]) -> tuple[float, float] | None:
     return q[0], q[-1]
 
 
+def _overlap(bench: Mapping[str, Any]) -> dict[str, Any] | None:
+    """How far head's single runs reach into the reference's (base and base again), the way
+    head's median moved: the few-pairs rule calls a change below 51 pairs only where none
+    does (docs/verdict.md, "Calls from few pairs"). ``across``: head's runs that reach
+    the reference's slowest (head slower) or fastest (head faster); the ranges in ms."""
+    phases = bench.get("phases") or {}
+    ab, aa = phases.get("ab"), phases.get("aa")
+    if not ab:
+        return None
+    head = [x for x in ab["arms"]["head"]["samples_ns"] if x > 0]
+    ref = [x for x in ab["arms"]["base"]["samples_ns"] if x > 0]
+    if aa and "base_again" in aa["arms"]:
+        ref += [x for x in aa["arms"]["base_again"]["samples_ns"] if x > 0]
+    if not head or not ref:
+        return None
+    slower = statistics.median(head) > statistics.median(ref)
+    across = sum(1 for y in head if (y <= max(ref) if slower else y >= min(ref)))
+    return {"head_runs": len(head), "ref_runs": len(ref), "across": across,
+            "way": "slower" if slower else "faster",
+            "ref_ms": [round(min(ref) / 1e6, 2), round(statistics.median(ref) / 1e6, 2),
+                       round(max(ref) / 1e6, 2)],
+            "head_ms": [round(min(head) / 1e6, 2), round(statistics.median(head) / 1e6, 2),
+                        round(max(head) / 1e6, 2)]}
+
+
 def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, Any]:
     """What a results document says of each benchmark, compactly."""
     rows = []
@@ -99,6 +124,7 @@ def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, 
             "memory": {"outcome": mem.get("outcome"), "ratio": mem.get("ratio"),
                        "reason": mem.get("reason")},
             "spread": _spread(_ratios(bench)),
+            "overlap": _overlap(bench),
         })
     return {"rows": rows, "spent": doc.get("spent"), "suites": doc.get("suites"),
             "summary": doc.get("summary")}
