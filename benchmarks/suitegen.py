@@ -802,6 +802,14 @@ def py_files(scenario: str, side: str) -> dict[str, str]:
             "bench/bench_suite.py": PY_BENCH.format(calls=py_calls(scenario, side), tests=tests)}
 
 
+def set_py_rounds(rounds: int) -> None:
+    """Each pytest-benchmark benchmark's rounds a run (PY_ROUNDS), so that a harness run
+    takes about as long as a study wants at the load of the day (the config made anew)."""
+    global PY_ROUNDS
+    PY_ROUNDS = rounds
+    HARNESSES["pybench"] = (py_files, py_config(sys.executable))
+
+
 def py_config(python: str) -> str:
     """The suite's config: the docs' pytest-benchmark example (docs/suites.md), its rounds
     fixed (``--benchmark-min-rounds`` with ``--benchmark-max-time=0``: 5 rounds, no more),

@@ -183,6 +183,7 @@ def one(harness: str, scenario: str, budget: float, seed: int,
         return {"harness": harness, "scenario": scenario, "seed": seed, "budget_s": budget,
                 "wall_s": round(wall, 1), "load_before": before, "load_after": loadavg(),
                 "neighbours": neighbour_count, "only_kind": only_kind,
+                **({"py_rounds": suitegen.PY_ROUNDS} if harness == "pybench" else {}),
                 **summarize(doc, harness, scenario)}
     finally:
         stop(busy)
@@ -283,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only-kind", default=None, metavar="KIND",
                         help="compare only the benchmarks suitegen.expected calls KIND (e.g. "
                              "memory: the memory-bound ones, whose counting then fits the budget)")
+    parser.add_argument("--py-rounds", type=int, default=None, metavar="N",
+                        help="pybench: N rounds of each benchmark a harness run (default "
+                             f"{suitegen.PY_ROUNDS}; recorded with each run)")
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--resummarize", action="store_true",
                         help="with --raw: read each run's rows again from its kept results "
@@ -307,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rejudge is not None:
         print(report(rejudged(runs, args.raw or RESULTS / f"{args.out}-raw", args.rejudge)))
         return 0
+    if args.py_rounds is not None:
+        suitegen.set_py_rounds(args.py_rounds)
     cells = [(h, s) for h in args.harness.split(",") for s in args.scenarios.split(",")]
     done = {(r["harness"], r["scenario"], r["seed"]) for r in runs}
     for rep in range(args.reps):
