@@ -1,6 +1,6 @@
 """Shards: how the wall time of a comparison falls with the number of machines.
 
-Two parts:
+Three parts:
 
 - **measured** (``measure``): the same comparison three ways on this machine, the bundled
   kernels at a fixed number of pairs: unsharded on one core, and as two shards at once,
@@ -12,6 +12,15 @@ Two parts:
   builds) before it measures; the shards run at once, so the wall time is the slowest
   shard's. With sequential measuring a workload's cost is not known in advance: the split
   sees an estimate (equal weights, or last run's costs) and the shard pays the actual.
+- **a suite on shards** (``python -m benchmarks.shards suite [--count 4] [--budget 600]``,
+  issue 39): ``suitegen.py``'s ``wide`` google-benchmark suite of 200 benchmarks (26 of them
+  changed by ±5% of work) compared with ``benchbot compare --shard K/N`` for each K, one
+  after another on this machine (a matrix runs them at once: its wall is the slowest
+  shard's), then ``benchbot merge`` of the N files. Recorded: each shard's wall, its
+  share, counting and load before and after; the merged verdicts against the truth (false
+  calls, changed called, unchanged level); the comment the merged document makes (how many
+  tables, its length). ``results/<out>.json`` is written after every shard, and a run
+  started again with the same ``--out`` and seed measures only the shards it lacks.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ sys.path.insert(0, SRC)
 
 from benchbot import demo  # noqa: E402
 from benchbot.config.config import WorkloadConfig  # noqa: E402
+from benchbot.core import files  # noqa: E402
 from benchbot.results import resultsdir, shards  # noqa: E402
 
 NS = (1, 2, 3, 4, 6, 8, 12, 16)
@@ -202,9 +212,129 @@ def measured_markdown(m: Mapping[str, Any]) -> list[str]:
             "", markdown_table(head, body)]
 
 
+# --- a suite on shards (issue 39) ----------------------------------------------------------
+
+
+def _tables(markdown: str) -> list[list[str]]:
+    """The markdown tables of a text: each a run of lines that start with ``|``."""
+    out: list[list[str]] = []
+    block: list[str] = []
+    for line in [*markdown.splitlines(), ""]:
+        if line.lstrip().startswith("|"):
+            block.append(line)
+        elif block:
+            out.append(block)
+            block = []
+    return out
+
+
+def comment_shape(doc: Any) -> dict[str, Any]:
+    """What the GitHub comment of a results document looks like: its length, its tables
+    (the first line of each and its rows) and how many benchmarks the tables name."""
+    from benchbot.github.post import REPORT_ROOM
+    from benchbot.report import render_comment
+
+    text = str(render_comment(doc, REPORT_ROOM))
+    tables = _tables(text)
+    named = {b.name for b in doc.benchmarks if any(b.name in line for t in tables for line in t)}
+    return {"chars": len(text), "tables": len(tables),
+            "table_heads": [t[0][:160] for t in tables], "table_rows": [len(t) - 2 for t in tables],
+            "verdict_tables": sum(1 for t in tables if "verdict" in t[0]),
+            "benchmarks_in_tables": len(named), "benchmarks": len(doc.benchmarks),
+            "shards_line": next((line[:300] for line in text.splitlines()
+                                 if line.startswith("Measured on")), None)}
+
+
+def suite_shards(*, count: int = 4, budget: float = 600.0, seed: int = 39, out: str = "shards-suite",
+                 keep: Path | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The ``wide`` suite compared on ``count`` shards one after another, merged and tallied
+    (module docstring)."""
+    from benchmarks import suitegen, suites
+
+    path = Path(__file__).resolve().parent / "results" / f"{out}.json"
+    doc: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    if doc.get("seed") != seed or doc.get("count") != count:
+        doc = {"command": f"python -m benchmarks.shards suite --count {count} --budget {budget:g} "
+                          f"--seed {seed} --out {out}",
+               "harness": "gbench", "scenario": "wide", "count": count, "budget_s": budget,
+               "seed": seed, "cores": os.cpu_count(), "shards": {}}
+    keep = keep or Path(tempfile.mkdtemp(prefix="bench-shards-suite-"))
+    keep.mkdir(parents=True, exist_ok=True)
+    repo = keep / "gbench-wide"
+    if not repo.exists():
+        suitegen.make(keep, "gbench", "wide")
+    for k in range(1, count + 1):
+        got = doc["shards"].get(str(k))
+        part = keep / f"shard{k}.json"
+        if got and part.exists():
+            continue
+        before, start = suites.loadavg(), time.monotonic()
+        log(f"{time.strftime('%H:%M:%S')} shard {k}/{count} (load {before})")
+        argv = [sys.executable, "-m", "benchbot", "compare", "--repo", str(repo), "--base", "base",
+                "--head", "HEAD", "--shard", f"{k}/{count}", "--budget", f"{budget:g}s",
+                "--seed", str(seed), "--json", str(part), "--quiet"]
+        done = subprocess.run(argv, env=_env(), capture_output=True, text=True)
+        wall = time.monotonic() - start
+        if done.returncode not in (0, 3) or not part.exists():
+            raise RuntimeError(f"shard {k}/{count} failed ({done.returncode}): {done.stderr[-800:]}")
+        mine = resultsdir.load(part)
+        spent = mine.spent
+        doc["shards"][str(k)] = {
+            "wall_s": round(wall, 1), "load_before": before, "load_after": suites.loadavg(),
+            "benchmarks": len(mine.benchmarks),
+            "counting_s": getattr(spent, "counting_s", None) if spent else None,
+            "outcomes": _tally(b.verdict.outcome for b in mine.benchmarks)}
+        files.write_text(path, json.dumps(doc, indent=1) + "\n")
+        log(f"   shard {k}: {doc['shards'][str(k)]}")
+    merged = keep / "merged.json"
+    done = subprocess.run([sys.executable, "-m", "benchbot", "merge",
+                           *(str(keep / f"shard{k}.json") for k in range(1, count + 1)),
+                           "-o", str(merged), "--repo", str(repo)],
+                          env=_env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"merge failed ({done.returncode}): {done.stderr[-800:]}")
+    whole = resultsdir.load(merged)
+    with open(merged) as fh:
+        summary = suites.summarize(json.load(fh), "gbench", "wide")
+    run = {"harness": "gbench", "scenario": "wide", "seed": seed, "budget_s": budget,
+           "wall_s": max(s["wall_s"] for s in doc["shards"].values()),
+           "load_before": doc["shards"]["1"]["load_before"],
+           "load_after": doc["shards"][str(count)]["load_after"], **summary}
+    doc["merged"] = {"counts": suites._counts(run), "line": suites.line(run),
+                     "wall_matrix_s": run["wall_s"],
+                     "wall_one_after_another_s": round(sum(s["wall_s"] for s in doc["shards"].values()), 1),
+                     "outcomes": _tally(b.verdict.outcome for b in whole.benchmarks),
+                     "comment": comment_shape(whole), "rows": summary["rows"]}
+    files.write_text(path, json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def _tally(outcomes: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for o in outcomes:
+        out[o] = out.get(o, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def main() -> int:
     """``python benchmarks/shards.py``: the measurement, then the model; writes
-    ``results/shards.json`` and ``results/shards.md``."""
+    ``results/shards.json`` and ``results/shards.md``. ``… suite``: a suite on shards."""
+    if sys.argv[1:2] == ["suite"]:
+        import argparse
+
+        parser = argparse.ArgumentParser(prog="python -m benchmarks.shards suite")
+        parser.add_argument("--count", type=int, default=4)
+        parser.add_argument("--budget", type=float, default=600.0, help="each shard's, seconds")
+        parser.add_argument("--seed", type=int, default=39)
+        parser.add_argument("--out", default="shards-suite")
+        parser.add_argument("--keep", type=Path, default=None,
+                            help="the repository and the shards' files here (to resume)")
+        args = parser.parse_args(sys.argv[2:])
+        got = suite_shards(count=args.count, budget=args.budget, seed=args.seed, out=args.out,
+                           keep=args.keep)
+        print(json.dumps({k: v for k, v in got.items() if k != "merged"}, indent=1))
+        print(json.dumps({k: v for k, v in got["merged"].items() if k != "rows"}, indent=1))
+        return 0
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     measured = measure()
     settings: dict[str, Any] = {"workloads": 48, "median_s": 20.0, "sigma": 1.0,

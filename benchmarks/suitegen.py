@@ -40,7 +40,7 @@ NAMES = ("Fnv", "Crc", "Sha", "XorShift", "Murmur", "SortInts", "InsertionSort",
          "SortStrings", "BinarySearch", "ParseInts", "FormatInts", "Json", "SplitCsv",
          "Tokenize", "MapInsert", "MapLookup", "MapIterate", "Alloc", "Builder", "MatMul",
          "Compare", "Reverse", "Base64", "Popcount", "Search")
-SCENARIOS = ("changed", "identical", "memory", "helper")
+SCENARIOS = ("changed", "identical", "memory", "helper", "wide")
 # The helper scenario (issue 41, benchmarks/profile.py): these benchmarks also call one
 # helper function (``Mix``: MIX_ROUNDS rounds of a xorshift, never inlined) once per
 # operation; the head makes it 10% slower (MIX_ROUNDS_HEAD rounds) and changes nothing
@@ -48,6 +48,12 @@ SCENARIOS = ("changed", "identical", "memory", "helper")
 HELPED = ("Fnv", "XorShift", "Murmur", "Popcount")
 MIX_ROUNDS, MIX_ROUNDS_HEAD = 400, 440
 HELPER = "Mix"
+# The ``wide`` scenario (google-benchmark only; issue 39's suite across shards): 200
+# benchmarks, the 25 kernels WIDE_COPIES times each (``Fnv_0`` ... ``Fnv_7``), the first
+# WIDE_CHANGED copies of each as in ``changed`` (so 20 do 5% more work, 6 do 5% less) and
+# the other copies unchanged; the 8 copies of the layout-only kernel all call the one
+# function that moves at the head (layout-only), so 26 change and 174 do not.
+WIDE_COPIES, WIDE_CHANGED = 8, 2
 # The memory scenario's benchmarks: (arithmetic loop, accesses an operation in Go, in C++);
 # the loop is 4000 rounds of a xorshift (about 7 instructions a round) or of an FNV-style
 # multiply (about 4). The accesses were tuned so that the head's time moves by about the
@@ -71,6 +77,8 @@ def names(harness: str, scenario: str = "changed") -> tuple[str, ...]:
     (their short names)."""
     if harness == "pybench":
         return PY_NAMES
+    if scenario == "wide":
+        return tuple(f"{n}_{c}" for c in range(WIDE_COPIES) for n in NAMES)
     return NAMES + tuple(MEMORY) if scenario == "memory" else NAMES
 
 
@@ -83,6 +91,9 @@ def expected(name: str, scenario: str) -> str:
         return "more" if name in HELPED else "same"
     if scenario == "identical":
         return "same"
+    if scenario == "wide":
+        kernel, copy = name.rsplit("_", 1)  # every copy of the layout-only kernel calls it
+        return expected(kernel, "changed") if int(copy) < WIDE_CHANGED or kernel == LAYOUT else "same"
     if name in MORE:
         return "more"
     if name in LESS:
@@ -101,7 +112,7 @@ def reps(scenario: str, side: str) -> dict[str, int]:
 
 def pad_bytes(scenario: str, side: str) -> int:
     """The never-run function's size before the layout-only kernel (bytes of nops/code)."""
-    return 200 if side == "head" and scenario == "changed" else 8
+    return 200 if side == "head" and scenario in ("changed", "wide") else 8
 
 
 def mix_rounds(side: str) -> int:
@@ -651,6 +662,8 @@ static std::uint64_t MemFnv(int k) { std::uint64_t x = 99 + mem_walk(k); for (in
 
 
 def cc_files(scenario: str, side: str) -> dict[str, str]:
+    if scenario == "wide":
+        return {"bench.cc": _cc_wide(side)}
     r = reps(scenario, side)
     decl = "\n".join(f"static volatile int reps_{n} = {r[n]};" for n in names("gbench", scenario))
     benches = "\n".join(f"BENCH({n})" for n in NAMES if n != LAYOUT)
@@ -668,6 +681,36 @@ def cc_files(scenario: str, side: str) -> dict[str, str]:
     src = (CC_SOURCE.replace("REPS", decl).replace("BENCHES", benches)
            .replace("PADBYTES", str(pad_bytes(scenario, side))))
     return {"bench.cc": src}
+
+
+# The wide scenario's copies of a kernel: one benchmark each, with reps of its own.
+CC_COPY = """#define BENCHC(NAME, C) \\
+  static void BM_##NAME##_##C(benchmark::State& state) { D(); for (auto _ : state) { int r = reps_##NAME##_##C; for (int i = 0; i < r; ++i) benchmark::DoNotOptimize(NAME()); } } \\
+  BENCHMARK(BM_##NAME##_##C);
+"""
+
+
+def _cc_wide(side: str) -> str:
+    """The wide scenario's google-benchmark program (WIDE_COPIES copies of each kernel): the
+    layout-only benchmark's copy 0 where ``changed`` has it (after the pad), its other
+    copies as the rest."""
+    changed = reps("changed", side)
+    decl = "\n".join(f"static volatile int reps_{n}_{c} = "
+                      f"{changed[n] if c < WIDE_CHANGED else BASE_REPS};"
+                      for c in range(WIDE_COPIES) for n in NAMES)
+    benches = CC_COPY + "\n".join(f"BENCHC({n}, {c})" for c in range(WIDE_COPIES)
+                                  for n in NAMES if n != LAYOUT)
+    rest = "".join(f"BENCHC({LAYOUT}, {c})\n" for c in range(1, WIDE_COPIES))
+    # Json reads nothing but its literal, so g++ takes it for a const function once it is
+    # not inlined (eight callers): it calls it once an iteration and leaves an empty loop of
+    # ``reps``, and the head's 21 reps read +0.04% of work, not +5% (the first wide run,
+    # benchmarks/README.md, section 6). Read through a volatile pointer, it is called reps
+    # times.
+    return (CC_SOURCE.replace("REPS", decl).replace("BENCHES", benches)
+            .replace("static const char* doc = ", "static const char* volatile doc = ")
+            .replace("PADBYTES", str(pad_bytes("wide", side)))
+            .replace(f"BM_{LAYOUT}", f"BM_{LAYOUT}_0").replace(f"reps_{LAYOUT};", f"reps_{LAYOUT}_0;")
+            .replace("BENCHMARK_MAIN();", rest + "BENCHMARK_MAIN();"))
 
 
 # A project's own main(), as the C library of issue 39 has: it hands benchbot's flags to
@@ -812,6 +855,14 @@ def py_files(scenario: str, side: str) -> dict[str, str]:
                       for n in PY_NAMES)
     return {"bench/kernels.py": PY_KERNELS,
             "bench/bench_suite.py": PY_BENCH.format(calls=py_calls(scenario, side), tests=tests)}
+
+
+def set_py_rounds(rounds: int) -> None:
+    """Each pytest-benchmark benchmark's rounds a run (PY_ROUNDS), so that a harness run
+    takes about as long as a study wants at the load of the day (the config made anew)."""
+    global PY_ROUNDS
+    PY_ROUNDS = rounds
+    HARNESSES["pybench"] = (py_files, py_config(sys.executable))
 
 
 def py_config(python: str) -> str:

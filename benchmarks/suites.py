@@ -74,6 +74,31 @@ def _spread(ratios: Sequence[float]) -> tuple[float, float] | None:
     return q[0], q[-1]
 
 
+def _overlap(bench: Mapping[str, Any]) -> dict[str, Any] | None:
+    """How far head's single runs reach into the reference's (base and base again), the way
+    head's median moved: the few-pairs rule calls a change below 51 pairs only where none
+    does (docs/verdict.md, "Calls from few pairs"). ``across``: head's runs that reach
+    the reference's slowest (head slower) or fastest (head faster); the ranges in ms."""
+    phases = bench.get("phases") or {}
+    ab, aa = phases.get("ab"), phases.get("aa")
+    if not ab:
+        return None
+    head = [x for x in ab["arms"]["head"]["samples_ns"] if x > 0]
+    ref = [x for x in ab["arms"]["base"]["samples_ns"] if x > 0]
+    if aa and "base_again" in aa["arms"]:
+        ref += [x for x in aa["arms"]["base_again"]["samples_ns"] if x > 0]
+    if not head or not ref:
+        return None
+    slower = statistics.median(head) > statistics.median(ref)
+    across = sum(1 for y in head if (y <= max(ref) if slower else y >= min(ref)))
+    return {"head_runs": len(head), "ref_runs": len(ref), "across": across,
+            "way": "slower" if slower else "faster",
+            "ref_ms": [round(min(ref) / 1e6, 2), round(statistics.median(ref) / 1e6, 2),
+                       round(max(ref) / 1e6, 2)],
+            "head_ms": [round(min(head) / 1e6, 2), round(statistics.median(head) / 1e6, 2),
+                        round(max(head) / 1e6, 2)]}
+
+
 def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, Any]:
     """What a results document says of each benchmark, compactly."""
     rows = []
@@ -99,6 +124,7 @@ def summarize(doc: Mapping[str, Any], harness: str, scenario: str) -> dict[str, 
             "memory": {"outcome": mem.get("outcome"), "ratio": mem.get("ratio"),
                        "reason": mem.get("reason")},
             "spread": _spread(_ratios(bench)),
+            "overlap": _overlap(bench),
         })
     return {"rows": rows, "spent": doc.get("spent"), "suites": doc.get("suites"),
             "summary": doc.get("summary")}
@@ -157,6 +183,7 @@ def one(harness: str, scenario: str, budget: float, seed: int,
         return {"harness": harness, "scenario": scenario, "seed": seed, "budget_s": budget,
                 "wall_s": round(wall, 1), "load_before": before, "load_after": loadavg(),
                 "neighbours": neighbour_count, "only_kind": only_kind,
+                **({"py_rounds": suitegen.PY_ROUNDS} if harness == "pybench" else {}),
                 **summarize(doc, harness, scenario)}
     finally:
         stop(busy)
@@ -257,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only-kind", default=None, metavar="KIND",
                         help="compare only the benchmarks suitegen.expected calls KIND (e.g. "
                              "memory: the memory-bound ones, whose counting then fits the budget)")
+    parser.add_argument("--py-rounds", type=int, default=None, metavar="N",
+                        help="pybench: N rounds of each benchmark a harness run (default "
+                             f"{suitegen.PY_ROUNDS}; recorded with each run)")
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--resummarize", action="store_true",
                         help="with --raw: read each run's rows again from its kept results "
@@ -281,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rejudge is not None:
         print(report(rejudged(runs, args.raw or RESULTS / f"{args.out}-raw", args.rejudge)))
         return 0
+    if args.py_rounds is not None:
+        suitegen.set_py_rounds(args.py_rounds)
     cells = [(h, s) for h in args.harness.split(",") for s in args.scenarios.split(",")]
     done = {(r["harness"], r["scenario"], r["seed"]) for r in runs}
     for rep in range(args.reps):

@@ -178,3 +178,29 @@ def test_the_memory_head_does_the_same_instructions_and_misses_more(
         # in order: a miss every 4 accesses (16 bytes apart), and the harness's own; out of
         # order: nearly one an access
         assert head_ll - base_ll > 0.6 * accesses, got
+
+
+def test_the_wide_scenario_is_200_benchmarks_whose_first_copies_change() -> None:
+    names = suitegen.names("gbench", "wide")
+    assert len(names) == len(set(names)) == 200
+    truths = [suitegen.expected(n, "wide") for n in names]
+    assert (truths.count("more"), truths.count("less"), truths.count("layout")) == (20, 6, 8)
+    assert suitegen.expected("Fnv_1", "wide") == "more" and suitegen.expected("Fnv_2", "wide") == "same"
+    base, head = suitegen.cc_files("wide", "base")["bench.cc"], suitegen.cc_files("wide", "head")["bench.cc"]
+    changed = _diff(base, head)
+    # one line out and one in per changed copy's reps, and the pad before the layout kernel
+    assert len(changed) == 2 * (26 + 1), changed
+    # Json's literal read through a volatile pointer: else g++ calls the (const) kernel once
+    # an iteration whatever its reps, and its head's +5% is +0.04% (benchmarks/README.md)
+    assert "static const char* volatile doc = " in base
+    for name in names:  # every benchmark registered once
+        kernel, copy = name.rsplit("_", 1)
+        registered = (f"BENCHC({kernel}, {copy})" in base) + (f"BENCHMARK(BM_{name});" in base)
+        assert registered == 1, name
+
+
+def test_the_shards_study_counts_the_comments_tables() -> None:
+    from benchmarks import shards
+
+    text = "title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\ntext\n| c |\n|---|\n"
+    assert shards._tables(text) == [["| a | b |", "|---|---|", "| 1 | 2 |"], ["| c |", "|---|"]]
