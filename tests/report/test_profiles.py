@@ -136,3 +136,14 @@ def test_the_html_report_draws_the_flame_graph_of_a_profiled_row(doc: Results) -
     bare = replace(table, stacks=None)
     assert '<figure class="flame"' not in render_results(_with(doc, "sort", bare), "html")
     assert '<figure class="flame"' not in render_results(_with(doc, "sort", table), "markdown")
+
+
+def test_a_call_whose_instructions_did_not_move_says_only_the_work_was_profiled(
+        doc: Results) -> None:
+    """A change in time alone (the same instructions: memory, layout): the note says the
+    profile of the work found nothing, and that the time was not profiled."""
+    table = _table(base=10_000_000, head=10_000_000)
+    md = render_results(_with(doc, "sort", table), "markdown")
+    assert ("Where: no function's own instructions moved beyond its noise (callgrind; the "
+            "whole run +0.0%), so the change is in time, not in the work done; only the work "
+            "was profiled, not the time.") in md

@@ -95,7 +95,9 @@ def where_words(view: ProfileView) -> Markdown:
                                                      "" if view.error.endswith(".") else ".")
     if not view.functions:
         return Markdown("Where: no function's own instructions moved beyond its noise "
-                        "(callgrind; the whole run {}).").format(change(view.total_ratio))
+                        "(callgrind; the whole run {}), so the change is in time, not in the "
+                        "work done; only the work was profiled, not the time.").format(
+                            change(view.total_ratio))
     named = [Markdown("{} {}").format(md_code_span(f.name), change(f.ratio)) for f in view.noted]
     named[0] = Markdown("{} of {}").format(named[0], change(view.total_ratio))
     rest = len(view.functions) + view.more - len(view.noted)
