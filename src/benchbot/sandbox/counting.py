@@ -32,6 +32,10 @@ the instructions").
 **perf** counts the last-level misses too where the CPU has the generic cache-misses event
 (``PERF_COUNT_HW_CACHE_MISSES``: the last-level cache's misses on x86), opened like cycles:
 where it cannot be, the runs have instructions without misses.
+
+Why one module of about 650 lines: the worker runs it with the standard library only, and
+both ways of counting (perf's counters, valgrind in its watched place) sit beside the
+choice between them (``choose``), which weighs one against the other.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ benchmark uncounted, with the reason, and it is judged on time alone.
 
 How a counted run is made is ``fixedwork``'s; this module decides which benchmarks are
 counted, with which method, and in which order, and keeps the time it took.
+
+Why one module of about 630 lines: one sequence, read top to bottom (the plan of a suite's
+counted runs, the probe, fail-fast, reading the runs, the pooled A/A), whose steps share
+the plan's records; apart, each step would import the others' private shapes.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ own (docs/verdict.md, "A second signal"). Pure: no I/O.
   (``memory_same``), and a move of the instructions is the work's only where it moved the
   same way (``memory_agrees``); docs/verdict.md, "Memory beside the instructions".
 - ``memory`` judges peak RSS with the time rule's machinery, at its own parity.
+
+Why one module of about 700 lines: every signal beside time (instructions, the misses at
+their two weights, peak memory) is read with the same noise machinery, and the rule that a
+second signal only settles or withholds, never overrules time, is seen in one place.
 """
 
 from __future__ import annotations
