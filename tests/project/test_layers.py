@@ -81,3 +81,18 @@ def test_a_module_in_the_wrong_place_is_caught(tmp_path: Path, where: str, line:
     others = {"climbs", "circles", "unplaced"} - {what}
     if what != "circles":  # a planted edge up may close a circle too
         assert not any(getattr(found, o) for o in others - {"circles"}), others
+
+
+def test_every_package_is_shipped() -> None:
+    """A `pip install .` (not editable, as the Action and the quick start install it) carries
+    every package of src/benchbot: pyproject.toml lists them one by one."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "pyproject.toml").read_text()
+    block = re.search(r"^packages = \[(.*?)\]", text, re.M | re.S)
+    assert block is not None
+    listed = set(re.findall(r'"([\w.]+)"', block.group(1)))
+    found = {".".join(p.parent.relative_to(root / "src").parts)
+             for p in (root / "src" / "benchbot").rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
