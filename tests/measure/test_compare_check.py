@@ -39,3 +39,19 @@ def test_fail_on_asks_for_the_check(make_repo: MakeRepo, tmp_path: Path, planted
     assert "check: **failure** (fails on slower)" in md
     code, md, _ = _compare(repo, tmp_path, "--fail-on", "invalid")
     assert code == 0 and "check: **success** (fails on invalid)" in md
+
+
+def test_a_call_that_could_not_be_profiled_says_why_once(
+        make_repo: MakeRepo, tmp_path: Path, planted: Any, monkeypatch: Any) -> None:
+    """Where valgrind is missing, the slower row's note says that it was not profiled and
+    why, once, and the time line claims no profiled runs."""
+    from benchbot.sandbox import counting
+
+    monkeypatch.setattr(counting, "means", lambda env, **_: counting.Means(
+        perf_problem="no hardware counters (a test)",
+        valgrind_problem="valgrind is not installed (a test)"))
+    repo = make_repo({"benchbot.yml": unconfined(CONFIG), "nap.sh": FAST}, {"nap.sh": SLOW})
+    _, md, _ = _compare(repo, tmp_path)
+    assert "**slower +" in next(line for line in md.splitlines() if "`nap`" in line)
+    assert md.count("Not profiled: valgrind is not installed (a test).") == 1
+    assert "not profiled: not profiled" not in md.lower() and "profiled: 0 runs" not in md

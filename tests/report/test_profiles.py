@@ -147,3 +147,13 @@ def test_a_call_whose_instructions_did_not_move_says_only_the_work_was_profiled(
     assert ("Where: no function's own instructions moved beyond its noise (callgrind; the "
             "whole run +0.0%), so the change is in time, not in the work done; only the work "
             "was profiled, not the time.") in md
+
+
+def test_profiles_that_were_never_run_cost_nothing_in_the_time_line(doc: Results) -> None:
+    """Where no profiled run was made (valgrind missing here), the note says why once and
+    the time line claims no profiled runs."""
+    table = ProfileTable(runs=0, seconds=0.0, error="valgrind is not installed (not on the "
+                         "runs' PATH)")
+    md = render_results(_with(doc, "sort", table), "markdown")
+    assert "Not profiled: valgrind is not installed (not on the runs' PATH)." in md
+    assert "not profiled: not profiled" not in md.lower() and "profiled: 0 runs" not in md

@@ -161,7 +161,7 @@ def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) 
     for name in names:
         w = by_name[name]
         if problem is not None:
-            planned[name] = f"not profiled: {problem}"
+            planned[name] = problem  # the note says "Not profiled: " before it
             continue
         # base again's place: a suite's, for its benchmarks (suitecount's runs too)
         again = ctx.again_of(w.suite) if w.suite is not None else ctx.again_of(name)

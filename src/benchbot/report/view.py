@@ -466,7 +466,7 @@ class ReportView:
     @property
     def profiled(self) -> str | None:
         """What the profiled runs cost, in words ("profiled: 3 runs, 4.2 s"); None: none made."""
-        made = [r.profile for r in self.rows if r.profile is not None]
+        made = [r.profile for r in self.rows if r.profile is not None and r.profile.runs]
         if not made:
             return None
         runs = sum(p.runs for p in made)
