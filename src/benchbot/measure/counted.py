@@ -177,9 +177,9 @@ def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) 
     runnable = sum(1 for p in planned.values() if not isinstance(p, str))
     if runnable:
         ctx.reporter.phase("profiling", runnable, 3 * runnable)
-    from benchbot.suites.suitecount import _in_parallel
+    from benchbot.suites.suitecount import in_parallel
 
-    parallel = _in_parallel(ctx.spawner)
+    parallel = in_parallel(ctx.spawner)
     started = ctx.clock()
     measured.profiles.update(profiling.run(
         ctx.spawner, planned, places=places, clock=ctx.clock, deadline=deadline,

@@ -309,7 +309,7 @@ def _made(setting: Setting, plans: Mapping[str, _Plan], deadline: float | None
                 if setting.progress is not None:
                     setting.progress(name, done[0], planned)
 
-    if _in_parallel(setting.spawner):
+    if in_parallel(setting.spawner):
         threads = [threading.Thread(target=run, args=([s for s in stream if s[1]],),
                                     name=f"benchbot-count-{k}")
                    for k, stream in enumerate(streams.values())]
@@ -328,7 +328,7 @@ def _keyed(plan: _Plan, raws: Mapping[int, RawRun]) -> dict[tuple[str, int], Raw
     return {(arm, size): raws[i] for i, (arm, size, _) in enumerate(plan.requests) if i in raws}
 
 
-def _in_parallel(spawner: Spawner) -> bool:
+def in_parallel(spawner: Spawner) -> bool:
     """Whether the spawner makes base's runs and head's in workers of their own, which two
     threads may drive at once (the sandbox's: one worker per worktree, each its own pipes)."""
     from benchbot.sandbox import bwrap
