@@ -59,7 +59,7 @@ class _Places:
 def test_each_place_has_its_own_stream_made_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # base's runs, head's and base again's (its own place) made by three threads, one place
     # each, at the same time: a worker per place in the sandbox
-    monkeypatch.setattr(suitecount, "_in_parallel", lambda spawner: True)
+    monkeypatch.setattr(suitecount, "in_parallel", lambda spawner: True)
     spawner = _Places()
     places = {"base": "/w/base", "head": "/w/head", "base_again": "/w/again"}
 
