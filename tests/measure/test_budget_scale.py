@@ -22,6 +22,7 @@ from benchbot.config.config import Config
 from benchbot.config.load import parse_config
 from benchbot.core.model import Environment, Results, Revision
 from benchbot.github.post import REPORT_ROOM
+from benchbot.measure import context as measure_context
 from benchbot.measure import measuring
 from benchbot.measure.context import Context, Measured, Progress, policy
 from benchbot.measure.progress import TerminalReporter
@@ -30,7 +31,7 @@ from benchbot.results import resultsdir
 from benchbot.run.runner import RawRun, SpawnRequest, Target
 from benchbot.sandbox import counting
 from benchbot.verdict import sequential
-from benchbot.verdict.judge import Judgement, judge
+from benchbot.verdict.judge import Judgement, Policy, judge
 from tests.clock import FakeClock
 
 BUDGET = "10m"
@@ -85,13 +86,13 @@ def measure(count: int, run_s: float, monkeypatch: pytest.MonkeyPatch
     config = suite_config(count)
     clock = FakeClock()
     judged: list[int] = []
-    real = measuring.judge
+    real = measure_context.judge
 
-    def counted(workloads: list, policy: measuring.Policy) -> Judgement:
+    def counted(workloads: list, policy: Policy) -> Judgement:
         judged.append(len(workloads))
         return real(workloads, policy)
 
-    monkeypatch.setattr(measuring, "judge", counted)
+    monkeypatch.setattr(measure_context, "judge", counted)
     ctx = context(config, clock, SuiteSpawner(clock, run_s), Quiet())
     start = clock()
     measured = measuring.measure(ctx, deadline=start + config.budget_s)

@@ -175,9 +175,14 @@ def test_the_memory_head_does_the_same_instructions_and_misses_more(
         # these benchmarks read up to 0.1%, of the suite's up to 1.6%)
         assert abs(head_ir / base_ir - 1) < (0.001 if harness == "gbench" else 0.005), got
         accesses = suitegen.BASE_REPS * suitegen.MEMORY[name][1 if harness == "go" else 2]
-        # in order: a miss every 4 accesses (16 bytes apart), and the harness's own; out of
-        # order: nearly one an access
-        assert head_ll - base_ll > 0.6 * accesses, got
+        # In order: a miss every 4 accesses (16 bytes apart), and the harness's own. Out of
+        # order over 32 MiB with an 8 MiB last level: at most 3 in 4 accesses miss, fewer
+        # where the walk lands in lines still cached. Go's MemXor8 (40 accesses a unit) read
+        # 27-33 misses a unit at the head over five runs here against 4.9 at base, one run
+        # in CI 27.4: the address layout moves from process to process. So the head misses
+        # at least four times as often, by at least 45% of its accesses.
+        assert head_ll > 4 * base_ll, got
+        assert head_ll - base_ll > 0.45 * accesses, got
 
 
 def test_the_wide_scenario_is_200_benchmarks_whose_first_copies_change() -> None:
