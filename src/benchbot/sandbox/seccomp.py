@@ -21,8 +21,10 @@ that allows everything: ``benchmarks/sandbox_cost.py``). That is inside the time
 in both arms alike; /bin/true's few dozen calls do not show in its 0.7 ms.
 
 The same filter refuses ``prctl(PR_TASK_PERF_EVENTS_DISABLE)`` (and its ``ENABLE``):
-with it a process switches off every perf counter attached to it, the worker's counter
-that counts a run included (``benchbot.sandbox.counting``), and would be counted for only what it
+with it a process switches off the perf counters it opened itself. The counter that
+counts a run (``benchbot.sandbox.counting``) is the fork server's, inherited, so the call
+does not reach it today; refused all the same, so that no future way of opening the
+counter (in the process that becomes the run) lets a run be counted for only what it
 let through. Its other options pass; the comparison reads the option's low word, which is
 all the kernel reads of it.
 
