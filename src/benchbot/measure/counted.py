@@ -190,23 +190,24 @@ def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) 
         estimates={n: e for n in planned
                    if (e := _profile_s(measured, by_name[n], parallel=parallel)) is not None}))
     measured.profiling_s += ctx.clock() - started
-    profile_time(ctx, measured, plain, deadline=deadline)
+    profile_time(ctx, measured, plain, outcomes, deadline=deadline)
 
 
 def profile_time(ctx: Context, measured: Measured,
-                 plain: Mapping[str, tuple[SpawnRequest, ...] | str], *,
-                 deadline: float | None) -> None:
-    """The rows whose work profile named nothing (``timing.wanted``: the change called is
-    in time, not in work) profiled for time (benchbot.profiles.timing), in the sandbox the
-    runs are made in; each row's ``measured.profiles`` entry gets its ``time``. Nothing
-    runs where no row is wanted, or where the context has no sandbox (``ctx.sandbox``)."""
+                 plain: Mapping[str, tuple[SpawnRequest, ...] | str],
+                 outcomes: Mapping[str, str | None], *, deadline: float | None) -> None:
+    """The rows called whose work profile named nothing (``timing.wanted``: the change
+    called is in time, not in work) profiled for time (benchbot.profiles.timing), in the
+    sandbox the runs are made in; each row's ``measured.profiles`` entry gets its
+    ``time``. Nothing runs where no row is wanted, or where the context has no sandbox
+    (``ctx.sandbox``)."""
     from benchbot.profiles import timing
 
     if ctx.sandbox is None:
         return
     wanted = {name: made for name, made in plain.items()
-              if name in measured.profiles and timing.wanted(measured.profiles[name])
-              and not isinstance(made, str)}
+              if name in measured.profiles and not isinstance(made, str)
+              and timing.wanted(measured.profiles[name], outcomes.get(name))}
     if not wanted:
         return
     box, spawner = ctx.sandbox, ctx.spawner

@@ -1,9 +1,9 @@
 """The sampled time profile of a profiled row whose change is in time, not in work.
 
-After the work profiles (``profiling``: callgrind, base, base again and head), a row whose
-work profile was made and named no function (``wanted``: no function's own instructions
-moved beyond its noise and floor, so the change the verdict called is in time alone:
-memory, layout, locks, system calls) is profiled for time: base, head and base again run
+After the work profiles (``profiling``: callgrind, base, base again and head), a row
+called slower or faster whose work profile was made and named no function (``wanted``: no
+function's own instructions moved beyond its noise and floor, so the change the verdict
+called is in time alone: memory, layout, locks, system calls) is profiled for time: base, head and base again run
 ``RUNS`` times each (more while an arm's samples hold less than ``MIN_CPU_S`` of CPU time,
 at most ``MAX_RUNS``) under ``perf record -e cpu-clock`` (``timeprofile.record``), as its
 measured runs are made: the same command, directory and environment, in a fresh sandbox
@@ -27,6 +27,7 @@ from pathlib import Path
 from benchbot.core.model import FoldedStacks, ProfileTable, TimedFunction, TimeTable
 from benchbot.profiles import timeprofile
 from benchbot.profiles.profile import MAX_ROWS, MAX_STACKS, trimmed
+from benchbot.profiles.profiling import CALLED
 from benchbot.sandbox import bwrap
 from benchbot.sandbox.spawn import OUTPUT_MARK, SpawnRequest
 
@@ -42,10 +43,12 @@ TIME_ORDER = (0, 2, 1)  # profiling.ARMS (base, base again, head) -> base, head,
 Confinement = bwrap.Confinement
 
 
-def wanted(table: ProfileTable) -> bool:
-    """Whether a row's time is profiled: its work profile was made and names no function
-    (none moved beyond its noise and floor), so what the verdict called is not in the work."""
-    return table.error is None and not table.functions
+def wanted(table: ProfileTable, outcome: str | None) -> bool:
+    """Whether a row's time is profiled: it was called (``outcome`` slower or faster: a
+    row profiled only on request, level or inconclusive, has no change of time to place)
+    and its work profile was made and names no function (none moved beyond its noise and
+    floor), so what the verdict called is not in the work."""
+    return outcome in CALLED and table.error is None and not table.functions
 
 
 def estimate_s(run_s: float) -> float:
