@@ -214,6 +214,8 @@ def profile_time(ctx: Context, measured: Measured,
     by_name = {w.name: w for w in ctx.config.workloads}
 
     def confinement(cwd: str) -> bwrap.Confinement:
+        # The measuring worker's, as its runs are confined; a spawner of another kind
+        # (tests' own) in the sandbox: the run's directory alone writable.
         if isinstance(spawner, bwrap.WorkerSpawner):
             return spawner.confinement(cwd)
         return bwrap.Confinement(writable=(Path(cwd),)) if box.active else bwrap.Confinement()

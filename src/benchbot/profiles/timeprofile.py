@@ -8,6 +8,8 @@ counter (this VM has none) and interrupts the run every ``PERIOD_NS`` of CPU tim
 uses, recording the stack (``--call-graph fp`` by default: frame pointers, cheap; the
 innermost frame, which is all the per-function comparison uses, is exact either way).
 What it measures is on-CPU time: a process waiting for I/O or a lock is not sampled.
+A comparison makes one for each call whose work profile named nothing
+(``benchbot.profiles.timing``); ``benchmarks/timeprofile.py`` measures it alone.
 
 **Where the profile is made** (docs/security.md, "Time profiles"). ``perf`` runs outside
 the sandbox and starts it: ``perf record -o <private>/perf.data -- bwrap … <run>``. The

@@ -1,5 +1,8 @@
 """What a report shows of a workload's profile (benchbot.profiles.profiling): the functions that
-carry a called change, decided here; the templates only format and escape.
+carry a called change, decided here; the templates only format and escape. Where the
+work profile named nothing and the row was profiled for time (benchbot.profiles.timing),
+the note names the functions whose CPU time moved instead (``time_words``), and the HTML
+report draws the sampled stacks (``TimeView.stacks``).
 
 The names and files come from the binary under test: they are text from outside benchbot
 and go through the report's escaping wherever shown (``escape.md_code_span`` in markdown,
@@ -149,7 +152,8 @@ def signed_duration(ns: float) -> str:
 def where_words(view: ProfileView) -> Markdown:
     """The note's sentence on where the change is, in markdown (names escaped as code):
     "Where (instructions by function, callgrind): `f` −14.8% of −15.2%, `g` −0.3%.", or
-    why there is no profile, or that nothing moved beyond its noise."""
+    why there is no profile, or that nothing moved beyond its noise, and then what the
+    time profile found (``time_words``)."""
     if view.error:
         return Markdown("Not profiled: {}{}").format(view.error,
                                                      "" if view.error.endswith(".") else ".")
