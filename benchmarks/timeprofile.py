@@ -3,6 +3,7 @@
 
     python -m benchmarks.timeprofile [--reps 5] [--runs 3] [--out timeprofile]
                                      [--folded DIR] [--call-graph fp|dwarf] [--control]
+    python -m benchmarks.timeprofile --compare [--reps 3] [--out timeprofile-compare]
 
 A small C program (``KERNEL``) with two functions: ``walk`` follows a chain of dependent
 loads through a 64 MiB array, ``spin`` does arithmetic on registers. Base walks the array
@@ -18,7 +19,11 @@ Results go to ``results/<out>.json`` after each repetition and a table to stdout
 Before them, perf's own cost a profiled run: ``record`` of ``/bin/true`` (perf's start
 and end, the sandbox, ``perf script``). ``--control`` profiles base's program as head
 too: nothing may be named. ``--folded DIR`` keeps the last repetition's base and head
-folded stacks (the flame graph's input: ``tests/fixtures/flame/``).
+folded stacks (the flame graph's input: ``tests/fixtures/flame/``). ``--compare`` runs
+whole comparisons (``engine.compare``) of a repository whose head is the kernel walking out
+of order, as a user would: the verdict, the work
+profile (callgrind: the same instructions, nothing named) and the time profile
+(``benchbot.profiles.timing``) it leads to, and what they cost.
 """
 
 from __future__ import annotations
@@ -107,7 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--call-graph", choices=timeprofile.CALL_GRAPHS, default="fp")
     parser.add_argument("--control", action="store_true",
                         help="head is base's program: nothing may be named")
+    parser.add_argument("--compare", action="store_true",
+                        help="whole comparisons (engine.compare) of a repository of the kernel: "
+                             "the time profile as a comparison makes it")
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare_main(args.reps, args.out)
     found = timeprofile.probe()
     if not found.works:
         print(timeprofile.only_work_note(found))
@@ -166,6 +176,77 @@ def main(argv: list[str] | None = None) -> int:
     first = sum(r["first"] == "walk" for r in doc["reps"])
     spin = sum(r["spin_named"] for r in doc["reps"])
     print(f"walk named first in {first} of {len(doc['reps'])}; spin named in {spin}")
+    return 0
+
+
+# --compare: the kernel in a repository, timed without counts (the work profile is
+# callgrind's in any case). gcc -O2 calls walk and spin once each, not once a pass (they are
+# pure, and a[] is calloc's zeros), so a run is 369 M instructions and callgrind's runs a
+# few seconds.
+COMPARE_CONFIG = ("version: 1\nbuild: make\naa: off\nbudget: 10m\n"
+                  "workloads:\n  - {name: walk, run: ./k, counts: off}\n")
+COMPARE_MAKE = "k: k.c\n\tcc -O2 -g -DMUL={mul} -o k k.c\n"
+
+
+def _repository(into: Path) -> Path:
+    """A git repository: base's commit (tag ``base``) walks in order, head's out of order."""
+    repo = into / "repo"
+    repo.mkdir()
+
+    def git(*words: str) -> None:
+        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@example.invalid", *words],
+                       cwd=repo, check=True, capture_output=True)
+
+    git("init", "-q")
+    (repo / "benchbot.yml").write_text(COMPARE_CONFIG)
+    (repo / "k.c").write_text(KERNEL)
+    (repo / "Makefile").write_text(COMPARE_MAKE.format(mul=MULS["base"]))
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("tag", "base")
+    (repo / "Makefile").write_text(COMPARE_MAKE.format(mul=MULS["head"]))
+    git("commit", "-q", "-am", "head: walk out of order")
+    return repo
+
+
+def compare_main(reps: int, out: str) -> int:
+    """``reps`` comparisons of the repository, each recorded: the verdict, what the work
+    profile named, what the time profile named, and what each cost."""
+    from benchbot.measure import engine
+
+    found = timeprofile.probe()
+    results = Path(__file__).parent / "results" / f"{out}.json"
+    doc: dict[str, Any] = {"perf": found.version, "works": found.works, "reps": []}
+    with tempfile.TemporaryDirectory(prefix="benchbot-tpc-") as tmp:
+        repo = _repository(Path(tmp))
+        for rep in range(reps):
+            load = os.getloadavg()[0]
+            started = time.monotonic()
+            got = engine.compare(engine.Request(repo=repo, base="base", head="HEAD"))
+            wall = time.monotonic() - started
+            (bench,) = got.benchmarks
+            work = bench.profile
+            t = work.time if work is not None else None
+            row: dict[str, Any] = {
+                "rep": rep + 1, "load_before": load, "load_after": os.getloadavg()[0],
+                "outcome": bench.verdict.outcome, "ratio": bench.verdict.ratio, "wall_s": wall,
+                "work_named": [f.name for f in work.functions] if work is not None else None,
+                "work_error": work.error if work is not None else None,
+                "instructions": [work.base_total, work.head_total] if work is not None else None,
+                "work_s": work.seconds if work is not None else None,
+                "time_error": t.error if t is not None else None,
+                "time_named": [[f.name, f.delta_ns / 1e6, f.share] for f in t.functions]
+                if t is not None else None,
+                "time_ms_per_run": [t.base_ns / 1e6, t.head_ns / 1e6] if t is not None else None,
+                "time_runs_per_arm": list(t.runs_per_arm) if t is not None else None,
+                "time_s": t.seconds if t is not None else None,
+                "profiling_s": got.spent.profiling_s if got.spent is not None else None}
+            doc["reps"].append(row)
+            print(json.dumps(row))
+            results.parent.mkdir(exist_ok=True)
+            results.write_text(json.dumps(doc, indent=1) + "\n")
+    named = sum(1 for r in doc["reps"] if r["time_named"] and r["time_named"][0][0] == "walk")
+    print(f"walk named first by the time profile in {named} of {len(doc['reps'])}")
     return 0
 
 

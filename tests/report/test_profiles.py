@@ -17,6 +17,8 @@ from benchbot.core.model import (
     ProfileTable,
     Results,
     Spent,
+    TimedFunction,
+    TimeTable,
 )
 from benchbot.report import render_comment, render_results
 from benchbot.results import resultsdir
@@ -157,3 +159,94 @@ def test_profiles_that_were_never_run_cost_nothing_in_the_time_line(doc: Results
     md = render_results(_with(doc, "sort", table), "markdown")
     assert "Not profiled: valgrind is not installed (not on the runs' PATH)." in md
     assert "not profiled: not profiled" not in md.lower() and "profiled: 0 runs" not in md
+
+
+MS = 1_000_000
+
+
+def _time(*functions: TimedFunction, error: str | None = None,
+          stacks: FoldedStacks | None = None) -> TimeTable:
+    return TimeTable(period_ns=MS, runs=9, runs_per_arm=(3, 3, 3), seconds=11.8,
+                     base_ns=100 * MS, head_ns=290 * MS, base_again_ns=101 * MS,
+                     samples=(300, 870, 303), functions=functions, error=error, stacks=stacks)
+
+
+def _timed(name: str, base_ms: float, head_ms: float, share: float | None) -> TimedFunction:
+    return TimedFunction(name=name, base_ns=base_ms * MS, head_ns=head_ms * MS,
+                         base_again_ns=base_ms * MS, delta_ns=(head_ms - base_ms) * MS,
+                         share=share, noise_ns=6 * MS)
+
+
+def test_a_call_in_time_alone_names_the_functions_whose_time_moved(doc: Results) -> None:
+    """The work profile named nothing, the time profile named ``walk``: the note names it
+    with its change of CPU time a run against the whole run's, the markdown has its table,
+    and the HTML report its table and the sampled flame graph."""
+    stacks = FoldedStacks(base={"main;walk": 48 * MS, "main;spin": 50 * MS},
+                          head={"main;walk": 234 * MS, "main;spin": 51 * MS})
+    table = replace(_table(base=10_000_000, head=10_000_000),
+                    time=_time(_timed("walk", 48, 234, 0.979), stacks=stacks))
+    made = _with(doc, "sort", table)
+    md = render_results(made, "markdown")
+    assert ("so the change is in time, not in the work done. Where the time went (CPU time "
+            "by function, perf): `walk` +186 ms of +190 ms a run.") in md
+    assert "only the work was profiled" not in md
+    assert "<summary>Where the CPU time moved, by function: sort</summary>" in md
+    assert ("| `walk` | 48.0 ms | 234 ms | 48.0 ms | +186 ms | 97.9% | 6.00 ms |"
+            .replace(" ms", "\u00a0ms") in md)
+    assert "profiled: 3 runs and 9 for time (perf), 4.2 s" in md
+    assert "`walk` +186 ms of +190 ms a run" in render_comment(made, 65_000)
+    page = render_results(made, "html")
+    assert "Head against base, CPU time by function (perf, cpu-clock)" in page
+    assert "<caption>Where the CPU time moved, by function (perf record -e cpu-clock: 9 profiled runs" in page
+    assert page.count('<figure class="flame"') == 2  # the work's, the time's
+
+
+@pytest.mark.parametrize(("time", "said"), [
+    (None, "; only the work was profiled, not the time."),
+    (TimeTable(error="perf is not installed"),
+     "; only the work was profiled, not the time: perf is not installed."),
+    (TimeTable(period_ns=MS, runs=9, runs_per_arm=(3, 3, 3), base_ns=100 * MS,
+               head_ns=104 * MS),
+     ". Time (CPU time by function, perf): no function's own time moved beyond its noise "
+     "(the whole run +4.00 ms a run)."),
+])
+def test_where_the_time_was_not_placed_the_note_says_why(doc: Results, time: TimeTable | None,
+                                                         said: str) -> None:
+    table = replace(_table(base=10_000_000, head=10_000_000), time=time)
+    md = render_results(_with(doc, "sort", table), "markdown")
+    assert "so the change is in time, not in the work done" + said in md, md
+    assert "Where the CPU time moved" not in md
+
+
+def test_names_from_the_time_profile_stay_text(doc: Results) -> None:
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    from cmarkgfm.cmark import Options
+
+    stacks = FoldedStacks(base={f"main;{HOSTILE_NAME}": 48 * MS},
+                          head={f"main;{HOSTILE_NAME}": 234 * MS})
+    table = replace(_table(base=10_000_000, head=10_000_000),
+                    time=_time(_timed(HOSTILE_NAME, 48, 234, 0.98),
+                               _timed(f"{HOSTILE_NAME} 2", 10, 14, 0.02), stacks=stacks,
+                               error=None))
+    bad = _with(doc, "sort", table)
+    html = cmarkgfm.github_flavored_markdown_to_html(render_results(bad, "markdown"),
+                                                     options=Options.CMARK_OPT_UNSAFE)
+    assert "<img" not in html and "<script" not in html
+    assert not re.search(r"(?<![\w\u2060])@alice", re.sub(r"<code>.*?</code>", "", html))
+    for found in re.findall(r"<table>.*?</table>", html, re.S):
+        widths = {len(re.findall(r"<t[dh]", row)) for row in re.findall(r"<tr>.*?</tr>", found, re.S)}
+        assert len(widths) == 1, widths
+    page = render_results(bad, "html")
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+def test_a_time_profile_goes_through_the_results_file(doc: Results) -> None:
+    stacks = FoldedStacks(base={"main;walk": 48 * MS}, head={"main;walk": 234 * MS})
+    table = replace(_table(base=10_000_000, head=10_000_000),
+                    time=_time(_timed("walk", 48, 234, 0.979), stacks=stacks))
+    made = _with(doc, "sort", table)
+    back = resultsdir.parse(resultsdir.to_json(made))  # checked against the schema
+    assert next(b for b in back.benchmarks if b.name == "sort").profile == table
+    failed = replace(table, time=TimeTable(error="perf is not installed"))
+    back = resultsdir.parse(resultsdir.to_json(_with(doc, "sort", failed)))
+    assert next(b for b in back.benchmarks if b.name == "sort").profile == failed

@@ -59,3 +59,42 @@ def test_the_counters_are_perfs_so_switching_them_off_reaches_none(tmp_path: Pat
     assert (place / "found.txt").read_text().splitlines()[0] == "disable 0 0"
     assert not profile.confined
     assert profile.self_ns_per_run().get("hidden_work", 0.0) >= 0.2e9
+
+
+def test_a_comparisons_time_profiled_run_writes_only_its_own_place(tmp_path: Path) -> None:
+    """As a comparison makes them (benchbot.profiles.timing, with the measuring workers'
+    confinement): base's profiled runs cannot write head's place, nor head's base's, and
+    neither finds the profile; each can write its own place, as its measured runs can."""
+    import time
+
+    from benchbot.profiles import timing
+    from benchbot.sandbox.spawn import SpawnRequest
+
+    places = {arm: tmp_path / arm for arm in ("base", "head")}
+    for place in places.values():
+        place.mkdir()
+    (tmp_path / "scratch").mkdir()
+    box = bwrap.choose("on")
+    env = bwrap.clean_env(os.environ)
+    spawner = bwrap.WorkerSpawner(box, tmp_path / "scratch", env, places=list(places.values()))
+    try:
+        assert spawner.confinement(str(places["base"])).writable == (places["base"],)
+
+        def run(arm: str, other: str) -> SpawnRequest:
+            script = (f"touch {places[other]}/from-{arm} 2>/dev/null; touch ./own-{arm}; "
+                      "find / -name perf.data 2>/dev/null > ./found-" + arm + "; "
+                      "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done")
+            return SpawnRequest(argv=("/bin/sh", "-c", script), cwd=str(places[arm]),
+                                env=tuple(env.items()), timeout_s=60.0)
+
+        made = timing.run({"w": (run("base", "head"), run("base", "head"), run("head", "base"))},
+                          sandbox=box, confinement=spawner.confinement, clock=time.monotonic)
+    finally:
+        spawner.close()
+    table = made["w"]
+    assert table.error is None and table.confined, table
+    assert not (places["head"] / "from-base").exists()
+    assert not (places["base"] / "from-head").exists()
+    assert (places["base"] / "own-base").exists() and (places["head"] / "own-head").exists()
+    assert (places["base"] / "found-base").read_text() == ""
+    assert (places["head"] / "found-head").read_text() == ""

@@ -514,6 +514,46 @@ class FoldedStacks:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TimedFunction:
+    """One function whose own CPU time per run moved beyond its noise in the sampled time
+    profile (benchbot.profiles.timeprofile.compare)."""
+
+    name: str  # as the binary names it (untrusted: escaped wherever shown)
+    base_ns: float  # its own CPU time in one run of base (samples' periods over the runs)
+    head_ns: float
+    base_again_ns: float | None  # None: base again was not profiled
+    delta_ns: float  # head_ns - base_ns
+    share: float | None  # delta over the whole run's change (None: the total did not move)
+    noise_ns: float  # the move it had to exceed (its samples' error, |base again - base|)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeTable:
+    """Where a change of time with the same work is (``profile.time`` in the file;
+    docs/verdict.md, "Where the change is"): base, head and base again each run a few
+    times under ``perf record -e cpu-clock`` (benchbot.profiles.timing), each function's
+    own CPU time per run compared. ``error``: why there is none."""
+
+    tool: str = "perf"
+    event: str = "cpu-clock"  # the kernel's software clock: no hardware counter needed
+    period_ns: int = 0  # CPU time between two samples
+    runs: int = 0  # the profiled runs made, all arms together
+    runs_per_arm: tuple[int, ...] = ()  # base, head, base again
+    seconds: float = 0.0  # what they took together (perf's start and end included)
+    base_ns: float = 0.0  # the whole run's CPU time per run, per arm
+    head_ns: float = 0.0
+    base_again_ns: float = 0.0
+    samples: tuple[int, ...] = ()  # base, head, base again
+    confined: bool = True  # made where no process of the run could reach it (the sandbox)
+    functions: tuple[TimedFunction, ...] = ()  # named: largest change first
+    more: int = 0  # functions named beyond those kept
+    failures: tuple[str, ...] = ()  # profiled runs that did not exit 0 (their time counts)
+    error: str | None = omitted_when_none(default=None)
+    # per run, in ns of CPU time: what the flame graph draws (names not escaped)
+    stacks: FoldedStacks | None = omitted_when_none(default=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProfileTable:
     """Where a called change is (``profile`` in the file; docs/verdict.md, "Where the
     change is"): base, base again and head run once each under callgrind, their
@@ -532,6 +572,9 @@ class ProfileTable:
     moved_within_noise: int = 0  # functions that moved, but not beyond their noise or floor
     error: str | None = omitted_when_none(default=None)
     stacks: FoldedStacks | None = omitted_when_none(default=None)
+    # Where the work profile named nothing: the sampled time profile (absent where none
+    # was tried; its ``error`` says why it could not be made)
+    time: TimeTable | None = omitted_when_none(default=None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,7 +22,7 @@ from benchbot.core.model import (
     SuiteRecord,
 )
 from benchbot.run.runner import Harness, Spawner, Target
-from benchbot.sandbox import counting
+from benchbot.sandbox import bwrap, counting
 from benchbot.verdict.judge import Judgement, Policy, Workload, judge
 
 PER_RUN_OVERHEAD_S = 0.002  # benchbot's own time around a run (spawn, reap, bookkeeping)
@@ -144,6 +144,9 @@ class Context:
     # A shard of a comparison: its share of the suites' benchmarks alone is measured
     # (suites.discover), judged with the whole's family (None: not sharded).
     shard: Shard | None = None
+    # The sandbox the runs are made in: a row whose change is in time, not in work, is
+    # profiled for time in it (benchbot.profiles.timing). None: no time profile is made.
+    sandbox: bwrap.Sandbox | None = None
 
     def again_of(self, name: str) -> Target:
         """Where ``name``'s base again runs from."""

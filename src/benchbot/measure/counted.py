@@ -7,6 +7,7 @@ workloads profiled (profiles.profiling) within what is left of the budget
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from benchbot.run.rounds import (
     counted_runs,
 )
 from benchbot.run.runner import Target, request
-from benchbot.sandbox import counting
+from benchbot.sandbox import bwrap, counting
 from benchbot.sandbox.spawn import SpawnRequest
 from benchbot.verdict import signals
 
@@ -157,6 +158,7 @@ def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) 
     problem = means_of(ctx).valgrind_problem
     by_name = {w.name: w for w in ctx.config.workloads}
     planned: dict[str, tuple[SpawnRequest, ...] | str] = {}
+    plain: dict[str, tuple[SpawnRequest, ...] | str] = {}  # the same runs, not under callgrind
     places: list[str] = []
     for name in names:
         w = by_name[name]
@@ -169,11 +171,12 @@ def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) 
         places += [str(_root_of(t, w)) for t in arms.values()]
         how = ctx.harnesses.get(w.suite) if w.suite is not None else None
         figures = ctx.figures.get(name)
-        planned[name] = profiling.requests(
-            w, arms, ctx.env, measured.counts.get(name),
-            fmt=how.format if how is not None else None,
-            filter_=how.filter if how is not None else None,
-            index=getattr(figures, "index", 0))
+        kwargs: dict[str, Any] = {"fmt": how.format if how is not None else None,
+                                  "filter_": how.filter if how is not None else None,
+                                  "index": getattr(figures, "index", 0)}
+        planned[name] = profiling.requests(w, arms, ctx.env, measured.counts.get(name), **kwargs)
+        plain[name] = profiling.arm_requests(w, arms, ctx.env, measured.counts.get(name),
+                                             **kwargs)
     runnable = sum(1 for p in planned.values() if not isinstance(p, str))
     if runnable:
         ctx.reporter.phase("profiling", runnable, 3 * runnable)
@@ -187,6 +190,54 @@ def profile_called(ctx: Context, measured: Measured, *, deadline: float | None) 
         estimates={n: e for n in planned
                    if (e := _profile_s(measured, by_name[n], parallel=parallel)) is not None}))
     measured.profiling_s += ctx.clock() - started
+    profile_time(ctx, measured, plain, outcomes, deadline=deadline)
+
+
+def profile_time(ctx: Context, measured: Measured,
+                 plain: Mapping[str, tuple[SpawnRequest, ...] | str],
+                 outcomes: Mapping[str, str | None], *, deadline: float | None) -> None:
+    """The rows called whose work profile named nothing (``timing.wanted``: the change
+    called is in time, not in work) profiled for time (benchbot.profiles.timing), in the
+    sandbox the runs are made in; each row's ``measured.profiles`` entry gets its
+    ``time``. Nothing runs where no row is wanted, or where the context has no sandbox
+    (``ctx.sandbox``)."""
+    from benchbot.profiles import timing
+
+    if ctx.sandbox is None:
+        return
+    wanted = {name: made for name, made in plain.items()
+              if name in measured.profiles and not isinstance(made, str)
+              and timing.wanted(measured.profiles[name], outcomes.get(name))}
+    if not wanted:
+        return
+    box, spawner = ctx.sandbox, ctx.spawner
+    by_name = {w.name: w for w in ctx.config.workloads}
+
+    def confinement(cwd: str) -> bwrap.Confinement:
+        # The measuring worker's, as its runs are confined; a spawner of another kind
+        # (tests' own) in the sandbox: the run's directory alone writable.
+        if isinstance(spawner, bwrap.WorkerSpawner):
+            return spawner.confinement(cwd)
+        return bwrap.Confinement(writable=(Path(cwd),)) if box.active else bwrap.Confinement()
+
+    ctx.reporter.phase("profiling time", len(wanted), 3 * timing.RUNS * len(wanted))
+    started = ctx.clock()
+    tables = timing.run(
+        {name: made for name, made in wanted.items() if not isinstance(made, str)},
+        sandbox=box, confinement=confinement, clock=ctx.clock, deadline=deadline,
+        estimates={n: timing.estimate_s(r) for n in wanted
+                   if (r := _run_s(measured, by_name[n])) is not None})
+    measured.profiling_s += ctx.clock() - started
+    for name, table in tables.items():
+        measured.profiles[name] = dataclasses.replace(measured.profiles[name], time=table)
+
+
+def _run_s(measured: Measured, w: WorkloadConfig) -> float | None:
+    """About how long one run of a workload takes, from its timed runs; None: unknown."""
+    m = measured.measuring.get(w.name)
+    if m is not None and m.timed_s and m.pairs:
+        return m.timed_s / (m.pairs * (3 if m.design == "triplets" else 2))
+    return None
 
 
 def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> float | None:

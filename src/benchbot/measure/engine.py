@@ -482,6 +482,7 @@ def _measure_checkouts(config: Config, box: bwrap.Sandbox, env: Mapping[str, str
         precision=precision,
         again=_targets(config, again) if again is not None else None,
         shard=Shard(index=shard.index, count=shard.count) if shard is not None else None,
+        sandbox=box,
     )
     return _Measured(measuring.measure(ctx, deadline=deadline), env_before, 0.0)
 

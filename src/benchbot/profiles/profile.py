@@ -159,11 +159,11 @@ def folded(p: Profile, *, max_depth: int = MAX_DEPTH, min_fraction: float = MIN_
                 stacks[f"{path};{name}"] = stacks.get(f"{path};{name}", 0.0) + share
             else:
                 work.append((f"{path};{name}", (*above, callee), callee, share))
-    return _trimmed({s: round(v) for s, v in stacks.items() if round(v) > 0}, max_stacks,
+    return trimmed({s: round(v) for s, v in stacks.items() if round(v) > 0}, max_stacks,
                     minimum)
 
 
-def _trimmed(stacks: dict[str, int], most: int, minimum: float = 0.0) -> dict[str, int]:
+def trimmed(stacks: dict[str, int], most: int, minimum: float = 0.0) -> dict[str, int]:
     """Each stack below ``minimum`` folded into its parent (deepest first, so that what
     they add up to may stand as the parent's), then at most ``most`` stacks: the smallest
     folded into their parents."""

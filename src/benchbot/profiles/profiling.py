@@ -57,6 +57,21 @@ def requests(w: WorkloadConfig, places: Mapping[str, Target], env: Mapping[str, 
     arm's target), or why it cannot be profiled. A suite's benchmark (``fmt``: its
     harness's format) runs as its counted runs did, ``counts.units`` more units than the
     small size: without counted runs it is not profiled."""
+    made = arm_requests(w, places, env, counts, fmt=fmt, filter_=filter_, index=index)
+    if isinstance(made, str):
+        return made
+    return tuple(dataclasses.replace(r, count="callgrind", whole=True, keep_stdout=False,
+                                     patterns=(), timeout_s=counting.valgrind_timeout(w.timeout_s))
+                 for r in made)
+
+
+def arm_requests(w: WorkloadConfig, places: Mapping[str, Target], env: Mapping[str, str],
+                 counts: Counts | None = None, *, fmt: str | None = None,
+                 filter_: Sequence[str] | None = None, index: int = 0
+                 ) -> tuple[SpawnRequest, ...] | str:
+    """``requests``' runs as they are before callgrind (base, base again, head): a
+    workload's own run, a suite benchmark's fixed-work run (what the time profile runs:
+    benchbot.profiles.timing), or why there is none."""
     if w.suite is None:
         made = [request(places[arm], w, env) for arm in ARMS]
     else:
@@ -70,9 +85,7 @@ def requests(w: WorkloadConfig, places: Mapping[str, Target], env: Mapping[str, 
                                   n=fixedwork.SMALL + counts.units, task=index,
                                   filter_=filter_, timeout_s=w.timeout_s, method=None,
                                   pin=w.pin) for arm in ARMS]
-    return tuple(dataclasses.replace(r, count="callgrind", whole=True, keep_stdout=False,
-                                     patterns=(), timeout_s=counting.valgrind_timeout(w.timeout_s))
-                 for r in made)
+    return tuple(made)
 
 
 def _recipe(fmt: str | None, counts: Counts | None) -> fixedwork.Recipe | str:

@@ -8,6 +8,8 @@ counter (this VM has none) and interrupts the run every ``PERIOD_NS`` of CPU tim
 uses, recording the stack (``--call-graph fp`` by default: frame pointers, cheap; the
 innermost frame, which is all the per-function comparison uses, is exact either way).
 What it measures is on-CPU time: a process waiting for I/O or a lock is not sampled.
+A comparison makes one for each call whose work profile named nothing
+(``benchbot.profiles.timing``); ``benchmarks/timeprofile.py`` measures it alone.
 
 **Where the profile is made** (docs/security.md, "Time profiles"). ``perf`` runs outside
 the sandbox and starts it: ``perf record -o <private>/perf.data -- bwrap … <run>``. The
@@ -270,11 +272,13 @@ def record(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
            sandbox: sandboxes.Sandbox, writable: Sequence[Path] = (), runs: int = 3,
            min_cpu_s: float = 0.5, max_runs: int = 10, budget_s: float = 30.0,
            timeout_s: float = 60.0, call_graph: str = "fp",
-           perf: str | None = None) -> TimeProfile:
+           perf: str | None = None, git_dir: Path | None = None,
+           git_config: Path | None = None, masked: Sequence[str] = ()) -> TimeProfile:
     """Run ``argv`` (one arm's command, in ``cwd`` with ``env``) under ``perf record`` at
     least ``runs`` times, and more until the samples hold ``min_cpu_s`` of CPU time (at
     most ``max_runs``, and no run started after ``budget_s`` seconds), each run a fresh
-    sandbox (``sandbox.wrap``: only ``writable`` writable, no network) started by perf,
+    sandbox (``sandbox.wrap``: only ``writable`` writable, no network; ``git_dir``,
+    ``git_config`` and ``masked`` as the measured runs' worker has them) started by perf,
     whose file lies where no run can reach it.
     A run that fails is kept and said (``failures``); perf's own failure raises
     ``TimeProfileError``."""
@@ -293,7 +297,8 @@ def record(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
         while done < runs or (done < max_runs and sum(folded.values()) < min_cpu_s * 1e9
                               and time.monotonic() - started < budget_s):
             code = _one_run(found.perf, data, argv, cwd=cwd, env=env, box=sandbox,
-                            writable=writable, timeout_s=timeout_s, call_graph=call_graph)
+                            writable=writable, timeout_s=timeout_s, call_graph=call_graph,
+                            git_dir=git_dir, git_config=git_config, masked=masked)
             if code != 0:
                 failures.append(f"run {done + 1}: exit {code}")
             script = _script(found.perf, data)
@@ -312,10 +317,12 @@ class TimeProfileError(BenchbotError):
 
 def _one_run(perf: str, data: Path, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
              box: sandboxes.Sandbox, writable: Sequence[Path], timeout_s: float,
-             call_graph: str) -> int:
+             call_graph: str, git_dir: Path | None = None, git_config: Path | None = None,
+             masked: Sequence[str] = ()) -> int:
     fd = sandboxes.filter_fd() if box.active else -1
     try:
-        inner = box.wrap(argv, cwd=cwd, writable=writable, network=False, seccomp_fd=fd)
+        inner = box.wrap(argv, cwd=cwd, writable=writable, network=False, seccomp_fd=fd,
+                         git_dir=git_dir, git_config=git_config, masked=masked)
         full = [*_record_argv(perf, data, call_graph), "--", *inner]
         proc = subprocess.Popen(full, cwd=cwd, env=box.adjust_env(env) if box.active else dict(env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -16,7 +16,7 @@ from benchbot.report import flame, plots
 from benchbot.report import format as fmt
 from benchbot.report.build import shortened
 from benchbot.report.escape import Markdown, markdown_environment, md_code_span, md_inline
-from benchbot.report.profiles import where_words
+from benchbot.report.profiles import signed_duration, where_words
 from benchbot.report.view import Distribution, ReportView, Row
 from benchbot.verdict import figures
 
@@ -32,7 +32,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         spark=fmt.spark, verdict=verdict_words,
         picture=picture, budget=lambda s: duration_words(s) if s is not None else "–",
         ratio_plot=plots.ratio_plot, runs_plot=plots.runs_plot, svg=plots.svg,
-        instructions=fmt.instructions, memory=fmt.memory, counts_cell=counts_cell,
+        instructions=fmt.instructions, memory=fmt.memory, signed_duration=signed_duration, counts_cell=counts_cell,
         memory_cell=memory_cell, count=fmt.count, where=where_words,
     )
     loader = jinja2.PackageLoader("benchbot", "report/templates")
@@ -41,7 +41,8 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     else:
         env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                                  autoescape=True, keep_trailing_newline=True, trim_blocks=False)
-        env.filters.update(filters, md=md_inline, code=md_code_span, flame=flame_graph)
+        env.filters.update(filters, md=md_inline, code=md_code_span, flame=flame_graph,
+                           time_flame=time_flame_graph)
     env.globals["outcomes"] = OUTCOMES
     return env
 
@@ -122,3 +123,12 @@ def flame_graph(stacks: FoldedStacks) -> Markup:
     against base's, in instructions (``flame.render``; every name escaped there)."""
     return flame.render(stacks.base, stacks.head, unit="instructions",
                         title="Head against base, instructions by function (callgrind)")
+
+
+def time_flame_graph(stacks: FoldedStacks) -> Markup:
+    """A row's time profile as a differential flame graph: head's sampled stacks against
+    base's, CPU time per run (``flame.render`` with the sampled thresholds: a sample's
+    count moves by its square root between two profiles of the same program)."""
+    return flame.render(stacks.base, stacks.head, unit="ns",
+                        title="Head against base, CPU time by function (perf, cpu-clock)",
+                        same_within=flame.SAMPLED_SAME_WITHIN, floor=flame.SAMPLED_FLOOR)

@@ -470,9 +470,14 @@ class ReportView:
         if not made:
             return None
         runs = sum(p.runs for p in made)
+        timed = [p.time for p in made if p.time is not None and p.time.runs]
         seconds = self.spent.profiling_s if self.spent and self.spent.profiling_s is not None \
-            else sum(p.seconds for p in made)
-        return f"profiled: {runs} run{'' if runs == 1 else 's'}, {seconds:.1f} s"
+            else sum(p.seconds for p in made) + sum(t.seconds for t in timed)
+        said = f"profiled: {runs} run{'' if runs == 1 else 's'}"
+        if timed:
+            time_runs = sum(t.runs for t in timed)
+            said += f" and {time_runs} for time (perf)"
+        return f"{said}, {seconds:.1f} s"
 
     @property
     def counting_share(self) -> float | None:

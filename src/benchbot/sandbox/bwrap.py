@@ -408,6 +408,18 @@ _BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
          "from benchbot.sandbox.worker import leave, main; leave(main())")
 
 
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How a measuring worker confines its runs: the directories they may write (its
+    place, and the config's ``sandbox.writable``), the repository's git directory and
+    config they are shown, and the files they cannot open (``sandbox.build_only``)."""
+
+    writable: tuple[Path, ...] = ()
+    git_dir: Path | None = None
+    git_config: Path | None = None
+    masked: tuple[str, ...] = ()
+
+
 class WorkerSpawner:
     """A ``Spawner`` whose runs are made by ``benchbot.sandbox.worker`` inside the sandbox: one
     worker for each place (each arm's worktree, and the copy of base's built tree that
@@ -441,6 +453,9 @@ class WorkerSpawner:
             git_dir = git_config = None
         self._places = [Path(p) for p in places]
         self._owners: dict[str, int] = {}  # a run's directory -> its worker
+        self._confined = [Confinement(writable=(place, *map(Path, writable)), git_dir=git_dir,
+                                      git_config=git_config, masked=tuple(m))
+                          for place, m in zip(self._places, masked, strict=True)]
         package_parent = str(Path(benchbot.__file__).resolve().parent.parent)
         # The fork server's program, built here, outside every place a run may write, and
         # shown to the workers read-only: a run can neither replace it nor plant one.
@@ -518,6 +533,12 @@ class WorkerSpawner:
         if len(answers) < len(taking):
             raise SandboxError("the measuring workers each said that the other one stopped")
         return _merged(groups, owners, answers)
+
+    def confinement(self, cwd: str) -> Confinement:
+        """How the worker whose place holds ``cwd`` confines its runs (the worker's own
+        scratch directory aside), for a run made beside it to be confined the same
+        (benchbot.profiles.timing: the time profile's runs)."""
+        return self._confined[self._owner(cwd)]
 
     def _owner(self, cwd: str) -> int:
         """The worker whose place holds ``cwd`` (remembered: a workload's runs share one)."""
