@@ -24,15 +24,21 @@ from benchbot.core.model import (
     Counts,
     Environment,
     FailedShard,
+    FoldedStacks,
     Machine,
     Measuring,
     PhaseRuns,
+    ProfiledFunction,
+    ProfileTable,
     Results,
     Revision,
     RunFailure,
     SandboxInfo,
     ShardInfo,
     Skipped,
+    Spent,
+    TimedFunction,
+    TimeTable,
     Verdict,
 )
 from benchbot.git import skipping
@@ -507,6 +513,72 @@ def counted() -> Results:
     return replace(doc, benchmarks=benchmarks, summary=summary)
 
 
+MS = 1_000_000
+
+
+def profiled() -> Results:
+    """Where the calls are (issue 41): counted's ``sort``, called ``slower`` by time and
+    instructions, with its work profile (callgrind: ``merge_sort`` carries 92.6% of the
+    change, as the demo's sort does); and ``walk``, counted off, called ``slower`` 3.06x by
+    time alone, whose work profile names nothing (the same instructions to the one) and
+    whose time profile names ``walk`` (perf: the live comparison of benchmarks/README.md
+    section 19, its figures). The profiles are typed in as the profilers fill them, so that
+    the report is checked apart from them."""
+    doc = counted()
+    m = Maker(41)
+    config = "version: 1\nbudget: 10m\n" + _workloads("{name: walk, run: ./k, counts: off}")
+    b1, b2, h = (99.3e6 * f * m.rng.lognormal(0, 0.03, 65) for f in (1.0, 1.0, 3.064))
+    walk_doc = document(config, {}, triplets={"walk": (b1, b2, h, "settled")})
+    (walk,) = walk_doc.benchmarks
+    assert walk.measuring is not None
+    base_total, head_total = 585_821_633, 603_396_282
+    sort_profile = ProfileTable(
+        runs=3, seconds=1.8, base_total=base_total, base_again_total=base_total,
+        head_total=head_total, floor=base_total // 1000, more=0, moved_within_noise=0,
+        functions=(
+            ProfiledFunction(name="merge_sort", object="sort", file="kernels/sort.c",
+                             base_self=516_700_000, head_self=532_974_125,
+                             base_inclusive=516_700_000, head_inclusive=532_974_125,
+                             delta=16_274_125, share=0.926, noise=0, noise_inclusive=0),
+            ProfiledFunction(name="main", object="sort", file="kernels/sort.c",
+                             base_self=44_000_000, head_self=45_300_524,
+                             base_inclusive=base_total - 24_000_000,
+                             head_inclusive=head_total - 24_000_000,
+                             delta=1_300_524, share=0.074, noise=0, noise_inclusive=0)),
+        stacks=FoldedStacks(base={"_start;main;merge_sort": 516_700_000, "_start;main": 44_000_000,
+                                  "_start": 25_121_633},
+                            head={"_start;main;merge_sort": 532_974_125, "_start;main": 45_300_524,
+                                  "_start": 25_121_633}))
+    walk_time = TimeTable(
+        period_ns=MS, runs=11, runs_per_arm=(4, 3, 4), seconds=5.6, base_ns=91.8 * MS,
+        head_ns=312 * MS, base_again_ns=93.0 * MS, samples=(367, 936, 372),
+        functions=(TimedFunction(name="walk", base_ns=49.8 * MS, head_ns=265 * MS,
+                                 base_again_ns=53.2 * MS, delta_ns=215.2 * MS, share=0.976,
+                                 noise_ns=40.2 * MS),),
+        stacks=FoldedStacks(base={"_start;main;walk": 50 * MS, "_start;main;spin": 40 * MS,
+                                  "_start;main": 2 * MS},
+                            head={"_start;main;walk": 265 * MS, "_start;main;spin": 45 * MS,
+                                  "_start;main": 2 * MS}))
+    walk_profile = ProfileTable(
+        runs=3, seconds=1.7, base_total=369_210_069, base_again_total=369_210_069,
+        head_total=369_210_069, floor=369_210, functions=(), more=0, moved_within_noise=0,
+        time=walk_time,
+        stacks=FoldedStacks(base={"_start;main;walk": 184_600_000, "_start;main;spin": 184_610_069},
+                            head={"_start;main;walk": 184_600_000, "_start;main;spin": 184_610_069}))
+    walk = replace(
+        walk, command=("./k",),
+        verdict=replace(walk.verdict, settled_by="time"),
+        measuring=replace(walk.measuring, called_at=15),
+        counts=Counts(method=None, why="off in the config"),
+        profile=walk_profile)
+    benchmarks = tuple(replace(b, profile=sort_profile) if b.name == "sort" else b
+                       for b in doc.benchmarks) + (walk,)
+    summary = resultsdir.summarize(benchmarks, doc.status.fail_on, aborted=False)
+    spent = replace(doc.spent, profiling_s=9.1) if doc.spent is not None else Spent(
+        wall_s=120.0, counting_s=20.0, timed_s=90.0, profiling_s=9.1)
+    return replace(doc, benchmarks=benchmarks, summary=summary, spent=spent)
+
+
 def suite_counted() -> Results:
     """A Go suite whose benchmarks were counted alone per iteration (issue 29): a +5% change
     the counts called with time agreeing, the same work settled level, work that moved while
@@ -648,5 +720,5 @@ SCENARIOS: dict[str, Callable[[], Results]] = {
     "all-level": all_level, "mixed": mixed, "aa-aborted": aa_aborted, "aa-off": aa_off,
     "not-confirmed": not_confirmed, "invalid": invalid, "better-higher": better_higher,
     "many": many, "sequential": sequential_design, "sharded": sharded, "counted": counted,
-    "skipped": skipped, "suite-counted": suite_counted,
+    "skipped": skipped, "suite-counted": suite_counted, "profiled": profiled,
 }

@@ -132,6 +132,13 @@ EXPECTED: dict[str, Callable[[Results], Any]] = {
         "go/BenchmarkSearch": "level", "go/BenchmarkMap": "level", "go/BenchmarkEncode": "level"}
     and d.benchmarks[-1].verdict.estimate == 1.008
     and d.spent is not None and d.spent.counting_s == 18.3,
+    # sort's work profile names merge_sort; walk's names nothing, and its time profile walk
+    "profiled": lambda d: {n: o for n, (o, _) in outcomes(d).items()
+                           if n in ("sort", "walk")} == {"sort": "slower", "walk": "slower"}
+    and [(b.name, [f.name for f in b.profile.functions],
+          [f.name for f in b.profile.time.functions] if b.profile.time else None)
+         for b in d.benchmarks if b.profile] == [
+        ("sort", ["merge_sort", "main"], None), ("walk", [], ["walk"])],
 }
 
 

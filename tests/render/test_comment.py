@@ -78,9 +78,16 @@ def page_of(body: str) -> str:
             "</div></body></html>")
 
 
+# The one block that holds the runs table; a profiled row adds its own blocks (its table
+# of functions) before it.
+RUNS_SUMMARY = "The runs, the machine and the settings"
+PROFILE_SUMMARIES = ("Where the instructions moved, by function: ",
+                     "Where the CPU time moved, by function: ")
+
+
 def runs_rows_before_the_cut(body: str) -> int:
     """Rows of the runs table in the markdown, as far as the comment holds them."""
-    runs = body.split("<details>", 1)[1].split("</details>", 1)[0]
+    runs = body.split(f"<details><summary>{RUNS_SUMMARY}</summary>", 1)[1].split("</details>", 1)[0]
     return len(re.findall(r"^\| `", runs, re.MULTILINE))
 
 
@@ -106,8 +113,18 @@ def test_the_comment_renders_as_github_shows_it(name: str, docs: dict[str, Resul
 
     summary = page.locator(".markdown-body > table").first
     assert summary.locator("tbody tr").count() == len(doc.benchmarks)
-    details = page.locator(".markdown-body details")
-    assert details.count() == 1 and details.locator("summary").count() == 1
+    every = page.locator(".markdown-body details")
+    summaries = [every.nth(i).locator("summary").inner_text() for i in range(every.count())]
+    # one block of runs, last; before it one per profiled row's table, each with its summary
+    assert summaries[-1] == RUNS_SUMMARY and summaries.count(RUNS_SUMMARY) == 1
+    profiled = [b.name for b in doc.benchmarks if b.profile is not None]
+    assert all(s.startswith(PROFILE_SUMMARIES) for s in summaries[:-1])
+    assert len(summaries) - 1 == sum(1 for b in doc.benchmarks if b.profile is not None
+                                     and b.profile.functions) + sum(
+        1 for b in doc.benchmarks if b.profile is not None and b.profile.time is not None
+        and b.profile.time.functions)
+    assert {s.rsplit(": ", 1)[1] for s in summaries[:-1]} <= set(profiled)
+    details = every.last
     if "leaves out the table of each workload's runs" in body:
         # Too long for a comment whole (render_within): the runs table is left out, and
         # the note says so; what the details still hold is the machine and the settings.
@@ -120,7 +137,7 @@ def test_the_comment_renders_as_github_shows_it(name: str, docs: dict[str, Resul
         assert runs == expected and 0 < runs <= len(doc.benchmarks)
         assert (runs < len(doc.benchmarks)) == ("was cut here" in body)
 
-    details.evaluate("d => d.open = true")
+    every.evaluate_all("ds => ds.forEach(d => { d.open = true; })")
     shoot(page, screenshots / f"{name}.comment.png")
     measured = page.evaluate(WIDTHS_JS)
     widths[name] = measured
