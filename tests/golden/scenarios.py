@@ -571,8 +571,8 @@ def profiled() -> Results:
         measuring=replace(walk.measuring, called_at=15),
         counts=Counts(method=None, why="off in the config"),
         profile=walk_profile)
-    benchmarks = tuple(replace(b, profile=sort_profile) if b.name == "sort" else b
-                       for b in doc.benchmarks) + (walk,)
+    benchmarks = (*(replace(b, profile=sort_profile) if b.name == "sort" else b
+                    for b in doc.benchmarks), walk)
     summary = resultsdir.summarize(benchmarks, doc.status.fail_on, aborted=False)
     spent = replace(doc.spent, profiling_s=9.1) if doc.spent is not None else Spent(
         wall_s=120.0, counting_s=20.0, timed_s=90.0, profiling_s=9.1)
