@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import re
 import statistics
 import threading
@@ -36,7 +37,7 @@ from benchbot.run.rounds import spawn_group
 from benchbot.run.runner import Harness, Spawner, Target
 from benchbot.sandbox import counting
 from benchbot.sandbox.spawn import RawRun, SpawnRequest
-from benchbot.suites import fixedwork
+from benchbot.suites import fixedwork, gbsplit
 from benchbot.suites.listing import Figures
 from benchbot.verdict import benchsignals, signals
 
@@ -103,6 +104,8 @@ class Setting:
     # Where base again runs from, each suite's under its name (base's build in a place of
     # its own, which has a worker of its own in the sandbox); None: from base's place.
     again: Mapping[str, Target] | None = None
+    seed: int = 0  # draws the benchmark a split suite also counts one by one (gbsplit)
+    split: bool = True  # False: no split (gbsplit), each benchmark counted in its own runs
 
 
 @dataclass(slots=True)
@@ -175,6 +178,10 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
             into[w.name] = planned
         else:
             plans[w.name] = planned
+    split_note = None
+    if chosen.fmt == "google-benchmark" and setting.split:
+        split_note = _split_suite(setting, plans, chosen, into, make, deadline,
+                                  {"base": base, "head": head, "base_again": again})
     # The first FAIL_FAST benchmarks first: where each of their counted runs failed the same
     # way (a harness that does not do what is asked of it), the others are not tried and
     # the budget goes to the timed rounds. Then up to POOL_MIN: where their A/A show a
@@ -214,8 +221,111 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         more = make(sample) if sample else {}
         for name, plan in sample.items():
             into[name] = _sampled(into[name], plan, more.get(name, {}), chosen, size)
-    return (chosen.how if stopped is None else f"stopped: {stopped}"), made[0], \
-        setting.clock() - started
+    how_ = chosen.how if stopped is None else f"stopped: {stopped}"
+    if split_note is not None:
+        how_ = split_note if not plans else f"{split_note}; one by one: {how_}"
+    return how_, made[0], setting.clock() - started
+
+
+def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Recipe,
+                 into: dict[str, Counts],
+                 make: Callable[[Mapping[str, _Plan]], dict[str, dict[int, RawRun]]],
+                 deadline: float | None, places: Mapping[str, Target]) -> str | None:
+    """Count a google-benchmark suite's benchmarks in one process per build
+    (``gbsplit``; docs/suites.md, "One process per build"), with one benchmark, drawn by
+    the seed, also counted as before as a check. Each benchmark split is taken out of
+    ``plans`` with its Counts in ``into``; the others (their loops did not agree, or the
+    split or its check failed for the suite) are left to be counted one by one. What was
+    done, in words for the suite's line (None: not tried)."""
+    names = [n for n, p in plans.items() if p.method == "valgrind"]
+    if len(names) < gbsplit.SPLIT_MIN:
+        return None
+    first = next(w for w in setting.config.workloads if w.name == names[0])
+    timeout = max(w.timeout_s for w in setting.config.workloads if w.name in names)
+    runs: list[tuple[str, int, SpawnRequest]] = []
+    for arm in ("base", "head", "base_again"):
+        where = places[arm]
+        asked = gbsplit.request(where.argv, str(where.cwd), {**setting.env, **dict(first.env)},
+                                selects=[plans[n].bench for n in names], timeout_s=timeout,
+                                pin=first.pin)
+        runs.append((arm, 1, asked if setting.place is None else setting.place(asked)))
+    drawn = random.Random(setting.seed).choice(sorted(names))
+    key = "(all benchmarks, split)"  # no workload's name (a suite's have a "/")
+    made = make({key: _Plan(method="valgrind", why="", n=gbsplit.REPETITIONS - 1,
+                            bench=key, requests=tuple(runs)), drawn: plans[drawn]})
+    raws = made.get(key, {})
+    seconds = sum(r.wall_ns for r in raws.values()) / 1e9
+    before = _counts(plans[drawn], made.get(drawn, {}), recipe)
+    into[drawn] = before
+    split_by: dict[str, dict[str, gbsplit.Span]] = {}
+    problem = None
+    for i, (arm, _, _) in enumerate(runs):
+        raw = raws.get(i)
+        got = "was not made: the budget was spent" if raw is None else gbsplit.split(raw)
+        if isinstance(got, str):
+            problem = f"the {arm.replace('_', ' ')} build's run {got}"
+            break
+        split_by[arm] = got
+    if problem is None:
+        missing = [n for n in names if any(plans[n].bench not in split_by[a] for a in split_by)]
+        if missing:
+            problem = f"its runs did not report {missing[0]}"
+    del plans[drawn]
+    if problem is not None:
+        return f"not split ({problem})"
+    spans = {n: {arm: split_by[arm][_bench_of(setting, n)] for arm in split_by} for n in names}
+    agreed = [n for n in names if all(s.agree for s in spans[n].values())]
+    if drawn not in agreed:  # the check needs another benchmark, counted as before
+        others = sorted(agreed)
+        if not others:
+            return "not split (no benchmark's loops did the same work each repetition)"
+        drawn = random.Random(setting.seed + 1).choice(others)
+        more = make({drawn: plans[drawn]})
+        into[drawn] = _counts(plans[drawn], more.get(drawn, {}), recipe)
+        del plans[drawn]
+    checked = into[drawn]
+    if checked.method is None or not checked.base or not checked.base_again or not checked.head:
+        return (f"not split ({_bench_of(setting, drawn)}, counted one by one as a check, "
+                f"has no count: {checked.why})")
+    disagree = gbsplit.check({a: s.per_call for a, s in spans[drawn].items()},
+                             {"base": checked.base[0], "base_again": checked.base_again[0],
+                              "head": checked.head[0]})
+    if disagree is not None:
+        return (f"not split ({_bench_of(setting, drawn)}: its split and its own runs "
+                f"disagree, {disagree})")
+    share = round(seconds / max(1, len(agreed)), 3)
+    for n in agreed:
+        if n == drawn:
+            continue
+        per = spans[n]
+        lls = {a: s.ll_per_call for a, s in per.items()}
+        into[n] = Counts(
+            method="valgrind", why=f"valgrind: {gbsplit.HOW}", unit="call", exact=False, units=gbsplit.REPETITIONS - 1, base=(per["base"].per_call,),
+            base_again=(per["base_again"].per_call,), head=(per["head"].per_call,),
+            runs=tuple(CountedRun(arm=a, units=gbsplit.REPETITIONS - 1,
+                                  instructions=round(per[a].per_call * (gbsplit.REPETITIONS - 1)),
+                                  seconds=share,
+                                  ll_misses=None if lls[a] is None
+                                  else round((lls[a] or 0) * (gbsplit.REPETITIONS - 1)))
+                       for a in ("base", "head", "base_again")),
+            counted_s=share,
+            misses=None if None in lls.values() else signals.new_misses(
+                counting.CACHE_WORDS, base=(lls["base"] or 0.0,),
+                base_again=(lls["base_again"] or 0.0,), head=(lls["head"] or 0.0,)))
+        plans.pop(n, None)
+    split_names = [n for n in agreed if n != drawn]
+    _pool_noise(into, split_names)
+    rest = len(names) - len(agreed)
+    return (f"split: {len(split_names)} of {len(names)} benchmarks counted in "
+            f"{gbsplit.HOW}, 3 processes in {seconds:.1f} s; {_bench_of(setting, drawn)} "
+            "also counted one by one as a check, and agreed"
+            + (f"; {rest} whose loops did not do the same work each repetition counted one "
+               "by one" if rest else ""))
+
+
+def _bench_of(setting: Setting, name: str) -> str:
+    w = next(w for w in setting.config.workloads if w.name == name)
+    return w.bench or w.name
 
 
 def steady(first: Sequence[Counts]) -> bool:
