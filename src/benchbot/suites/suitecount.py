@@ -269,7 +269,7 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
     if problem is None:
         missing = [n for n in names if any(plans[n].bench not in split_by[a] for a in split_by)]
         if missing:
-            problem = f"its runs did not report {missing[0]}"
+            problem = f"its runs did not report {plans[missing[0]].bench}"
     del plans[drawn]
     if problem is not None:
         return f"not split ({problem})"
