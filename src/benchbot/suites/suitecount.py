@@ -317,7 +317,7 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
     _pool_noise(into, split_names)
     rest = len(names) - len(agreed)
     return (f"split: {len(split_names)} of {len(names)} benchmarks counted in "
-            f"{gbsplit.HOW}, 3 processes in {seconds:.1f} s; {_bench_of(setting, drawn)} "
+            f"{gbsplit.HOW}, 3 processes ({seconds:.1f} s of runs); {_bench_of(setting, drawn)} "
             "also counted one by one as a check, and agreed"
             + (f"; {rest} whose loops did not do the same work each repetition counted one "
                "by one" if rest else ""))
