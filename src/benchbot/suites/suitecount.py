@@ -186,7 +186,7 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
     # way (a harness that does not do what is asked of it), the others are not tried and
     # the budget goes to the timed rounds. Then up to POOL_MIN: where their A/A show a
     # steady suite, the others are counted without base again.
-    names = list(plans)
+    names = [n for n in plans if n not in into]  # the split's check counted one already
     stopped = None
     bounds = (0, FAIL_FAST, max(FAIL_FAST, POOL_MIN), len(names))
     for i, (lo, hi) in enumerate(itertools.pairwise(bounds)):
@@ -208,7 +208,7 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         if i == 0 and len(names) > FAIL_FAST:
             stopped = _failing_alike([(plans[n].bench, into[n]) for n in stage])
     if stopped is not None:
-        plans = {name: plans[name] for name in names[:FAIL_FAST]}
+        plans = {name: plan for name, plan in plans.items() if name not in names[FAIL_FAST:]}
     _pool_noise(into, list(plans))
     parity = {w.name: w.parity for w in own}
     confirm = _to_confirm(into, plans, parity)
@@ -235,8 +235,10 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
     (``gbsplit``; docs/suites.md, "One process per build"), with one benchmark, drawn by
     the seed, also counted as before as a check. Each benchmark split is taken out of
     ``plans`` with its Counts in ``into``; the others (their loops did not agree, or the
-    split or its check failed for the suite) are left to be counted one by one. What was
-    done, in words for the suite's line (None: not tried)."""
+    split or its check failed for the suite) are left to be counted one by one, the
+    check's benchmark among them with its Counts made already (and so confirmed like the
+    others where they read a move). What was done, in words for the suite's line (None:
+    not tried)."""
     names = [n for n, p in plans.items() if p.method == "valgrind"]
     if len(names) < gbsplit.SPLIT_MIN:
         return None
@@ -255,8 +257,7 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
                             bench=key, requests=tuple(runs)), drawn: plans[drawn]})
     raws = made.get(key, {})
     seconds = sum(r.wall_ns for r in raws.values()) / 1e9
-    before = _counts(plans[drawn], made.get(drawn, {}), recipe)
-    into[drawn] = before
+    into[drawn] = _counts(plans[drawn], made.get(drawn, {}), recipe)
     split_by: dict[str, dict[str, gbsplit.Span]] = {}
     problem = None
     for i, (arm, _, _) in enumerate(runs):
@@ -270,7 +271,6 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
         missing = [n for n in names if any(plans[n].bench not in split_by[a] for a in split_by)]
         if missing:
             problem = f"its runs did not report {plans[missing[0]].bench}"
-    del plans[drawn]
     if problem is not None:
         return f"not split ({problem})"
     spans = {n: {arm: split_by[arm][_bench_of(setting, n)] for arm in split_by} for n in names}
@@ -282,7 +282,6 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
         drawn = random.Random(setting.seed + 1).choice(others)
         more = make({drawn: plans[drawn]})
         into[drawn] = _counts(plans[drawn], more.get(drawn, {}), recipe)
-        del plans[drawn]
     checked = into[drawn]
     if checked.method is None or not checked.base or not checked.base_again or not checked.head:
         return (f"not split ({_bench_of(setting, drawn)}, counted one by one as a check, "
@@ -294,9 +293,7 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
         return (f"not split ({_bench_of(setting, drawn)}: its split and its own runs "
                 f"disagree, {disagree})")
     share = round(seconds / max(1, len(agreed)), 3)
-    for n in agreed:
-        if n == drawn:
-            continue
+    for n in agreed:  # the check's benchmark too: counted as the others are
         per = spans[n]
         lls = {a: s.ll_per_call for a, s in per.items()}
         into[n] = Counts(
@@ -313,10 +310,9 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
                 counting.CACHE_WORDS, base=(lls["base"] or 0.0,),
                 base_again=(lls["base_again"] or 0.0,), head=(lls["head"] or 0.0,)))
         plans.pop(n, None)
-    split_names = [n for n in agreed if n != drawn]
-    _pool_noise(into, split_names)
+    _pool_noise(into, agreed)
     rest = len(names) - len(agreed)
-    return (f"split: {len(split_names)} of {len(names)} benchmarks counted in "
+    return (f"split: {len(agreed)} of {len(names)} benchmarks counted in "
             f"{gbsplit.HOW}, 3 processes ({seconds:.1f} s of runs); {_bench_of(setting, drawn)} "
             "also counted one by one as a check, and agreed"
             + (f"; {rest} whose loops did not do the same work each repetition counted one "
