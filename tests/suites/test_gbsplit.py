@@ -150,7 +150,8 @@ class _Harness:
                       instructions=count)
 
 
-def _count(spawner: _Harness, seed: int = 5) -> suitecount.Counted:
+def _count(spawner: _Harness, seed: int = 5,
+           phases: list[tuple[int, int]] | None = None) -> suitecount.Counted:
     workloads = [SimpleNamespace(name=f"gb/{n}", suite="gb", bench=n, select=n, env=(),
                                  pin=None, timeout_s=10.0, counts="auto", parity=0.02)
                  for n in NAMES]
@@ -163,6 +164,7 @@ def _count(spawner: _Harness, seed: int = 5) -> suitecount.Counted:
         figures={w.name: SimpleNamespace(ns=100.0, index=i, bytes_op=None)  # type: ignore[misc]
                  for i, w in enumerate(workloads)},
         spawner=spawner, env={}, clock=time.monotonic, seed=seed,  # type: ignore[arg-type]
+        phase=None if phases is None else lambda b, r: phases.append((b, r)),
         means=counting.Means(perf_problem="no counters", valgrind_problem=None))
     return suitecount.count_all(setting, [w.name for w in workloads], deadline=None)
 
@@ -173,7 +175,10 @@ def _drawn(seed: int = 5) -> str:
 
 def test_a_suite_is_split_where_the_check_agrees() -> None:
     spawner = _Harness()
-    got = _count(spawner)
+    phases: list[tuple[int, int]] = []
+    got = _count(spawner, phases=phases)
+    # one batch: the suite's benchmarks, three processes and the check's five runs
+    assert phases == [(len(NAMES), 3 + len(suitecount.PLAN))]
     splits = [r for r in spawner.made if r.count == "callgrind-parts"]
     assert sorted(r.cwd for r in splits) == ["/w/again", "/w/base", "/w/head"]
     one_by_one = {r.cwd for r in spawner.made if r.count == "valgrind"}

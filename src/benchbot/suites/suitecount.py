@@ -166,7 +166,8 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
     def make(batch: Mapping[str, _Plan]) -> dict[str, dict[int, RawRun]]:
         if batch and setting.phase is not None and (deadline is None
                                                      or setting.clock() < deadline):
-            setting.phase(len(batch), sum(len(p.requests) for p in batch.values()))
+            setting.phase(sum(p.covers for p in batch.values()),
+                          sum(len(p.requests) for p in batch.values()))
         raws = _made(setting, batch, deadline)
         made[0] += sum(len(r) for r in raws.values())
         return raws
@@ -254,7 +255,8 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
     drawn = random.Random(setting.seed).choice(sorted(names))
     key = "(all benchmarks, split)"  # no workload's name (a suite's have a "/")
     made = make({key: _Plan(method="valgrind", why="", n=gbsplit.REPETITIONS - 1,
-                            bench=key, requests=tuple(runs)), drawn: plans[drawn]})
+                            bench=key, requests=tuple(runs), covers=len(names) - 1),
+                 drawn: plans[drawn]})
     raws = made.get(key, {})
     seconds = sum(r.wall_ns for r in raws.values()) / 1e9
     into[drawn] = _counts(plans[drawn], made.get(drawn, {}), recipe)
@@ -364,6 +366,7 @@ class _Plan:
     requests: tuple[tuple[str, int, SpawnRequest], ...]  # (arm, size, request) in PLAN order
     # The larger runs of CONFIRM's arms: what counts them a second time (``_to_confirm``).
     confirm: tuple[tuple[str, int, SpawnRequest], ...] = ()
+    covers: int = 1  # the benchmarks its runs count (a split's: the suite's, gbsplit)
 
 
 def _plan(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: Target,
