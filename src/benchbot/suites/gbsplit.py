@@ -46,8 +46,9 @@ START, FINISH = 0, 1
 # loop: about nothing (the generated suite's loops agree to the instruction, but for two
 # whose containers grow with the repetitions: their own work differs by 0.06% and 1%).
 AGREE = 1e-4
-# The fewest benchmarks a suite splits: below it, its benchmarks' own counted runs and the
-# check's cost about as much.
+# The fewest benchmarks a suite splits: the three processes and the check's five runs are
+# eight runs, against five a benchmark one by one; from four benchmarks on (20 runs) the
+# split makes fewer than half.
 SPLIT_MIN = 4
 # The check (``check``): the split's head-less-base difference a call and the one counted
 # as before must agree within CHECK_TIMES the two methods' A/A (base again less base) and
