@@ -88,7 +88,7 @@ def request(argv: Sequence[str], cwd: str, env: Mapping[str, str], *,
             "--benchmark_report_aggregates_only=false",
             "--benchmark_display_aggregates_only=false"]
     return SpawnRequest(argv=(*argv, *more), cwd=cwd, env=tuple(env.items()),
-                        timeout_s=counting.valgrind_timeout(timeout_s) * len(selects),
+                        timeout_s=counting.valgrind_timeout(timeout_s),  # one harness run's
                         pin=pin, harness="google-benchmark", count="callgrind-parts",
                         whole=True, dumps=DUMPS)
 
