@@ -149,3 +149,37 @@ def test_only_plain_names_are_dumped_before() -> None:
     for name in ("benchmark::State::StartKeepRunning*", "*", "f?()", "a b()", "--x()", "f(int)"):
         with pytest.raises(ValueError, match="not a plain function name"):
             callgrind.split_argv("valgrind", ["./bench"], "/p", "cg", "vg", [name], [])
+
+
+def test_a_part_made_before_the_one_before_it_was_closed_is_refused(recorded) -> None:
+    # callgrind writes one part at a time; a part of the record made while the one before
+    # it was still open was made by someone else
+    events, place, _ = recorded
+    four, five = f"cg.benchbot.{PID}.4", f"cg.benchbot.{PID}.5"
+    made_five = [e for e in events if e[1] == five]
+    rest = [e for e in events if e[1] != five]
+    at = next(i for i, (m, n) in enumerate(rest) if n == four and m & C.IN_OPEN)
+    record = [*rest[:at + 1], *made_five, *rest[at + 1:]]
+    pid, k, problem = C.audit_parts(record, place)
+    assert (pid, k) == (None, 0) and problem and five in problem
+
+
+@pytest.mark.real_runs("a split run refused before valgrind starts: what it says, not its time")
+def test_a_split_run_with_a_wildcard_dump_is_not_started(tmp_path: Path) -> None:
+    import shutil
+
+    from benchbot.sandbox.spawn import ProcessSpawner, SpawnRequest
+
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed (the name is checked once it is found)")
+    spawner = ProcessSpawner(tmp_path, fork_server=False)
+    try:
+        run = spawner.spawn(SpawnRequest(argv=("/bin/true",), cwd=str(tmp_path),
+                                         env=(("PATH", os.environ.get("PATH", "/usr/bin")),),
+                                         timeout_s=30.0, count="callgrind-parts",
+                                         dumps=("benchmark::State::*",)))
+    finally:
+        spawner.close()
+    assert run.not_started is not None and "not a plain function name" in run.not_started
+    assert run.parts is None and run.instructions is None
+    assert not list((tmp_path / counting.VALGRIND_ROOT).glob("run-*"))  # its place removed
