@@ -132,14 +132,15 @@ class _Harness:
         self.made.append(request)
         build = request.cwd.rsplit("/", 1)[-1]
         work = WORK[build]
+        arg = next(a for a in request.argv if a.startswith("--benchmark_filter="))
+        chosen = arg.split("(", 1)[1].split(")", 1)[0].split("|")
         if request.count == "callgrind-parts":
-            loops = {n: [work[n] + 900] + [work[n]] * (R - 1) for n in NAMES}
-            if self.vary:
+            loops = {n: [work[n] + 900] + [work[n]] * (R - 1) for n in NAMES if n in chosen}
+            if self.vary in loops:
                 loops[self.vary][-1] += 50
             raw = _raw(loops)
             return self.cheat(raw) if self.cheat is not None and build == "head" else raw
-        arg = next(a for a in request.argv if a.startswith("--benchmark_filter="))
-        bench = arg.split("(", 1)[1].split(")", 1)[0]
+        bench = chosen[0]
         n = int(next(a for a in request.argv if a.startswith("--benchmark_min_time="))
                 .split("=")[1].rstrip("x"))
         report = formats.parse("google-benchmark", json.dumps({"benchmarks": [
@@ -255,3 +256,19 @@ def test_no_split_where_it_is_off_or_the_suite_is_small() -> None:
         assert not got.suites["gb"][0].startswith(("split", "not split"))
     finally:
         NAMES[:] = real
+
+
+def test_a_large_suite_is_split_in_runs_of_chunk_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gbsplit, "CHUNK", 3)
+    spawner = _Harness()
+    got = _count(spawner)
+    splits = [r for r in spawner.made if r.count == "callgrind-parts"]
+    assert len(splits) == 3 * 3  # 7 benchmarks in runs of 3, 3 and 1, in each build's place
+    filters = [next(a for a in r.argv if a.startswith("--benchmark_filter=")) for r in splits
+               if r.cwd == "/w/base"]
+    assert sorted(len(f.split("|")) for f in filters) == [1, 3, 3]
+    assert got.suites["gb"][0].startswith(f"split: {len(NAMES)} of {len(NAMES)} benchmarks")
+    assert "9 processes" in got.suites["gb"][0]
+    for name in (f"gb/{n}" for n in NAMES):
+        bench = name.split("/")[1]
+        assert got.counts[name].head == (BETWEEN + WORK["head"][bench],)

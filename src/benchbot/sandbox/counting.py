@@ -496,8 +496,10 @@ def audit_valgrind(events: Sequence[Event], place: Path, *, whole: bool = False,
 # A suite's split run (callgrind with --dump-before, docs/suites.md, "One process per
 # build"): callgrind writes each dump to an out file of its own, ``cg.benchbot.<pid>.<part>``,
 # numbered from 1 as it dumps, and the last part (the program's end) to the process's own
-# out file, as for any callgrind run. The most parts one run may make.
-VALGRIND_MAX_PARTS = 7_000
+# out file, as for any callgrind run. The most parts one run may make: each part is about
+# four events of the record (made, opened, written, closed), which VALGRIND_MAX_EVENTS
+# bounds (a split run of 500 benchmarks at three repetitions makes 3,000).
+VALGRIND_MAX_PARTS = 3_900
 
 
 def audit_parts(events: Sequence[Event], place: Path) -> tuple[int | None, int, str | None]:

@@ -50,6 +50,10 @@ AGREE = 1e-4
 # eight runs, against five a benchmark one by one; from four benchmarks on (20 runs) the
 # split makes fewer than half.
 SPLIT_MIN = 4
+# The most benchmarks one split run counts (6 dumps each, about 24 events of the record of
+# valgrind's directory: counting.VALGRIND_MAX_PARTS); a larger suite's are split in runs
+# of this many, one after another in each build's place.
+CHUNK = 500
 # The check (``check``): the split's head-less-base difference a call and the one counted
 # as before must agree within CHECK_TIMES the two methods' A/A (base again less base) and
 # CHECK_FLOOR of the work: signals.SAME_FLOOR, under which a move of the counts never

@@ -246,12 +246,15 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
     first = next(w for w in setting.config.workloads if w.name == names[0])
     timeout = max(w.timeout_s for w in setting.config.workloads if w.name in names)
     runs: list[tuple[str, int, SpawnRequest]] = []
+    chunks = [names[at:at + gbsplit.CHUNK] for at in range(0, len(names), gbsplit.CHUNK)]
     for arm in ("base", "head", "base_again"):
         where = places[arm]
-        asked = gbsplit.request(where.argv, str(where.cwd), {**setting.env, **dict(first.env)},
-                                selects=[plans[n].bench for n in names], timeout_s=timeout,
-                                pin=first.pin)
-        runs.append((arm, 1, asked if setting.place is None else setting.place(asked)))
+        for chunk in chunks:
+            asked = gbsplit.request(where.argv, str(where.cwd),
+                                    {**setting.env, **dict(first.env)},
+                                    selects=[plans[n].bench for n in chunk], timeout_s=timeout,
+                                    pin=first.pin)
+            runs.append((arm, 1, asked if setting.place is None else setting.place(asked)))
     drawn = random.Random(setting.seed).choice(sorted(names))
     key = "(all benchmarks, split)"  # no workload's name (a suite's have a "/")
     made = make({key: _Plan(method="valgrind", why="", n=gbsplit.REPETITIONS - 1,
@@ -268,7 +271,7 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
         if isinstance(got, str):
             problem = f"the {arm.replace('_', ' ')} build's run {got}"
             break
-        split_by[arm] = got
+        split_by.setdefault(arm, {}).update(got)
     if problem is None:
         missing = [n for n in names if any(plans[n].bench not in split_by[a] for a in split_by)]
         if missing:
@@ -315,7 +318,8 @@ def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Re
     _pool_noise(into, agreed)
     rest = len(names) - len(agreed)
     return (f"split: {len(agreed)} of {len(names)} benchmarks counted in "
-            f"{gbsplit.HOW}, 3 processes ({seconds:.1f} s of runs); {_bench_of(setting, drawn)} "
+            f"{gbsplit.HOW}, {len(runs)} processes ({seconds:.1f} s of runs); "
+            f"{_bench_of(setting, drawn)} "
             "also counted one by one as a check, and agreed"
             + (f"; {rest} whose loops did not do the same work each repetition counted one "
                "by one" if rest else ""))
