@@ -171,6 +171,7 @@ def _count(spawner: _Harness, seed: int = 5,
 
 
 def _drawn(seed: int = 5) -> str:
+    """The benchmark the check draws at this seed (suitecount._split_suite's draw)."""
     return random.Random(seed).choice(sorted(f"gb/{n}" for n in NAMES))
 
 
@@ -238,11 +239,21 @@ def test_a_head_that_moves_its_split_leaves_the_suite_counted_one_by_one(cheat, 
     how = got.suites["gb"][0]
     assert how.startswith("not split (") and why in how, how
     assert "one by one: --benchmark_filter" in how or "one by one: --benchmark_min_time" in how
+    made: dict[str, int] = {}
+    for r in spawner.made:
+        if r.count == "valgrind":
+            chosen = next(a for a in r.argv if a.startswith("--benchmark_filter="))
+            made[chosen] = made.get(chosen, 0) + 1
+    # each once: the check's benchmark keeps its runs (and is confirmed like the others)
+    assert len(made) == len(NAMES)
+    assert max(made.values()) <= len(suitecount.PLAN) + len(suitecount.CONFIRM)
     for name in (f"gb/{n}" for n in NAMES):  # every benchmark counted one by one
         c = got.counts[name]
         assert c.method == "valgrind" and not c.why.startswith("valgrind: one callgrind")
         bench = name.split("/")[1]
         assert c.head[0] == WORK["head"][bench] + 3
+        # a move is confirmed (a second head), the check's benchmark's too
+        assert len(c.head) == (2 if WORK["head"][bench] != WORK["base"][bench] else 1)
 
 
 def test_no_split_where_it_is_off_or_the_suite_is_small() -> None:
