@@ -145,7 +145,8 @@ def suite(harness: str) -> dict[str, Any]:
         for i, (name, c) in enumerate(counts.items()):
             read = signals.read_counts(c, {}, parity=parity[name])
             runs = list(c.runs or ())
-            kinds = _kinds(runs, full=not steady or i < suitecount.POOL_MIN)
+            kinds = _kinds(runs, full=not steady or i < suitecount.POOL_MIN,
+                           split=(c.why or "").startswith(SPLIT_WHY))
             short = name.split("/", 1)[-1].removeprefix("Benchmark").removeprefix("BM_")
             rows.append({"name": name, "expected": suitegen.expected(short, "changed"),
                          "units": c.units, "runs": len(runs), "counted_s": c.counted_s,
@@ -172,13 +173,21 @@ def _aa(c: Any) -> list[float] | None:
     return [round((c.base_again[0] - c.base[0]) * c.units, 1), c.base_again[0] / c.base[0] - 1]
 
 
-def _kinds(runs: Sequence[Any], *, full: bool) -> dict[str, list[Any]]:
+# How a benchmark counted in one process per build says so (suitecount, gbsplit.HOW).
+SPLIT_WHY = "valgrind: one callgrind process per build"
+KINDS = ("small", "large", "confirm", "sampled", "split")
+
+
+def _kinds(runs: Sequence[Any], *, full: bool, split: bool = False) -> dict[str, list[Any]]:
     """A benchmark's counted runs by kind, in the order made, for the code counted with
     (``--src``): its plan's small and larger runs (the plan: suitecount.PLAN, less base
     again where a steady suite left it out), the confirmation's (a run of base again after
     the plan; each arm at both sizes before issue 39, the larger alone since), and the
     sampled processes (base's and head's larger runs, never base again's). ``full``: the
-    whole plan (False: a steady suite's benchmark after its first POOL_MIN)."""
+    whole plan (False: a steady suite's benchmark after its first POOL_MIN). ``split``: a
+    benchmark counted in one process per build (its share of the three processes)."""
+    if split:
+        return {"small": [], "large": [], "confirm": [], "sampled": [], "split": list(runs)}
     k = len(suitecount.PLAN) if full else 4
     plan, rest = runs[:k], runs[k:]
     again = 0
@@ -187,7 +196,7 @@ def _kinds(runs: Sequence[Any], *, full: bool) -> dict[str, list[Any]]:
     confirm = rest[:2 * again]
     return {"small": [r for r in plan if r.units == fixedwork.SMALL],
             "large": [r for r in plan if r.units != fixedwork.SMALL],
-            "confirm": list(confirm), "sampled": list(rest[2 * again:])}
+            "confirm": list(confirm), "sampled": list(rest[2 * again:]), "split": []}
 
 
 CALLED = {"more": ("up",), "less": ("down",), "same": ("same",), "layout": ("same",)}
@@ -195,20 +204,22 @@ CALLED = {"more": ("up",), "less": ("down",), "same": ("same",), "layout": ("sam
 
 def suite_table(runs: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| suite | code | counting wall, s | per benchmark, s | counted runs (plan/confirm/"
-             "sampled) | run seconds (small/large/confirm/sampled) | counts read right | "
+             "sampled) | run seconds (small/large/confirm/sampled/split) | counts read right | "
              "load |", "|---|---|--:|--:|---|---|--:|--:|"]
     for r in runs:
         if "skipped" in r:
             lines.append(f"| {r['harness']} | skipped: {r['skipped']} | | | | | | |")
             continue
         bs = r["benchmarks"]
-        kinds = ("small", "large", "confirm", "sampled")
-        total = {k: sum(b[f"{k}_s"] for b in bs) for k in kinds}
+        kinds = KINDS
+        total = {k: sum(b.get(f"{k}_s", 0.0) for b in bs) for k in kinds}
         right = sum(b["reading"] in CALLED[b["expected"]] for b in bs)
-        runs_by = "/".join(str(sum(b[f"{k}_runs"] for b in bs)) for k in
+        runs_by = "/".join(str(sum(b.get(f"{k}_runs", 0) for b in bs)) for k in
                            ("small", "confirm", "sampled"))
+        split = sum(b.get("split_runs", 0) > 0 for b in bs)
         plan = sum(b["small_runs"] + b["large_runs"] for b in bs)
-        runs_by = f"{plan}/" + runs_by.split("/", 1)[1]
+        runs_by = f"{plan}/" + runs_by.split("/", 1)[1] + (
+            f" + {split} split ({r.get('counted_runs')} processes in all)" if split else "")
         lines.append(f"| {r['harness']} | {r.get('code', '')} | {r['wall_s']:.0f} | "
                      f"{r['wall_s'] / len(bs):.1f} | {runs_by} | "
                      + "/".join(f"{total[k]:.0f}" for k in kinds)

@@ -439,8 +439,10 @@ def report(runs: Sequence[Mapping[str, Any]]) -> str:
             per_bench = [row["counted_s"] for r in mine for row in r["rows"] if row.get("counted_s")]
             if per_bench:
                 out.append(f"- counted runs per benchmark: median {statistics.median(per_bench):.1f} s "
-                           "of wall (five runs, four in a steady suite after its first five, two more where "
-                           "the counts read a move; base's, head's and base again's workers at once)")
+                           "of wall (five runs one by one, four in a steady suite after its first five, "
+                           "two more where the counts read a move; or its share of a google-benchmark "
+                           "suite's three split processes; base's, head's and base again's workers at "
+                           "once)")
             out.append(_per_benchmark(mine))
     return "\n".join(out)
 

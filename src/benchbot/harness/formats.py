@@ -364,6 +364,26 @@ def _google_benchmark(text: str, runs: _Runs) -> None:
                      where=where)
 
 
+def google_order(text: str) -> tuple[tuple[str, int], ...]:
+    """The runs a google-benchmark JSON report names, in its order: each repetition's
+    (``run_type`` iteration; aggregates left out) as (its run's name, its repetition's
+    index), failed ones included; () where the text is no such report. A split count
+    (benchbot.suites.gbsplit) reads its dumps in this order."""
+    try:
+        items = _items(_load_json(text), "benchmarks", "google-benchmark")
+    except _Invalid:
+        return ()
+    runs: list[tuple[str, int]] = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("run_type", "iteration") != "iteration":
+            continue
+        name, index = item.get("run_name", item.get("name")), item.get("repetition_index", 0)
+        if not isinstance(name, str) or isinstance(index, bool) or not isinstance(index, int):
+            return ()
+        runs.append((name, index))
+    return tuple(runs)
+
+
 def _google_figures(item: dict[str, Any], where: str) -> tuple[float, list[tuple[str, float]]]:
     """A result's real time in ns and its other figures (CPU time, counters)."""
     unit = item.get("time_unit", "ns")

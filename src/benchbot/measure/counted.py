@@ -279,7 +279,7 @@ def count_suites(ctx: Context, names: Sequence[str], figures: Mapping[str, Any],
     setting = suitecount.Setting(
         config=ctx.config, base=ctx.base, head=ctx.head, harnesses=ctx.harnesses,
         figures=figures, spawner=ctx.spawner, env=ctx.env, means=means_of(ctx), clock=ctx.clock,
-        progress=tick, again=ctx.again,  # the phase's line is said as runs are made
+        progress=tick, again=ctx.again, seed=ctx.seed,  # the phase's line is said as runs are made
         phase=lambda benchmarks, runs: ctx.reporter.phase("counting", benchmarks, runs))
     counted = suitecount.count_all(setting, names, deadline=deadline)
     measured.counts.update(counted.counts)

@@ -307,3 +307,126 @@ def argv(valgrind: str, argv_: Sequence[str], place: str, out: str, log: str) ->
     return [valgrind, "--tool=callgrind", "--dump-line=no", "--separate-recs=1",
             "--trace-children=yes", f"--callgrind-out-file={place}/{out}.%p",
             f"--log-file={place}/{log}.%p.%n", "--", *argv_]
+
+
+# --- a split run: one process, its count cut at the named functions -------------------------
+
+# A function callgrind dumps before (``--dump-before``), as benchbot names it: a qualified
+# C++ name and its empty parameter list, nothing else. callgrind matches the pattern
+# against each function's whole name, ``*`` and ``?`` as wildcards: none may be in it, so
+# that no other function of the binary under test (of any name it likes) cuts a part.
+DUMP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*\(\)\Z")
+# The trigger of the part written at the process's end (its own out file).
+END_TRIGGER = "Program termination"
+# What a part's header is read for, among its first lines.
+_PART_HEADER_LINES = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One dump of a split run: which function it was made before (its place among the
+    run's dump names; -1: the process's end), and the instructions and last-level misses
+    (None: no cache simulation) since the dump before."""
+
+    trigger: int
+    ir: int
+    ll_misses: int | None
+    # The basic blocks valgrind had run at the dump before and at this one (callgrind's
+    # ``Timerange``: its own count, on from the process's start).
+    blocks: tuple[int, int] = (0, 0)
+
+
+_TIMERANGE = re.compile(r"Timerange: Basic block ([0-9]{1,20}) - ([0-9]{1,20})\Z")
+
+
+def chained(parts: Sequence[Part]) -> str | None:
+    """None where a split run's parts (in order, the end's last) follow each other as
+    callgrind's dumps do: the first from the start (block 0), each from where the one
+    before ended, each over at least one basic block and with at least as many
+    instructions as blocks; else what is wrong, in words. A part no dump made, such as a
+    file a process of the run wrote in valgrind's directory after callgrind's last dump,
+    cannot take a place in that chain: the end's part, written by callgrind after it,
+    starts where callgrind's last dump ended."""
+    at = 0
+    for number, part in enumerate(parts, 1):
+        first, last = part.blocks
+        if first != at:
+            return f"part {number} starts at basic block {first}, not {at}"
+        if last <= first or part.ir < last - first:
+            return (f"part {number} ran {last - first} basic blocks in {part.ir} "
+                    "instructions")
+        at = last
+    return None
+
+
+def split_argv(valgrind: str, argv_: Sequence[str], place: str, out: str, log: str,
+               dumps: Sequence[str], cache: Sequence[str]) -> list[str]:
+    """``argv_`` under callgrind, its count dumped before each call of the functions
+    ``dumps`` names (exact names: ``DUMP_NAME``), with the simulated cache's options
+    ``cache``; the parts in ``place`` as ``out``.<pid>.<part>, the end's ``out``.<pid>.
+    ValueError on a name with anything but a plain qualified name."""
+    for name in dumps:
+        if not DUMP_NAME.match(name):
+            raise ValueError(f"{name!r} is not a plain function name to dump before")
+    # Not --quiet (counting.valgrind_argv says why); no per-line or per-instruction costs:
+    # each part's summary is all that is read.
+    return [valgrind, "--tool=callgrind", "--dump-line=no", "--dump-instr=no",
+            "--cache-sim=yes", *cache, *(f"--dump-before={name}" for name in dumps),
+            "--trace-children=yes", f"--callgrind-out-file={place}/{out}.%p",
+            f"--log-file={place}/{log}.%p.%n", "--", *argv_]
+
+
+def read_part(path: str | os.PathLike[str], *, number: int | None, pid: int,
+              dumps: Sequence[str]) -> Part:
+    """One part of a split run (``number``; None: the process's own out file, its end's
+    part), from its header: its ``pid:``, ``part:``, trigger and ``summary:`` must be what
+    callgrind writes for that part; CallgrindError saying why not."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16).decode("utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise CallgrindError(f"cannot be read: {exc.strerror}") from None
+    header: dict[str, str] = {}
+    trigger_text = None
+    blocks = None
+    for text in head[:_PART_HEADER_LINES]:
+        key, sep, value = text.partition(":")
+        if not sep:
+            continue
+        if key == "desc" and value.strip().startswith("Trigger:"):
+            trigger_text = value.strip()[len("Trigger:"):].strip()
+        elif key == "desc" and (match := _TIMERANGE.match(value.strip())):
+            blocks = (int(match.group(1)), int(match.group(2)))
+        elif key in ("pid", "part", "events", "summary"):
+            header.setdefault(key, value.strip())
+        if key == "summary":
+            break
+    if blocks is None:
+        raise CallgrindError(f"part {header.get('part')!r} has no time range")
+    if header.get("pid") != str(pid):
+        raise CallgrindError(f"a part of process {header.get('pid')!r}, not {pid}")
+    part = header.get("part", "")
+    if number is not None and part != str(number):
+        raise CallgrindError(f"part {part!r} in the file of part {number}")
+    asked = [f"--dump-before={name}" for name in dumps]
+    if number is None:
+        if trigger_text != END_TRIGGER:
+            raise CallgrindError(f"the last part's trigger is {trigger_text!r}, not the end")
+        trigger = -1
+    elif trigger_text in asked:
+        trigger = asked.index(trigger_text)
+    else:
+        raise CallgrindError(f"part {number}'s trigger {trigger_text!r} is not one asked for")
+    events = header.get("events", "").split()
+    figures = header.get("summary", "").split()
+    if not events or not figures or not all(f.isdigit() for f in figures):
+        raise CallgrindError(f"part {part}: no summary of whole numbers")
+    values = dict(zip(events, (int(f) for f in figures), strict=False))
+    ll = sum(values.get(e, 0) for e in _LL_EVENTS) if all(e in events for e in _LL_EVENTS) \
+        else None
+    return Part(trigger=trigger, ir=values.get(EVENT, 0), ll_misses=ll, blocks=blocks)
+
+
+# The events whose sum is a part's last-level misses (counting.LL_EVENTS: this module
+# imports nothing of benchbot's, so that the worker reads it alone).
+_LL_EVENTS = ("DLmr", "DLmw", "ILmr")

@@ -493,6 +493,81 @@ def audit_valgrind(events: Sequence[Event], place: Path, *, whole: bool = False,
     return frozenset(outs), None
 
 
+# A suite's split run (callgrind with --dump-before, docs/suites.md, "One process per
+# build"): callgrind writes each dump to an out file of its own, ``cg.benchbot.<pid>.<part>``,
+# numbered from 1 as it dumps, and the last part (the program's end) to the process's own
+# out file, as for any callgrind run. The most parts one run may make: each part is about
+# four events of the record (made, opened, written, closed), which VALGRIND_MAX_EVENTS
+# bounds (a split run of 500 benchmarks at three repetitions makes 3,000).
+VALGRIND_MAX_PARTS = 3_900
+
+
+def audit_parts(events: Sequence[Event], place: Path) -> tuple[int | None, int, str | None]:
+    """The process and the number of dump parts of a split run (callgrind with
+    ``--dump-before``), from the record of its directory, and what is wrong with it (None:
+    nothing). Exactly one process, the whole run's (no exec), its own out file made as
+    callgrind makes it (``audit_valgrind``, tool "callgrind") and written last; and one
+    out file per dump, ``cg.benchbot.<pid>.1`` … ``.<K>`` without a gap, each created,
+    opened, written and closed once, in that order, the next made only after the one
+    before was closed, none touched again, each a file of its own. So a dump a process of
+    the run made itself (a file it wrote in the directory), a part rewritten, read or
+    removed, a number skipped or used twice, leaves the run with no parts at all: the
+    counts of a split come from valgrind's dumps alone (docs/security.md, "Counts")."""
+    parts: dict[int, list[tuple[int, int]]] = {}  # part: [(place in the record, mask)]
+    rest: list[Event] = []
+    pid_of_parts: set[int] = set()
+    for at, (mask, name) in enumerate(events):
+        match = _OUT_NAME.match(name)
+        if match is not None and match.group(1) == VALGRIND_OUT and match.group(3):
+            pid_of_parts.add(int(match.group(2)))
+            parts.setdefault(int(match.group(3)[1:]), []).append((at, mask))
+        else:
+            rest.append((mask, name))
+    pids, problem = audit_valgrind(rest, place, whole=True, tool="callgrind")
+    if problem is not None:
+        return None, 0, problem
+    if len(pids) != 1:
+        return None, 0, (f"the run counted {len(pids)} processes, not the one the split "
+                         "is made of")
+    (pid,) = pids
+    if pid_of_parts - {pid}:
+        return None, 0, (f"{VALGRIND_OUT}.{min(pid_of_parts - {pid})}.* was made for no "
+                         "process valgrind started")
+    if len(parts) > VALGRIND_MAX_PARTS:
+        return None, 0, f"more than {VALGRIND_MAX_PARTS} dumps"
+    if sorted(parts) != list(range(1, len(parts) + 1)):
+        gap = next(n for n in range(1, len(parts) + 2) if n not in parts)
+        return None, 0, f"the dumps are not numbered from 1 without a gap (no part {gap})"
+    made = [IN_CREATE, IN_OPEN, IN_CLOSE_WRITE]
+    last_at = -1
+    for number in range(1, len(parts) + 1):
+        record = parts[number]
+        name = f"{VALGRIND_OUT}.{pid}.{number}"
+        kinds = [m & (IN_CREATE | IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ACCESS)
+                 for _, m in record if m & ~IN_MODIFY]
+        opened = next((i for i, (_, m) in enumerate(record) if m & IN_OPEN), 0)
+        if kinds != made or any(m & IN_MODIFY for _, m in record[:opened]) \
+                or record[-1][1] != IN_CLOSE_WRITE or record[0][0] < last_at:
+            return None, 0, (f"{name} was not made, written and closed once by valgrind "
+                             "alone, after the part before it: "
+                             + ", ".join(_said(m) for _, m in record if m & ~IN_MODIFY))
+        last_at = record[-1][0]
+    if parts:
+        final = [at for at, (mask, name) in enumerate(events)
+                 if name == f"{VALGRIND_OUT}.{pid}" and mask & IN_OPEN]
+        if not final or final[-1] < last_at:
+            return None, 0, f"{VALGRIND_OUT}.{pid} was written before its last part"
+    for number in parts:
+        try:
+            info = os.lstat(place / f"{VALGRIND_OUT}.{pid}.{number}")
+        except OSError as exc:
+            return None, 0, f"{VALGRIND_OUT}.{pid}.{number} cannot be read: {exc.strerror}"
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            return None, 0, (f"{VALGRIND_OUT}.{pid}.{number} is not a file of its own (a "
+                             "link, or a name for a file elsewhere)")
+    return pid, len(parts), None
+
+
 def _said(mask: int) -> str:
     return " and ".join(w for bit, w in _IN_NAMES.items() if mask & bit) or f"event {mask:#x}"
 
@@ -507,6 +582,12 @@ def valgrind_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str
     return [valgrind, "--tool=cachegrind", "--cache-sim=yes", *cache, "--trace-children=yes",
             f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
             f"--log-file={scratch}/{VALGRIND_LOG}.%p.%n", "--", *argv]
+
+
+def cache_options() -> list[str]:
+    """valgrind's options for the simulated cache (``SIMULATED_CACHE``)."""
+    return [f"--{level}={size},{assoc},{line}"
+            for level, (size, assoc, line) in SIMULATED_CACHE.items()]
 
 
 def read_valgrind(scratch: Path, pids: AbstractSet[int] | None = None) -> Count | None:

@@ -90,6 +90,9 @@ class SpawnRequest:
     # counted run) must be the whole run's: a forked child's exec, which valgrind accepts
     # but counts only from the exec on, leaves it with no count (counting.audit_valgrind).
     whole: bool = False
+    # count "callgrind-parts" (a suite's split run, benchbot.suites.gbsplit): the functions
+    # callgrind dumps before (callgrind.DUMP_NAME: exact names); RawRun.parts, the dumps.
+    dumps: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The request as plain JSON values (for the sandboxed worker)."""
@@ -98,6 +101,7 @@ class SpawnRequest:
             "timeout_s": self.timeout_s, "pin": list(self.pin) if self.pin else None,
             "patterns": list(self.patterns), "keep_stdout": self.keep_stdout,
             "count": self.count, "harness": self.harness, "whole": self.whole,
+            "dumps": list(self.dumps),
         }
 
     @classmethod
@@ -110,7 +114,7 @@ class SpawnRequest:
             pin=tuple(data["pin"]) if data.get("pin") else None,
             patterns=tuple(data.get("patterns", ())), keep_stdout=bool(data.get("keep_stdout")),
             count=data.get("count"), harness=data.get("harness"),
-            whole=bool(data.get("whole")),
+            whole=bool(data.get("whole")), dumps=tuple(str(d) for d in data.get("dumps", ())),
         )
 
 
@@ -134,6 +138,10 @@ class RawRun:
     count_error: str | None = None  # why a run asked to be counted was not, in words
     report: formats.Parsed | None = None  # SpawnRequest.harness: what its report said
     profile: callgrind.Profile | None = None  # count "callgrind": what callgrind recorded
+    # count "callgrind-parts": the dumps in order, the end's last (None: not split), and
+    # the runs its google-benchmark report names, in order (formats.google_order)
+    parts: tuple[callgrind.Part, ...] | None = None
+    order: tuple[tuple[str, int], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -152,6 +160,9 @@ class RawRun:
             "count_error": self.count_error,
             "report": None if self.report is None else formats.to_json(self.report),
             "profile": None if self.profile is None else self.profile.to_json(),
+            "parts": None if self.parts is None
+            else [[p.trigger, p.ir, p.ll_misses, *p.blocks] for p in self.parts],
+            "order": [list(o) for o in self.order],
         }
 
     @classmethod
@@ -170,6 +181,10 @@ class RawRun:
             report=None if data.get("report") is None else formats.from_json(data["report"]),
             profile=None if data.get("profile") is None
             else callgrind.Profile.from_json(data["profile"]),
+            parts=None if data.get("parts") is None
+            else tuple(callgrind.Part(int(t), int(i), _int_or_none(m), (int(a), int(b)))
+                       for t, i, m, a, b in data["parts"]),
+            order=tuple((str(n), int(k)) for n, k in data.get("order", ())),
         )
 
 
@@ -309,7 +324,7 @@ class ProcessSpawner:
             return _not_started(request, "no such file or command")
         argv = list(request.argv)
         place: counting.ValgrindPlace | None = None  # a counted run's (valgrind's) files
-        if request.count in ("valgrind", "callgrind"):
+        if request.count in ("valgrind", "callgrind", "callgrind-parts"):
             valgrind = counting.find_valgrind(env)
             if valgrind is None:
                 return _not_started(request, "valgrind is not on the run's PATH")
@@ -320,6 +335,15 @@ class ProcessSpawner:
             if request.count == "callgrind":
                 argv = callgrind.argv(valgrind, [program, *argv[1:]], str(place.path),
                                       counting.VALGRIND_OUT, counting.VALGRIND_LOG)
+            elif request.count == "callgrind-parts":
+                try:
+                    argv = callgrind.split_argv(valgrind, [program, *argv[1:]],
+                                                str(place.path), counting.VALGRIND_OUT,
+                                                counting.VALGRIND_LOG, request.dumps,
+                                                counting.cache_options())
+                except ValueError as exc:
+                    place.close()
+                    return _not_started(request, str(exc))
             else:
                 argv = counting.valgrind_argv(valgrind, [program, *argv[1:]], place.path)
             program = valgrind
@@ -345,11 +369,16 @@ class ProcessSpawner:
                 run = self._run(request, program, argv, env, out_fd, err_fd)
             if place is not None and request.count == "callgrind":
                 run = _profiled_by_callgrind(run, place)
+            elif place is not None and request.count == "callgrind-parts":
+                run = _split_by_callgrind(run, place, request.dumps)
             elif place is not None:
                 run = _counted_by_valgrind(run, place, whole=request.whole)
             if request.harness is not None and run.not_started is None and not run.timed_out:
                 path = os.path.join(report_dir, "report") if report_dir is not None else None
                 run = dataclasses.replace(run, report=_report(request.harness, out_fd, path))
+                if request.count == "callgrind-parts" and request.harness == "google-benchmark":
+                    run = dataclasses.replace(run, order=formats.google_order(
+                        _report_text(out_fd, path)))
             return run
         finally:
             if out_fd != self._devnull:
@@ -494,6 +523,33 @@ def _profiled_by_callgrind(run: RawRun, place: counting.ValgrindPlace) -> RawRun
     return dataclasses.replace(run, instructions=made.total_ir, profile=made)
 
 
+def _split_by_callgrind(run: RawRun, place: counting.ValgrindPlace,
+                        dumps: Sequence[str]) -> RawRun:
+    """A split run (callgrind dumping before ``dumps``), with its parts in order: only
+    where the record of valgrind's directory is what callgrind alone makes for one process
+    and its dumps (``counting.audit_parts``), every part read; else no parts, and why."""
+    pid, k, problem = counting.audit_parts(place.events(), place.path)
+    said = counting.valgrind_said(place.path)
+    if run.failed:
+        return dataclasses.replace(run, count_error=f"callgrind: {said}" if said else None)
+    if problem is not None or pid is None:
+        return dataclasses.replace(run, count_error=f"callgrind: not split: {problem}")
+    out = place.path / f"{counting.VALGRIND_OUT}.{pid}"
+    try:
+        parts = [callgrind.read_part(out.with_name(f"{out.name}.{n}"), number=n, pid=pid,
+                                     dumps=dumps) for n in range(1, k + 1)]
+        parts.append(callgrind.read_part(out, number=None, pid=pid, dumps=dumps))
+    except callgrind.CallgrindError as exc:
+        return dataclasses.replace(run, count_error=f"callgrind: not split: {exc}")
+    broken = callgrind.chained(parts)
+    if broken is not None:
+        return dataclasses.replace(run, count_error=f"callgrind: not split: {broken}")
+    return dataclasses.replace(run, parts=tuple(parts),
+                               instructions=sum(p.ir for p in parts),
+                               ll_misses=None if any(p.ll_misses is None for p in parts)
+                               else sum(p.ll_misses or 0 for p in parts))
+
+
 def in_turn(spawn: Callable[[_R], RawRun], requests: Sequence[_R]) -> list[RawRun]:
     """``spawn`` each request in turn, stopping after the first run that failed (the runs
     after it would belong to a workload that stops being measured)."""
@@ -578,6 +634,25 @@ def _report(fmt: str, out_fd: int, path: str | None) -> formats.Parsed:
             return formats.Parsed(entries=(), error=f"the report is longer than "
                                                     f"{formats.TEXT_LIMIT >> 20} MiB")
         return formats.parse(fmt, _read(fd, formats.TEXT_LIMIT))
+    finally:
+        if fd != out_fd:
+            os.close(fd)
+
+
+def _report_text(out_fd: int, path: str | None) -> str:
+    """A harness's report as text (``_report``'s rules: a regular file, not followed,
+    at most harness.TEXT_LIMIT bytes), or "" where there is none."""
+    fd = out_fd
+    if path is not None:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return ""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > formats.TEXT_LIMIT:
+            return ""
+        return _read(fd, formats.TEXT_LIMIT)
     finally:
         if fd != out_fd:
             os.close(fd)

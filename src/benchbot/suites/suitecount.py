@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import re
 import statistics
 import threading
@@ -36,7 +37,7 @@ from benchbot.run.rounds import spawn_group
 from benchbot.run.runner import Harness, Spawner, Target
 from benchbot.sandbox import counting
 from benchbot.sandbox.spawn import RawRun, SpawnRequest
-from benchbot.suites import fixedwork
+from benchbot.suites import fixedwork, gbsplit
 from benchbot.suites.listing import Figures
 from benchbot.verdict import benchsignals, signals
 
@@ -103,6 +104,8 @@ class Setting:
     # Where base again runs from, each suite's under its name (base's build in a place of
     # its own, which has a worker of its own in the sandbox); None: from base's place.
     again: Mapping[str, Target] | None = None
+    seed: int = 0  # draws the benchmark a split suite also counts one by one (gbsplit)
+    split: bool = True  # False: no split (gbsplit), each benchmark counted in its own runs
 
 
 @dataclass(slots=True)
@@ -163,7 +166,8 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
     def make(batch: Mapping[str, _Plan]) -> dict[str, dict[int, RawRun]]:
         if batch and setting.phase is not None and (deadline is None
                                                      or setting.clock() < deadline):
-            setting.phase(len(batch), sum(len(p.requests) for p in batch.values()))
+            setting.phase(sum(p.covers for p in batch.values()),
+                          sum(len(p.requests) for p in batch.values()))
         raws = _made(setting, batch, deadline)
         made[0] += sum(len(r) for r in raws.values())
         return raws
@@ -175,11 +179,15 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
             into[w.name] = planned
         else:
             plans[w.name] = planned
+    split_note = None
+    if chosen.fmt == "google-benchmark" and setting.split:
+        split_note = _split_suite(setting, plans, chosen, into, make, deadline,
+                                  {"base": base, "head": head, "base_again": again})
     # The first FAIL_FAST benchmarks first: where each of their counted runs failed the same
     # way (a harness that does not do what is asked of it), the others are not tried and
     # the budget goes to the timed rounds. Then up to POOL_MIN: where their A/A show a
     # steady suite, the others are counted without base again.
-    names = list(plans)
+    names = [n for n in plans if n not in into]  # the split's check counted one already
     stopped = None
     bounds = (0, FAIL_FAST, max(FAIL_FAST, POOL_MIN), len(names))
     for i, (lo, hi) in enumerate(itertools.pairwise(bounds)):
@@ -201,7 +209,7 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         if i == 0 and len(names) > FAIL_FAST:
             stopped = _failing_alike([(plans[n].bench, into[n]) for n in stage])
     if stopped is not None:
-        plans = {name: plans[name] for name in names[:FAIL_FAST]}
+        plans = {name: plan for name, plan in plans.items() if name not in names[FAIL_FAST:]}
     _pool_noise(into, list(plans))
     parity = {w.name: w.parity for w in own}
     confirm = _to_confirm(into, plans, parity)
@@ -214,8 +222,112 @@ def _suite(setting: Setting, suite: str, own: Sequence[WorkloadConfig], into: di
         more = make(sample) if sample else {}
         for name, plan in sample.items():
             into[name] = _sampled(into[name], plan, more.get(name, {}), chosen, size)
-    return (chosen.how if stopped is None else f"stopped: {stopped}"), made[0], \
-        setting.clock() - started
+    how_ = chosen.how if stopped is None else f"stopped: {stopped}"
+    if split_note is not None:
+        how_ = split_note if not plans else f"{split_note}; one by one: {how_}"
+    return how_, made[0], setting.clock() - started
+
+
+def _split_suite(setting: Setting, plans: dict[str, _Plan], recipe: fixedwork.Recipe,
+                 into: dict[str, Counts],
+                 make: Callable[[Mapping[str, _Plan]], dict[str, dict[int, RawRun]]],
+                 deadline: float | None, places: Mapping[str, Target]) -> str | None:
+    """Count a google-benchmark suite's benchmarks in one process per build
+    (``gbsplit``; docs/suites.md, "One process per build"), with one benchmark, drawn by
+    the seed, also counted as before as a check. Each benchmark split is taken out of
+    ``plans`` with its Counts in ``into``; the others (their loops did not agree, or the
+    split or its check failed for the suite) are left to be counted one by one, the
+    check's benchmark among them with its Counts made already (and so confirmed like the
+    others where they read a move). What was done, in words for the suite's line (None:
+    not tried)."""
+    names = [n for n, p in plans.items() if p.method == "valgrind"]
+    if len(names) < gbsplit.SPLIT_MIN:
+        return None
+    first = next(w for w in setting.config.workloads if w.name == names[0])
+    timeout = max(w.timeout_s for w in setting.config.workloads if w.name in names)
+    runs: list[tuple[str, int, SpawnRequest]] = []
+    chunks = [names[at:at + gbsplit.CHUNK] for at in range(0, len(names), gbsplit.CHUNK)]
+    for arm in ("base", "head", "base_again"):
+        where = places[arm]
+        for chunk in chunks:
+            asked = gbsplit.request(where.argv, str(where.cwd),
+                                    {**setting.env, **dict(first.env)},
+                                    selects=[plans[n].bench for n in chunk], timeout_s=timeout,
+                                    pin=first.pin)
+            runs.append((arm, 1, asked if setting.place is None else setting.place(asked)))
+    drawn = random.Random(setting.seed).choice(sorted(names))
+    key = "(all benchmarks, split)"  # no workload's name (a suite's have a "/")
+    made = make({key: _Plan(method="valgrind", why="", n=gbsplit.REPETITIONS - 1,
+                            bench=key, requests=tuple(runs), covers=len(names) - 1),
+                 drawn: plans[drawn]})
+    raws = made.get(key, {})
+    seconds = sum(r.wall_ns for r in raws.values()) / 1e9
+    into[drawn] = _counts(plans[drawn], made.get(drawn, {}), recipe)
+    split_by: dict[str, dict[str, gbsplit.Span]] = {}
+    problem = None
+    for i, (arm, _, _) in enumerate(runs):
+        raw = raws.get(i)
+        got = "was not made: the budget was spent" if raw is None else gbsplit.split(raw)
+        if isinstance(got, str):
+            problem = f"the {arm.replace('_', ' ')} build's run {got}"
+            break
+        split_by.setdefault(arm, {}).update(got)
+    if problem is None:
+        missing = [n for n in names if any(plans[n].bench not in split_by[a] for a in split_by)]
+        if missing:
+            problem = f"its runs did not report {plans[missing[0]].bench}"
+    if problem is not None:
+        return f"not split ({problem})"
+    spans = {n: {arm: split_by[arm][_bench_of(setting, n)] for arm in split_by} for n in names}
+    agreed = [n for n in names if all(s.agree for s in spans[n].values())]
+    if drawn not in agreed:  # the check needs another benchmark, counted as before
+        others = sorted(agreed)
+        if not others:
+            return "not split (no benchmark's loops did the same work each repetition)"
+        drawn = random.Random(setting.seed + 1).choice(others)
+        more = make({drawn: plans[drawn]})
+        into[drawn] = _counts(plans[drawn], more.get(drawn, {}), recipe)
+    checked = into[drawn]
+    if checked.method is None or not checked.base or not checked.base_again or not checked.head:
+        return (f"not split ({_bench_of(setting, drawn)}, counted one by one as a check, "
+                f"has no count: {checked.why})")
+    disagree = gbsplit.check({a: s.per_call for a, s in spans[drawn].items()},
+                             {"base": checked.base[0], "base_again": checked.base_again[0],
+                              "head": checked.head[0]})
+    if disagree is not None:
+        return (f"not split ({_bench_of(setting, drawn)}: its split and its own runs "
+                f"disagree, {disagree})")
+    share = round(seconds / max(1, len(agreed)), 3)
+    for n in agreed:  # the check's benchmark too: counted as the others are
+        per = spans[n]
+        lls = {a: s.ll_per_call for a, s in per.items()}
+        into[n] = Counts(
+            method="valgrind", why=f"valgrind: {gbsplit.HOW}", unit="call", exact=False, units=gbsplit.REPETITIONS - 1, base=(per["base"].per_call,),
+            base_again=(per["base_again"].per_call,), head=(per["head"].per_call,),
+            runs=tuple(CountedRun(arm=a, units=gbsplit.REPETITIONS - 1,
+                                  instructions=round(per[a].per_call * (gbsplit.REPETITIONS - 1)),
+                                  seconds=share,
+                                  ll_misses=None if lls[a] is None
+                                  else round((lls[a] or 0) * (gbsplit.REPETITIONS - 1)))
+                       for a in ("base", "head", "base_again")),
+            counted_s=share,
+            misses=None if None in lls.values() else signals.new_misses(
+                counting.CACHE_WORDS, base=(lls["base"] or 0.0,),
+                base_again=(lls["base_again"] or 0.0,), head=(lls["head"] or 0.0,)))
+        plans.pop(n, None)
+    _pool_noise(into, agreed)
+    rest = len(names) - len(agreed)
+    return (f"split: {len(agreed)} of {len(names)} benchmarks counted in "
+            f"{gbsplit.HOW}, {len(runs)} processes ({seconds:.1f} s of runs); "
+            f"{_bench_of(setting, drawn)} "
+            "also counted one by one as a check, and agreed"
+            + (f"; {rest} whose loops did not do the same work each repetition counted one "
+               "by one" if rest else ""))
+
+
+def _bench_of(setting: Setting, name: str) -> str:
+    w = next(w for w in setting.config.workloads if w.name == name)
+    return w.bench or w.name
 
 
 def steady(first: Sequence[Counts]) -> bool:
@@ -258,6 +370,7 @@ class _Plan:
     requests: tuple[tuple[str, int, SpawnRequest], ...]  # (arm, size, request) in PLAN order
     # The larger runs of CONFIRM's arms: what counts them a second time (``_to_confirm``).
     confirm: tuple[tuple[str, int, SpawnRequest], ...] = ()
+    covers: int = 1  # the benchmarks its runs count (a split's: the suite's, gbsplit)
 
 
 def _plan(setting: Setting, w: WorkloadConfig, recipe: fixedwork.Recipe, base: Target,
