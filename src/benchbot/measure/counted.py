@@ -240,6 +240,11 @@ def _run_s(measured: Measured, w: WorkloadConfig) -> float | None:
     return None
 
 
+# valgrind starting a harness (Go's test binary, a google-benchmark program) and running
+# nothing: 0.34-0.38 s of CPU on the 2-core VM (benchmarks/README.md, section 18).
+VALGRIND_START_S = 0.4
+
+
 def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> float | None:
     """About how long a workload's three profiled runs will take, from its runs so far: a
     counted run's seconds (valgrind's, as callgrind's) or a timed run's times the profiler's
@@ -250,6 +255,10 @@ def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> floa
     made = len(counts.base) + len(counts.base_again) + len(counts.head) if counts else 0
     if counts is not None and counts.method == "valgrind" and counts.counted_s and made:
         per_run = counts.counted_s / (len(counts.runs) if counts.runs else made)
+        # A benchmark counted in one process with the rest of its suite (suites.gbsplit)
+        # holds a share of those processes, not a run of its own: its profiled run pays
+        # valgrind's start of the harness, which the share does not.
+        per_run = max(per_run, VALGRIND_START_S)
     elif m is not None and m.timed_s and m.pairs:
         per_run = m.timed_s / (m.pairs * (3 if m.design == "triplets" else 2)) \
             * profiling.SLOWDOWN
