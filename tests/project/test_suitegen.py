@@ -179,9 +179,9 @@ def test_the_memory_head_does_the_same_instructions_and_misses_more(
         # order over 32 MiB with an 8 MiB last level: at most 3 in 4 accesses miss, fewer
         # where the walk lands in lines still cached. Go's MemXor8 (40 accesses a unit) read
         # 27-33 misses a unit at the head over five runs here against 4.9 at base, one run
-        # in CI 27.4: the address layout moves from process to process. So the head misses
-        # at least four times as often, by at least 45% of its accesses.
-        assert head_ll > 4 * base_ll, got
+        # in CI 27.4: the address layout moves from process to process. (google-benchmark's
+        # base misses more, some 28 a unit of 60 accesses: its harness's own; its head 65.)
+        # So the head misses more by at least 45% of its accesses.
         assert head_ll - base_ll > 0.45 * accesses, got
 
 
