@@ -347,16 +347,3 @@ def _gone_items(gone: Iterable[tuple[str, int]], base_total: int, unit: str) -> 
             clean(stack.rsplit(";", 1)[-1]), quantity(value, unit),
             fmt.percent(value / base_total) if base_total else "–")
         for stack, value in gone)
-
-
-def top_changes(base: Mapping[str, int], head: Mapping[str, int], count: int = 5
-                ) -> list[tuple[str, int]]:
-    """The functions whose self cost moved most (name, head − base), largest move first:
-    what a reader looks for in the graph, for tests and captions."""
-    moves: dict[str, int] = {}
-    for sign, folded in ((1, head), (-1, base)):
-        for stack, value in folded.items():
-            leaf = stack.rsplit(";", 1)[-1] or UNKNOWN
-            moves[leaf] = moves.get(leaf, 0) + sign * value
-    ranked = sorted(moves.items(), key=lambda m: (-abs(m[1]), m[0]))
-    return [m for m in ranked[:count] if m[1] != 0]
