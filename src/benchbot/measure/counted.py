@@ -251,7 +251,7 @@ def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> floa
     slowdown; None where neither is known."""
     from benchbot.profiles import profiling
 
-    counts, m = measured.counts.get(w.name), measured.measuring.get(w.name)
+    counts = measured.counts.get(w.name)
     made = len(counts.base) + len(counts.base_again) + len(counts.head) if counts else 0
     if counts is not None and counts.method == "valgrind" and counts.counted_s and made:
         per_run = counts.counted_s / (len(counts.runs) if counts.runs else made)
@@ -259,9 +259,8 @@ def _profile_s(measured: Measured, w: WorkloadConfig, *, parallel: bool) -> floa
         # holds a share of those processes, not a run of its own: its profiled run pays
         # valgrind's start of the harness, which the share does not.
         per_run = max(per_run, VALGRIND_START_S)
-    elif m is not None and m.timed_s and m.pairs:
-        per_run = m.timed_s / (m.pairs * (3 if m.design == "triplets" else 2)) \
-            * profiling.SLOWDOWN
+    elif (timed := _run_s(measured, w)) is not None:
+        per_run = timed * profiling.SLOWDOWN
     else:
         return None
     return per_run * (1 if parallel else 3)
