@@ -481,13 +481,8 @@ def audit_valgrind(events: Sequence[Event], place: Path, *, whole: bool = False,
         if masks[-1] != IN_CLOSE_WRITE:
             return frozenset(), f"{VALGRIND_OUT}.{pid} was written after valgrind closed it"
     for pid in outs:
-        try:
-            info = os.lstat(place / f"{VALGRIND_OUT}.{pid}")
-        except OSError as exc:
-            return frozenset(), f"{VALGRIND_OUT}.{pid} cannot be read: {exc.strerror}"
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            return frozenset(), (f"{VALGRIND_OUT}.{pid} is not a file of its own (a link, or "
-                                 "a name for a file elsewhere)")
+        if (why := _not_own_file(place, f"{VALGRIND_OUT}.{pid}")) is not None:
+            return frozenset(), why
     if not logs:
         return frozenset(), "valgrind started no process"
     return frozenset(outs), None
@@ -558,14 +553,21 @@ def audit_parts(events: Sequence[Event], place: Path) -> tuple[int | None, int, 
         if not final or final[-1] < last_at:
             return None, 0, f"{VALGRIND_OUT}.{pid} was written before its last part"
     for number in parts:
-        try:
-            info = os.lstat(place / f"{VALGRIND_OUT}.{pid}.{number}")
-        except OSError as exc:
-            return None, 0, f"{VALGRIND_OUT}.{pid}.{number} cannot be read: {exc.strerror}"
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            return None, 0, (f"{VALGRIND_OUT}.{pid}.{number} is not a file of its own (a "
-                             "link, or a name for a file elsewhere)")
+        if (why := _not_own_file(place, f"{VALGRIND_OUT}.{pid}.{number}")) is not None:
+            return None, 0, why
     return pid, len(parts), None
+
+
+def _not_own_file(place: Path, name: str) -> str | None:
+    """Why ``name`` in valgrind's directory is not a plain file of its own (None: it is):
+    unreadable, a link, or a name for a file elsewhere."""
+    try:
+        info = os.lstat(place / name)
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror}"
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        return f"{name} is not a file of its own (a link, or a name for a file elsewhere)"
+    return None
 
 
 def _said(mask: int) -> str:
@@ -575,11 +577,10 @@ def _said(mask: int) -> str:
 def valgrind_argv(valgrind: str, argv: Sequence[str], scratch: Path) -> list[str]:
     """``argv`` counted by cachegrind, with its cache simulation (``SIMULATED_CACHE``), its
     out files (one per process) in ``scratch``."""
-    cache = [f"--{level}={size},{assoc},{line}"
-             for level, (size, assoc, line) in SIMULATED_CACHE.items()]
     # Not --quiet: each valgrind writes its preamble to its log as it starts, so that a
     # start after an exec always shows as its own opening (audit_valgrind).
-    return [valgrind, "--tool=cachegrind", "--cache-sim=yes", *cache, "--trace-children=yes",
+    return [valgrind, "--tool=cachegrind", "--cache-sim=yes", *cache_options(),
+            "--trace-children=yes",
             f"--cachegrind-out-file={scratch}/{VALGRIND_OUT}.%p",
             f"--log-file={scratch}/{VALGRIND_LOG}.%p.%n", "--", *argv]
 
