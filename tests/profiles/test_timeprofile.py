@@ -146,3 +146,17 @@ def test_record_refuses_an_unknown_call_graph(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="call_graph"):
         tp.record(["true"], cwd=tmp_path, env={}, sandbox=bwrap.Sandbox(kind="none", description=""),
                   call_graph="lbr")
+
+
+def test_perf_script_reads_a_profile_with_none_of_benchbots_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # perf script reads the run's binaries outside the sandbox: a token in benchbot's
+    # environment must not reach it. A stand-in perf prints the environment it was given.
+    shim = tmp_path / "perf"
+    shim.write_text("#!/bin/sh\nenv\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    seen = tp._script(str(shim), tmp_path / "perf.data")
+    assert "ghs_secret" not in seen and "HOME=" not in seen
+    assert "LC_ALL=C" in seen

@@ -150,12 +150,20 @@ def _record_argv(perf: str, data: Path, call_graph: str, event: str = EVENT) -> 
             "--no-buildid-cache", "-o", str(data)]
 
 
+# perf script's whole environment (``_script``)
+_SCRIPT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C"}
+
+
 def _script(perf: str, data: Path) -> str:
+    """``perf script``'s reading of a profile. It runs outside the sandbox and reads the
+    run's binaries for their symbols: untrusted input to perf's ELF reader. So it gets no
+    environment of benchbot's (no token, no HOME and so no ~/.perfconfig): a path to find
+    its helpers and the C locale, nothing else (docs/security.md, "Time profiles")."""
     try:
         proc = subprocess.run([perf, "script", "-i", str(data), "--show-task-events",
                                "-F", "comm,pid,period,ip,sym,dso", "--no-inline"],
                               capture_output=True, text=True, errors="replace", timeout=300,
-                              check=False, stdin=subprocess.DEVNULL)
+                              check=False, stdin=subprocess.DEVNULL, env=_SCRIPT_ENV)
     except subprocess.TimeoutExpired:
         raise TimeProfileError("perf script took longer than 300 s to read a profile") from None
     if proc.returncode != 0:
