@@ -116,6 +116,19 @@ def test_time_that_excludes_the_works_move_is_counts_disagree() -> None:
     assert (got.outcome, got.reason_code) == ("inconclusive", "counts_disagree")
 
 
+def test_time_that_calls_the_works_way_by_less_than_the_work_keeps_its_own_call() -> None:
+    """Time +35% (+30% … +40%) for +49% of instructions (caches, overlapping instructions):
+    time called it by itself, with its own error control; the call is time's, with time's
+    figure. Without time's own call the same interval is counts_disagree."""
+    got = joint(time(1.35, (1.30, 1.40), outcome="slower", code=None), counts(1.49))
+    assert (got.outcome, got.settled_by, got.ratio) == ("slower", "time", 1.35)
+    assert "less than the work, and calls it by itself" in got.reason
+    got = joint(time(0.8, (0.75, 0.85), outcome="faster", code=None), counts(0.6))
+    assert (got.outcome, got.settled_by) == ("faster", "time")
+    got = joint(time(1.35, (1.30, 1.40)), counts(1.49))  # time's own rule did not call it
+    assert (got.outcome, got.reason_code) == ("inconclusive", "counts_disagree")
+
+
 def test_time_pointing_the_other_way_within_its_interval_waits() -> None:
     got = joint(time(0.97, (0.85, 1.10)), counts(1.05))
     assert (got.outcome, got.reason_code) == ("inconclusive", "counts_ahead")

@@ -209,8 +209,9 @@ def _memory_disagrees(time: Verdict, counts: Counts) -> Verdict:
 def _moved(time: Verdict, counts: Counts) -> Verdict:
     """The work per unit moved by parity or more: a call where time points the same way
     and its interval (at the look's error) reaches the counts' ratio (holds it, or lies
-    beyond it: time moved more than the work); inconclusive where time's interval stops
-    short of it, or while time points the other way."""
+    beyond it: time moved more than the work); time's own call where its interval stops
+    short of the move on the near side and time called the work's way by itself;
+    inconclusive where it stops short otherwise, or while time points the other way."""
     assert counts.ratio is not None
     unit = counts.unit or "unit"
     moved = f"the work per {unit} moved {_pct(counts.ratio)}"
@@ -220,6 +221,12 @@ def _moved(time: Verdict, counts: Counts) -> Verdict:
     up = counts.ratio > 1
     if (hi < counts.ratio) if up else (lo > counts.ratio):
         # time's interval lies short of the work's move, toward no change or past it
+        if time.outcome == ("slower" if up else "faster"):
+            # time called the work's way by itself, by less than the work moved (caches,
+            # instructions that overlap): the call is time's own, with its error control
+            return replace(time, settled_by="time",
+                           reason=f"{moved}; time reads {_pct(time.ratio)} "
+                           f"({_interval(time)}), less than the work, and calls it by itself")
         return replace(time, outcome="inconclusive", reason_code="counts_disagree",
                        suggested_runs=None, settled_by=None,
                        reason=f"{moved}, but time's interval {_interval(time)} stops short of "
