@@ -98,3 +98,42 @@ def test_a_comparisons_time_profiled_run_writes_only_its_own_place(tmp_path: Pat
     assert (places["base"] / "own-base").exists() and (places["head"] / "own-head").exists()
     assert (places["base"] / "found-base").read_text() == ""
     assert (places["head"] / "found-head").read_text() == ""
+
+
+def test_perf_script_reads_the_profile_in_a_sandbox_of_the_arms_view(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """perf script reads the run's binaries, untrusted input to its ELF reader: it runs in
+    a sandbox of the arm's view where nothing is writable. A stand-in perf, as a flaw in
+    perf's reader that the run's binary set off, tries what such a flaw could: write the
+    place, the profile and the runner's home, read the runner's environment; it can only
+    read the profile (to stdout, which benchbot folds)."""
+    place, home = tmp_path / "place", tmp_path / "home"
+    place.mkdir()
+    home.mkdir()
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    data = private / "perf.data"
+    data.write_text("samples\n")
+    shim = place / "perf"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f"echo planted > {place}/planted 2>/dev/null && echo wrote-place\n"
+        f"echo more >> {data} 2>/dev/null && echo wrote-profile\n"
+        f"echo planted > {home}/planted 2>/dev/null && echo wrote-home\n"
+        "env\n"
+        f"cat {data}\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_secret")
+    monkeypatch.setenv("HOME", str(home))
+    seen = timeprofile._script(str(shim), data, box=bwrap.choose("on"), cwd=place,
+                               shown=[place])
+    assert "samples" in seen  # the profile was read
+    assert "wrote-place" not in seen and "wrote-profile" not in seen, seen
+    # the home it sees is the sandbox's own, empty and thrown away: the runner's is untouched
+    assert not (place / "planted").exists() and not (home / "planted").exists()
+    assert data.read_text() == "samples\n"
+    assert "ghs_secret" not in seen
+    # The same stand-in outside a sandbox (sandbox: off) writes: the sandbox is what stops it.
+    timeprofile._script(str(shim), data, box=bwrap.Sandbox(kind="none", description="off"),
+                        cwd=place)
+    assert (place / "planted").exists()

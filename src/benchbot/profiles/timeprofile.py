@@ -27,8 +27,10 @@ anyway). Without the sandbox (``sandbox: off``), the run is a process of the sam
 beside the file: the profile says so (``TimeProfile.confined``).
 
 What the run does decide: the names. Symbols are read from the run's own binaries after
-it ends (``perf script``), and the code under test names its functions as it likes;
-names are shown as text, escaped (``benchbot.report.flame``), and never trusted.
+it ends (``perf script``, itself in a sandbox of the arm's view with nothing writable:
+the binaries are untrusted input to perf's reader), and the code under test names its
+functions as it likes; names are shown as text, escaped (``benchbot.report.flame``), and
+never trusted.
 bubblewrap's own start (its samples: the process named ``bwrap`` in bwrap's own code or
 the kernel) is left out.
 
@@ -154,18 +156,35 @@ def _record_argv(perf: str, data: Path, call_graph: str, event: str = EVENT) -> 
 _SCRIPT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C"}
 
 
-def _script(perf: str, data: Path) -> str:
-    """``perf script``'s reading of a profile. It runs outside the sandbox and reads the
-    run's binaries for their symbols: untrusted input to perf's ELF reader. So it gets no
-    environment of benchbot's (no token, no HOME and so no ~/.perfconfig): a path to find
-    its helpers and the C locale, nothing else (docs/security.md, "Time profiles")."""
+def _script(perf: str, data: Path, *, box: sandboxes.Sandbox | None = None,
+            cwd: Path | None = None, shown: Sequence[Path] = (), git_dir: Path | None = None,
+            git_config: Path | None = None, masked: Sequence[str] = ()) -> str:
+    """``perf script``'s reading of a profile. It reads the run's binaries for their
+    symbols: untrusted input to perf's ELF reader. So it runs in a sandbox of the arm's own
+    view where there is one (``box``: nothing writable, no network, the seccomp filter;
+    ``shown``, the directories the profiled runs could write, and the profile's file
+    read-only; ``git_dir``, ``git_config`` and ``masked`` as the runs had them), and gets no environment of benchbot's either way (no
+    token, no HOME of the runner's and so no ~/.perfconfig): a path to find its helpers
+    and the C locale, nothing else (docs/security.md, "Time profiles")."""
+    argv = [perf, "script", "-i", str(data), "--show-task-events",
+            "-F", "comm,pid,period,ip,sym,dso", "--no-inline"]
+    env = dict(_SCRIPT_ENV)
+    fd = -1
     try:
-        proc = subprocess.run([perf, "script", "-i", str(data), "--show-task-events",
-                               "-F", "comm,pid,period,ip,sym,dso", "--no-inline"],
-                              capture_output=True, text=True, errors="replace", timeout=300,
-                              check=False, stdin=subprocess.DEVNULL, env=_SCRIPT_ENV)
+        if box is not None and box.active:
+            fd = sandboxes.filter_fd()
+            argv = box.wrap(argv, cwd=cwd or Path("/"), writable=(), network=False,
+                            seccomp_fd=fd, git_dir=git_dir, git_config=git_config,
+                            read_only=(*shown, data), masked=masked)
+            env = {**env, "HOME": box.home, "TMPDIR": "/tmp"}
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                              timeout=300, check=False, stdin=subprocess.DEVNULL, env=env,
+                              pass_fds=(fd,) if fd >= 0 else ())
     except subprocess.TimeoutExpired:
         raise TimeProfileError("perf script took longer than 300 s to read a profile") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
     if proc.returncode != 0:
         said = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
         raise TimeProfileError(f"perf script could not read the profile: {said[:200]}")
@@ -309,7 +328,9 @@ def record(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
                             git_dir=git_dir, git_config=git_config, masked=masked)
             if code != 0:
                 failures.append(f"run {done + 1}: exit {code}")
-            script = _script(found.perf, data)
+            script = _script(found.perf, data, box=sandbox, cwd=cwd,
+                             shown=(cwd, *writable), git_dir=git_dir,
+                             git_config=git_config, masked=masked)
             for stack, value in fold(script, wrapper_execs=1 if sandbox.active else 0).items():
                 folded[stack] = folded.get(stack, 0) + value
             data.unlink(missing_ok=True)
