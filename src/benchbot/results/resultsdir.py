@@ -104,7 +104,7 @@ PER_UNIT_RULE_SENTENCE = (
     "interval at alpha / workloads holds no change within ±50%, and slower (faster) when "
     "they moved by parity or more, beyond their own noise, and time points the same way "
     "with an interval that reaches that move; where time's interval stops short of it, "
-    "inconclusive."
+    "inconclusive, unless time called that way by itself (then the call is time's)."
 )
 
 
