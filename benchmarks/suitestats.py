@@ -72,6 +72,11 @@ CASES = (
     Case("memory-bound: time +8%", 1.0, 1.08, "none"),
     Case("memory-bound: time +30%", 1.0, 1.30, "none"),
     Case("counts +5%, time unmoved", 1.05, 1.0, "none"),
+    # time moves the work's way by less than the work (caches, instructions that overlap)
+    Case("work +10%, time +5%", 1.10, 1.05, "slower"),
+    Case("work +49%, time +35%", 1.49, 1.35, "slower"),
+    Case("work -10%, time -6%", 0.90, 0.94, "faster"),
+    Case("counts +5%, time +1%", 1.05, 1.01, "none"),
 )
 DESIGNS: dict[str, dict[str, Any]] = {
     "shipped": {},
@@ -80,6 +85,7 @@ DESIGNS: dict[str, dict[str, Any]] = {
     "level, no limit": {"LEVEL_TIME_LIMIT": math.inf},
     "call: time half as far": {"TIME_SHARE": 0.5},
     "time alone": {"counts": False},
+    "short of the work: inconclusive (before)": {"TIME_CALLS_SHORT": False},
 }
 
 
@@ -162,13 +168,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-pairs", type=int, default=140)
     parser.add_argument("--out", default="suitestats")
+    parser.add_argument("--cases", default="", help="the cases to run, by name, separated by semicolons")
+    parser.add_argument("--designs", default="", help="the designs to run, separated by semicolons")
+    parser.add_argument("--spreads", default="0.12,0.20",
+                        help="the single runs' spreads (log-normal sigma), comma-separated")
     args = parser.parse_args(argv)
+    cases = [c for c in CASES if not args.cases or c.name in args.cases.split(";")]
+    designs = {k: v for k, v in DESIGNS.items() if not args.designs or k in args.designs.split(";")}
     started = time.monotonic()
     table: list[dict[str, Any]] = []
-    for spread in (0.12, 0.20):
+    for spread in (float(v) for v in args.spreads.split(",")):
         for noise in (0.0005, 0.003):
-            for case in CASES:
-                for name, changes in DESIGNS.items():
+            for case in cases:
+                for name, changes in designs.items():
                     rng = np.random.default_rng(args.seed)
                     got: list[tuple[str, int]] = []
                     with design(changes) as use_counts:

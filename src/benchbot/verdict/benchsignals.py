@@ -46,6 +46,10 @@ SAME_BAND_SHARE = 0.5
 # moved at least this share of the counts' move (log scale): 0, the same side is enough.
 # benchmarks/suitestats.py weighs the alternatives.
 TIME_SHARE = 0.0
+# Where time's interval stops short of the work's move on the near side and time called the
+# work's way by its own rule, that call stands, settled by time (``_moved``). False: such a
+# benchmark is inconclusive, as before (benchmarks/suitestats.py weighs both).
+TIME_CALLS_SHORT = True
 CALLS = ("slower", "faster")
 # Time's verdicts the counts do not override: the A/A check failed or aborted, the floor.
 _TIME_FINAL = ("aa_failed", "aa_aborted", "floor")
@@ -221,7 +225,7 @@ def _moved(time: Verdict, counts: Counts) -> Verdict:
     up = counts.ratio > 1
     if (hi < counts.ratio) if up else (lo > counts.ratio):
         # time's interval lies short of the work's move, toward no change or past it
-        if time.outcome == ("slower" if up else "faster"):
+        if TIME_CALLS_SHORT and time.outcome == ("slower" if up else "faster"):
             # time called the work's way by itself, by less than the work moved (caches,
             # instructions that overlap): the call is time's own, with its error control
             return replace(time, settled_by="time",
