@@ -125,8 +125,17 @@ def test_time_that_calls_the_works_way_by_less_than_the_work_keeps_its_own_call(
     assert "less than the work, and calls it by itself" in got.reason
     got = joint(time(0.8, (0.75, 0.85), outcome="faster", code=None), counts(0.6))
     assert (got.outcome, got.settled_by) == ("faster", "time")
-    got = joint(time(1.35, (1.30, 1.40)), counts(1.49))  # time's own rule did not call it
+    # Time moved the work's way for sure (its interval excludes 1) but has not called it
+    # by its own rule yet: measuring goes on, first in the budget, so that it may.
+    got = joint(time(1.35, (1.30, 1.40)), counts(1.49))
+    assert (got.outcome, got.reason_code) == ("inconclusive", "counts_ahead")
+    assert "the same way by less" in got.reason
+    assert sequential.stop_reason(got, None, pairs=22, max_pairs=1000, parity=PARITY) is None
+    assert sequential.pending_change(got)
+    # An interval that holds no change short of the work's move: the veto, and it stops.
+    got = joint(time(1.03, (0.98, 1.09)), counts(1.49))
     assert (got.outcome, got.reason_code) == ("inconclusive", "counts_disagree")
+    assert sequential.stop_reason(got, None, pairs=22, max_pairs=1000, parity=PARITY) == "cannot_help"
 
 
 def test_time_pointing_the_other_way_within_its_interval_waits() -> None:

@@ -214,8 +214,10 @@ def _moved(time: Verdict, counts: Counts) -> Verdict:
     """The work per unit moved by parity or more: a call where time points the same way
     and its interval (at the look's error) reaches the counts' ratio (holds it, or lies
     beyond it: time moved more than the work); time's own call where its interval stops
-    short of the move on the near side and time called the work's way by itself;
-    inconclusive where it stops short otherwise, or while time points the other way."""
+    short of the move on the near side and time called the work's way by itself (while
+    time's interval excludes no change on the work's side without its own call yet:
+    inconclusive, counts_ahead, measuring goes on); inconclusive where it stops short
+    otherwise (counts_disagree: measuring stops), or while time points the other way."""
     assert counts.ratio is not None
     unit = counts.unit or "unit"
     moved = f"the work per {unit} moved {_pct(counts.ratio)}"
@@ -231,6 +233,13 @@ def _moved(time: Verdict, counts: Counts) -> Verdict:
             return replace(time, settled_by="time",
                            reason=f"{moved}; time reads {_pct(time.ratio)} "
                            f"({_interval(time)}), less than the work, and calls it by itself")
+        if TIME_CALLS_SHORT and ((lo > 1) if up else (hi < 1)):
+            # time moved the work's way for sure, by less, and has not called it itself
+            # yet: more pairs may let it (the budget gives it rounds first, as counts_ahead)
+            return replace(time, outcome="inconclusive", reason_code="counts_ahead",
+                           suggested_runs=None, settled_by=None,
+                           reason=f"{moved}; time reads {_pct(time.ratio)} ({_interval(time)}), "
+                           "the same way by less: not yet a call of time's own")
         return replace(time, outcome="inconclusive", reason_code="counts_disagree",
                        suggested_runs=None, settled_by=None,
                        reason=f"{moved}, but time's interval {_interval(time)} stops short of "
