@@ -163,9 +163,10 @@ def _script(perf: str, data: Path, *, box: sandboxes.Sandbox | None = None,
     symbols: untrusted input to perf's ELF reader. So it runs in a sandbox of the arm's own
     view where there is one (``box``: nothing writable, no network, the seccomp filter;
     ``shown``, the directories the profiled runs could write, and the profile's file
-    read-only; ``git_dir``, ``git_config`` and ``masked`` as the runs had them), and gets no environment of benchbot's either way (no
-    token, no HOME of the runner's and so no ~/.perfconfig): a path to find its helpers
-    and the C locale, nothing else (docs/security.md, "Time profiles")."""
+    read-only; ``git_dir``, ``git_config`` and ``masked`` as the runs had them), and gets
+    no environment of benchbot's either way (no token, no HOME of the runner's and so no
+    ~/.perfconfig): a path to find its helpers and the C locale, nothing else
+    (docs/security.md, "Time profiles")."""
     argv = [perf, "script", "-i", str(data), "--show-task-events",
             "-F", "comm,pid,period,ip,sym,dso", "--no-inline"]
     env = dict(_SCRIPT_ENV)
