@@ -78,14 +78,20 @@ def _rank_sum_cdf(n: int) -> tuple[float, ...]:
     return tuple(float(c) for c in np.minimum(np.cumsum(p), 1.0))
 
 
-def apart_bound(n: int, r: int, q: float) -> float:
+def apart_bound(n: int, r: int, q: float, k: int = 0, *, slower: bool = True) -> float:
     """How often timing modes that are no change put n runs of head wholly above (or below)
-    r runs of the reference, at most, where each build lands in each mode in at least a
-    share q of its runs (the premise the 10th percentile rests on, q = 0.1, taken both
-    ways): head's runs must all have landed in the slow mode and the reference's in the
-    fast one (or the mirror image), (1 - q)^(n + r) (docs/verdict.md, "Calls from few
-    pairs")."""
-    return (1.0 - q) ** (n + r) if 0.0 < q < 1.0 else 1.0
+    r runs of the reference, but for at most k runs of the side a slow run spoils, at most,
+    where each build lands in each mode in at least a share q of its runs (the premise the
+    10th percentile rests on, q = 0.1, taken both ways). For a slower call head's runs must
+    all have landed in the slow mode and at most k of the reference's in it, (1 - q)^n
+    P(Bin(r, q) <= k); for a faster call the mirror image, head's slowest k spared, P(Bin(n,
+    q) <= k) (1 - q)^r. With k = 0 both are (1 - q)^(n + r) (docs/verdict.md, "Calls from
+    few pairs")."""
+    if not 0.0 < q < 1.0:
+        return 1.0
+    spared, whole = (r, n) if slower else (n, r)
+    return (1.0 - q) ** whole * sum(math.comb(spared, j) * q ** j * (1.0 - q) ** (spared - j)
+                                    for j in range(k + 1))
 
 
 @functools.lru_cache(maxsize=64)
@@ -94,6 +100,36 @@ def apart_from(q: float, arms: int) -> int:
     runs of head, ``arms`` times n of the reference): where ``apart_bound`` is LOW_ALPHA at
     most, 15 for triplets and 22 for pairs at q = 0.1."""
     return next(n for n in range(1, 100_000) if apart_bound(n, arms * n, q) <= LOW_ALPHA)
+
+
+# The most runs across the runs lying apart may spare (``apart_tiers``).
+APART_SPARED = 4
+
+
+@functools.lru_cache(maxsize=64)
+def apart_tiers(q: float, arms: int, slower: bool) -> tuple[int, ...]:
+    """The fewest pairs from which the runs may lie apart but for k runs of the side a slow
+    run spoils, for k = 0 .. APART_SPARED (k = 0: ``apart_from``). What LOW_ALPHA leaves
+    beyond k = 0's bound at its first pairs is spent half on k = 1, a quarter on k = 2, and
+    so on: each k's event at more pairs lies within its event at its first pairs (more runs
+    can only add runs across), so the chance summed over every k and every look stays within
+    LOW_ALPHA. For triplets at q = 0.1: 15, 28, 34, 38, 43 pairs for a faster call and 15,
+    30, 38, 45, 52 for a slower one (the reference's 2n runs spare dearer than head's n)."""
+    first = apart_from(q, arms)
+    rest = LOW_ALPHA - apart_bound(first, arms * first, q)
+    out = [first]
+    for k in range(1, APART_SPARED + 1):
+        out.append(next(n for n in range(first, 100_000)
+                        if apart_bound(n, arms * n, q, k, slower=slower) <= rest / 2 ** k))
+    return tuple(out)
+
+
+def apart_spared(n: int, q: float, arms: int, slower: bool) -> int | None:
+    """How many runs across n pairs may spare (``apart_tiers``), None: too few pairs for
+    the runs lying apart to call anything."""
+    tiers = apart_tiers(q, arms, slower)
+    allowed = [k for k, first in enumerate(tiers) if n >= first]
+    return max(allowed) if allowed else None
 
 
 def low_bounded_from(q: float) -> int:

@@ -28,9 +28,9 @@ Choices the spec leaves open, made here:
   runs split between a fast and a slow mode look like. Where the best runs moved and the
   ratio did not, the term that held the ratio back is named, as more runs resolve it.
 - Sequential looks below ``low_bounded_from(low_quantile)`` runs a side (51): a change is
-  called only where no run of head reaches the reference's runs (``_apart``), from the
-  runs at which ``apart_bound`` is LOW_ALPHA at most (15 triplets; docs/verdict.md,
-  "Calls from few pairs").
+  called only where the builds' runs lie apart (``_apart``), from the runs at which
+  ``apart_bound`` is LOW_ALPHA at most (15 triplets), and from more pairs but for a few
+  slow runs across (``apart_spared``; docs/verdict.md, "Calls from few pairs").
 
 Why one module of about 730 lines: the rule's decisions read top to bottom in the order
 docs/verdict.md states them (the figures, the decision, the judgement, the reasons in
@@ -52,8 +52,8 @@ from benchbot.verdict.intervals import (
     LOW_ALPHA,
     FloatArray,
     IndexArray,
-    apart_bound,
     apart_from,
+    apart_spared,
     low_bounded_from,
     order_interval,
     triplet_interval,
@@ -296,6 +296,8 @@ class _Figures:
     apart: bool | None = None
     across: int = 0
     apart_from: int = 0  # the fewest pairs from which the runs lying apart may call a change
+    spared: int = 0  # how many runs across these pairs may spare (intervals.apart_spared)
+    ref_runs: int = 0  # the reference's runs (both base arms' in triplets)
 
 
 def _judged_samples(
@@ -437,23 +439,28 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
     apart, across = (None, 0) if bounded else _apart(arms, ys, rule.low_quantile, fig.log_ratio > 0)
     first = 0 if bounded else apart_from(rule.low_quantile, len(arms))
+    spared = 0 if bounded else apart_spared(ys.size, rule.low_quantile, len(arms),
+                                            fig.log_ratio > 0) or 0
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
                    best_ratio=math.exp(log_fastest), log_tail=log_tail, apart=apart, across=across,
-                   apart_from=first)
+                   apart_from=first, spared=spared, ref_runs=sum(a.size for a in arms))
 
 
 def _apart(arms: Sequence[FloatArray], ys: FloatArray, q: float, slower: bool
            ) -> tuple[bool | None, int]:
-    """Whether no run of head reaches the reference's runs the way ``slower`` says (head's
-    fastest above the reference's slowest, or head's slowest below its fastest), and how many
-    of head's runs do reach them; None where the runs are too few for ``apart_bound``."""
+    """Whether the builds' runs lie apart the way ``slower`` says but for the runs across
+    that their pairs may spare (``apart_spared``), and how many are across: for a slower
+    call, the reference's runs at or above head's fastest (a slow run of base's spoils it);
+    for a faster one, head's runs at or above the reference's fastest (a slow run of
+    head's). None where the pairs are too few for even none across."""
     ref = np.concatenate(arms)
-    across = int(np.count_nonzero(ys <= ref.max()) if slower
+    across = int(np.count_nonzero(ref >= ys.min()) if slower
                  else np.count_nonzero(ys >= ref.min()))
-    if apart_bound(ys.size, ref.size, q) > LOW_ALPHA:
+    spared = apart_spared(ys.size, q, len(arms), slower)
+    if spared is None:
         return None, across
-    return across == 0, across
+    return across <= spared, across
 
 
 def _exp(log_value: float | None) -> float | None:
@@ -584,9 +591,11 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
                 reason = (f"{read}the fast runs to confirm it: a change is called from {need} pairs "
                           f"on, or from {fig.apart_from} where the builds' runs do not overlap")
             else:
+                whose = (f"of base's {fig.ref_runs} reach head's fastest" if m > 0
+                         else f"of head's {fig.n} reach base's fastest")
                 reason = (f"{read}the fast runs to confirm it: a change is called from {need} pairs "
-                          f"on, or before where the builds' runs do not overlap ({fig.across} of "
-                          f"head's {fig.n} reach base's)")
+                          f"on, or before where the builds' runs do not overlap ({fig.across} "
+                          f"{whose}; {fig.spared} may at {fig.n} pairs)")
             return replace(verdict, reason_code="few_runs", suggested_runs=need, reason=reason)
     if m > t_log and up:
         return replace(verdict, outcome="slower")
