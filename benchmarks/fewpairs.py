@@ -4,7 +4,7 @@
 
 Before issue 39 a change was called from 51 pairs on only (the 10th percentile's lower
 bound); now, below 51, also where the two builds' runs do not overlap (``intervals.apart_bound``:
-from 15 pairs in triplets). Each repetition draws rounds of base, base again and head and
+from 15 pairs in triplets), and from more pairs where only a few runs do. Each repetition draws rounds of base, base again and head and
 judges them with ``judge`` at the looks of the schedule (10, 15, 22, 34, 51, 76 pairs) as
 one benchmark of a family of 11 (a pytest-benchmark suite's, alpha spent over looks and
 family), stopping at the first call or level, once with the rule before (``stats._apart``
@@ -22,11 +22,19 @@ it costs). Changes: -40%, -12%, +25% (the issue's), +5% and -4%, at run-to-run n
 For each scenario and rule: the share of repetitions called (the right way for a change,
 any way for a null), and for calls the pairs they came at; written to
 ``results/<out>.json`` and printed as the table of benchmarks/README.md.
+
+Each repetition is also judged by issue 39's first rule (``unspared``: apart with no run
+across, from 15 pairs) against the rule now, which from more pairs spares a few runs across
+of the side a slow run spoils (``intervals.apart_tiers``); and with ``--variant-share0`` by
+a variant weighed and not adopted (no run across from 16 pairs, the rest of LOW_ALPHA to the
+spared). Scenarios with rare slow runs (``slow_runs``: a busy host's) show what sparing
+buys; ``--scenarios`` picks a subset.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -44,7 +52,7 @@ if __package__ in (None, ""):
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from benchbot.core.model import ArmRuns, Family, PhaseRuns
-from benchbot.verdict import sequential, stats
+from benchbot.verdict import intervals, sequential, stats
 from benchbot.verdict.judge import Policy, Workload, judge
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -89,6 +97,18 @@ def modes(slow_head: float, slow_base: float, *, width: float = 0.04, gap: float
     return draw
 
 
+def slow_runs(share: float, factor: float = 1.0, sd: float = 0.03) -> Draw:
+    """Runs at noise ``sd``, a share of them (every arm alike) slowed 1.3 to 2.5 times at
+    random: a busy host's neighbour, as this VM's harness runs read on 2026-12-06 (2.5% to
+    30% of runs past 1.25 times their median, at most 2.5 times; benchmarks/README.md,
+    section 17)."""
+    def draw(rng: np.random.Generator, n: int, arm: str) -> np.ndarray:
+        f = factor if arm == "head" else 1.0
+        slow = np.where(rng.random(n) < share, rng.uniform(1.3, 2.5, n), 1.0)
+        return RUN_NS * f * slow * np.exp(rng.normal(0.0, sd, n))
+    return draw
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("aa3", "identical, noise 3%", plain(1.0, 0.03), "same"),
     Scenario("aa-skew", "identical, noise only adds time (5% on average)",
@@ -108,7 +128,17 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("m4", "-4%, noise 1%", plain(0.96, 0.01), "faster"),
     Scenario("m40-modes", "-40%, timing modes alike (50% slow, +25%)",
              modes(0.5, 0.5, factor=0.60), "faster"),
+    Scenario("aa-slow5", "identical, 5% of runs 1.3-2.5x slow", slow_runs(0.05), "same"),
+    Scenario("aa-slow10", "identical, 10% of runs 1.3-2.5x slow", slow_runs(0.10), "same"),
+    Scenario("m40-slow5", "-40%, 5% of runs slow", slow_runs(0.05, 0.60), "faster"),
+    Scenario("m12-slow5", "-12%, 5% of runs slow", slow_runs(0.05, 0.88), "faster"),
+    Scenario("p25-slow5", "+25%, 5% of runs slow", slow_runs(0.05, 1.25), "slower"),
+    Scenario("m40-slow10", "-40%, 10% of runs slow", slow_runs(0.10, 0.60), "faster"),
+    Scenario("p25-slow10", "+25%, 10% of runs slow", slow_runs(0.10, 1.25), "slower"),
 )
+# A variant weighed (--variant-share0): no run across from the pairs where it takes this
+# share of LOW_ALPHA (0.64: 16 triplets), the rest halved over k = 1 .. APART_SPARED.
+VARIANT_SHARE0 = 0.64
 
 
 def _arm(values: np.ndarray) -> ArmRuns:
@@ -126,6 +156,43 @@ def rule_before() -> Iterator[None]:
         yield
     finally:
         stats._apart = saved
+
+
+@contextmanager
+def spared_by(spared: Callable[[int, float, int, bool], int | None]) -> Iterator[None]:
+    """Judge with ``stats.apart_spared`` replaced: how many runs across n pairs may spare."""
+    names = vars(stats)  # the name stats imported from intervals, which _apart looks up
+    saved = names["apart_spared"]
+    names["apart_spared"] = spared
+    try:
+        yield
+    finally:
+        names["apart_spared"] = saved
+
+
+def unspared(n: int, q: float, arms: int, slower: bool) -> int | None:
+    """Issue 39's first rule: no run across, from ``apart_from``'s pairs, whatever more."""
+    return 0 if n >= intervals.apart_from(q, arms) else None
+
+
+def variant_tiers(q: float, arms: int, slower: bool, share0: float) -> tuple[int, ...]:
+    """``intervals.apart_tiers`` with k = 0 at ``share0`` of LOW_ALPHA, not all of it."""
+    alpha = intervals.LOW_ALPHA
+    first = next(n for n in range(1, 10_000)
+                 if intervals.apart_bound(n, arms * n, q) <= share0 * alpha)
+    rest = alpha - intervals.apart_bound(first, arms * first, q)
+    out = [first]
+    for k in range(1, intervals.APART_SPARED + 1):
+        out.append(next(n for n in range(first, 10_000)
+                        if intervals.apart_bound(n, arms * n, q, k, slower=slower) <= rest / 2 ** k))
+    return tuple(out)
+
+
+def variant(share0: float) -> Callable[[int, float, int, bool], int | None]:
+    def spared(n: int, q: float, arms: int, slower: bool) -> int | None:
+        allowed = [k for k, first in enumerate(variant_tiers(q, arms, slower, share0)) if n >= first]
+        return max(allowed) if allowed else None
+    return spared
 
 
 def sequence(base: np.ndarray, again: np.ndarray, head: np.ndarray, seed: int
@@ -148,20 +215,31 @@ def sequence(base: np.ndarray, again: np.ndarray, head: np.ndarray, seed: int
     return outcome, pairs
 
 
-def study(reps: int) -> dict[str, dict[str, object]]:
+def study(reps: int, keys: set[str] | None = None, share0: float | None = None
+          ) -> dict[str, dict[str, object]]:
+    """Each scenario's repetitions judged by every rule on the same runs: ``before`` (no
+    call below 51 pairs), ``unspared`` (issue 39's first rule: apart with no run across),
+    ``now`` (the rule as shipped) and, with ``share0``, the variant."""
     out: dict[str, dict[str, object]] = {}
     for s in SCENARIOS:
+        if keys is not None and s.key not in keys:
+            continue
         rng = np.random.default_rng(zlib.crc32(s.key.encode()))
-        rows: dict[str, list[tuple[str, int]]] = {"before": [], "now": []}
+        rules: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
+            "before": rule_before, "unspared": lambda: spared_by(unspared),
+            "now": contextlib.nullcontext}
+        if share0 is not None:
+            rules["variant"] = lambda: spared_by(variant(share0))
+        rows: dict[str, list[tuple[str, int]]] = {name: [] for name in rules}
         for rep in range(reps):
             base, again, head = (s.draw(rng, MOST, arm) for arm in ("base", "again", "head"))
-            with rule_before():
-                rows["before"].append(sequence(base, again, head, rep))
-            rows["now"].append(sequence(base, again, head, rep))
+            for name, rule in rules.items():
+                with rule():
+                    rows[name].append(sequence(base, again, head, rep))
         out[s.key] = {"what": s.what, "truth": s.truth, "reps": reps,
                       **{rule: _tally(r, s.truth) for rule, r in rows.items()}}
-        print(f"{time.strftime('%H:%M:%S')} {s.what}: before {out[s.key]['before']}, "
-              f"now {out[s.key]['now']}", flush=True)
+        print(f"{time.strftime('%H:%M:%S')} {s.what}: "
+              + ", ".join(f"{rule} {out[s.key][rule]}" for rule in rows), flush=True)
     return out
 
 
@@ -170,6 +248,7 @@ def _tally(rows: list[tuple[str, int]], truth: str) -> dict[str, object]:
     right = [n for o, n in calls if o == truth]
     return {"calls": len(calls), "right": len(right), "level": sum(o == "level" for o, _ in rows),
             "by15": sum(n <= 15 for n in right), "by22": sum(n <= 22 for n in right),
+            "by34": sum(n <= 34 for n in right),
             "pairs_median": statistics.median(right) if right else None}
 
 
@@ -183,6 +262,28 @@ def _false(t: dict[str, object], truth: object) -> int:
     calls, right = t["calls"], t["right"]
     assert isinstance(calls, int) and isinstance(right, int)
     return calls if truth == "same" else calls - right
+
+
+def _cell34(t: dict[str, object], reps: object, truth: object) -> str:
+    if truth == "same":
+        return "–"
+    return f"{t['right']}/{reps} ({t['by15']} / {t['by22']} / {t.get('by34')}), {t['pairs_median']}"
+
+
+def spared_table(doc: dict[str, dict[str, object]]) -> str:
+    """The runs across spared (now) against none spared, and the variant where it ran."""
+    rules = [r for r in ("unspared", "now", "variant") if any(r in row for row in doc.values())]
+    lines = ["| scenario | truth | " + " | ".join(
+        f"{r}: called (by 15 / 22 / 34 pairs), median pairs" for r in rules)
+        + " | false " + " / ".join(rules) + " |", "|---|---|" + "---|" * (len(rules) + 1)]
+    for row in doc.values():
+        tallies = [row.get(r) for r in rules]
+        if not all(isinstance(t, dict) for t in tallies):
+            continue
+        cells = [_cell34(t, row["reps"], row["truth"]) for t in tallies]  # type: ignore[arg-type]
+        false = " / ".join(str(_false(t, row["truth"])) for t in tallies)  # type: ignore[arg-type]
+        lines.append(f"| {row['what']} | {row['truth']} | " + " | ".join(cells) + f" | {false} |")
+    return "\n".join(lines)
 
 
 def table(doc: dict[str, dict[str, object]]) -> str:
@@ -201,19 +302,37 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--out", default="fewpairs-sim")
-    parser.add_argument("--summary", action="store_true", help="print the table and stop")
+    parser.add_argument("--summary", action="store_true", help="print the tables and stop")
+    parser.add_argument("--scenarios", default=None, metavar="KEYS",
+                        help="comma-separated scenario keys (default: all)")
+    parser.add_argument("--variant-share0", type=float, default=None, metavar="S",
+                        help=f"judge by the variant too: k = 0 at S of LOW_ALPHA (weighed: "
+                             f"{VARIANT_SHARE0})")
     args = parser.parse_args(argv)
     path = RESULTS / f"{args.out}.json"
     if args.summary:
-        print(table(json.loads(path.read_text())["scenarios"]))
+        scenarios = json.loads(path.read_text())["scenarios"]
+        print(table(scenarios))
+        if any("unspared" in row for row in scenarios.values()):
+            print()
+            print(spared_table(scenarios))
         return 0
     start = time.monotonic()
-    doc = study(args.reps)
-    path.write_text(json.dumps({"meta": {"reps": args.reps, "family": FAMILY, "looks":
-                                         list(sequential.looks(MOST)),
-                                         "seconds": round(time.monotonic() - start)},
-                                "scenarios": doc}, indent=1) + "\n")
+    keys = set(args.scenarios.split(",")) if args.scenarios else None
+    doc = study(args.reps, keys, args.variant_share0)
+    meta: dict[str, object] = {
+        "reps": args.reps, "family": FAMILY, "looks": list(sequential.looks(MOST)),
+        "seconds": round(time.monotonic() - start),
+        "spared": {"faster": list(intervals.apart_tiers(0.1, 2, False)),
+                   "slower": list(intervals.apart_tiers(0.1, 2, True))}}
+    if args.variant_share0 is not None:
+        meta["variant"] = {"share0": args.variant_share0,
+                           "faster": list(variant_tiers(0.1, 2, False, args.variant_share0)),
+                           "slower": list(variant_tiers(0.1, 2, True, args.variant_share0))}
+    path.write_text(json.dumps({"meta": meta, "scenarios": doc}, indent=1) + "\n")
     print(table(doc))
+    print()
+    print(spared_table(doc))
     return 0
 
 
