@@ -92,7 +92,7 @@ SEQUENTIAL_RULE_SENTENCE = (
     "and the 10th- and 5th-percentile ratios of single runs and the best-run ratio each "
     "leave max(parity, floor/base's 10th percentile) the same way, the percentiles at "
     "least 0.6 and the best runs at least half as far, from 51 pairs on (from 15 where no "
-    "run of head reaches base's runs); level when the "
+    "run of head reaches base's runs, from 28 where only a few slow runs do); level when the "
     "whole interval lies inside the parity band and the A/A noise within parity. Each "
     "look's median interval is distribution-free and spends a share of alpha, so that all "
     "looks of all workloads together err at most alpha."
