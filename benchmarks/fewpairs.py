@@ -177,15 +177,9 @@ def unspared(n: int, q: float, arms: int, slower: bool) -> int | None:
 
 def variant_tiers(q: float, arms: int, slower: bool, share0: float) -> tuple[int, ...]:
     """``intervals.apart_tiers`` with k = 0 at ``share0`` of LOW_ALPHA, not all of it."""
-    alpha = intervals.LOW_ALPHA
     first = next(n for n in range(1, 10_000)
-                 if intervals.apart_bound(n, arms * n, q) <= share0 * alpha)
-    rest = alpha - intervals.apart_bound(first, arms * first, q)
-    out = [first]
-    for k in range(1, intervals.APART_SPARED + 1):
-        out.append(next(n for n in range(first, 10_000)
-                        if intervals.apart_bound(n, arms * n, q, k, slower=slower) <= rest / 2 ** k))
-    return tuple(out)
+                 if intervals.apart_bound(n, arms * n, q) <= share0 * intervals.LOW_ALPHA)
+    return intervals.spared_from(q, arms, slower, first)
 
 
 def variant(share0: float) -> Callable[[int, float, int, bool], int | None]:

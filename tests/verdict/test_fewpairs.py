@@ -170,29 +170,30 @@ def test_timing_modes_at_the_premise_s_corner_lie_apart_about_as_often_as_it_say
     the runs of 15 triplets lie apart (head's above all 30 of base's) only where head's
     all landed slow and base's all fast, (0.9)^45 = 0.9% of the time; within a mode
     nothing separates them. Counted over 4,000 draws: about that, and below 1.5%."""
-    rng = np.random.default_rng(2026)
-    n, apart = 15, 0
-    draws = 4000
-    for _ in range(draws):
-        def runs(slow: float, k: int) -> np.ndarray:
-            return np.where(rng.random(k) < slow, 1.25, 1.0) * (1 + rng.exponential(0.005, k))
-        base, head = runs(0.1, 2 * n), runs(0.9, n)
-        got, _ = stats._apart([base[:n], base[n:]], head, 0.1, True)
-        apart += bool(got)
-    assert 0.004 < apart / draws < 0.015, apart
+    share = _corner_apart(2026, 15, head_slow=0.9, base_slow=0.1, slower=True)
+    assert 0.004 < share < 0.015, share
 
 
 def test_timing_modes_at_the_corner_lie_apart_but_for_the_spared_as_rarely_as_the_bound_says() -> None:
     """The corner mirrored for a faster call (head slow in 10% of its runs, base in 90%):
     at 34 pairs two of head's runs across are spared, which the modes allow in at most
     apart_bound(34, 68, 0.1, 2) = 0.025% of draws; counted over 4,000 draws, under 0.3%."""
-    rng = np.random.default_rng(2027)
-    n, draws, apart = 34, 4000, 0
-    assert intervals.apart_spared(n, 0.1, 2, False) == 2
+    assert intervals.apart_spared(34, 0.1, 2, False) == 2
+    share = _corner_apart(2027, 34, head_slow=0.1, base_slow=0.9, slower=False)
+    assert share < 0.003, share
+
+
+def _corner_apart(seed: int, n: int, *, head_slow: float, base_slow: float, slower: bool,
+                  draws: int = 4000) -> float:
+    """The share of ``draws`` of n triplets, in two modes 25% apart (each 1% wide), that
+    ``stats._apart`` finds lying apart the way ``slower`` says."""
+    rng = np.random.default_rng(seed)
+
+    def runs(slow: float, k: int) -> np.ndarray:
+        return np.where(rng.random(k) < slow, 1.25, 1.0) * (1 + rng.exponential(0.005, k))
+    apart = 0
     for _ in range(draws):
-        def runs(slow: float, k: int) -> np.ndarray:
-            return np.where(rng.random(k) < slow, 1.25, 1.0) * (1 + rng.exponential(0.005, k))
-        base, head = runs(0.9, 2 * n), runs(0.1, n)
-        got, _ = stats._apart([base[:n], base[n:]], head, 0.1, False)
+        base, head = runs(base_slow, 2 * n), runs(head_slow, n)
+        got, _ = stats._apart([base[:n], base[n:]], head, 0.1, slower)
         apart += bool(got)
-    assert apart / draws < 0.003, apart
+    return apart / draws

@@ -115,7 +115,13 @@ def apart_tiers(q: float, arms: int, slower: bool) -> tuple[int, ...]:
     can only add runs across), so the chance summed over every k and every look stays within
     LOW_ALPHA. For triplets at q = 0.1: 15, 28, 34, 38, 43 pairs for a faster call and 15,
     30, 38, 45, 52 for a slower one (the reference's 2n runs spare dearer than head's n)."""
-    first = apart_from(q, arms)
+    return spared_from(q, arms, slower, apart_from(q, arms))
+
+
+@functools.lru_cache(maxsize=64)
+def spared_from(q: float, arms: int, slower: bool, first: int) -> tuple[int, ...]:
+    """``apart_tiers`` with k = 0 from ``first`` pairs: what LOW_ALPHA leaves beyond its
+    bound there, halved for each further k."""
     rest = LOW_ALPHA - apart_bound(first, arms * first, q)
     out = [first]
     for k in range(1, APART_SPARED + 1):
