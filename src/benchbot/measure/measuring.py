@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from benchbot.config.config import WorkloadConfig
@@ -183,6 +184,7 @@ class Sequential:
         self._triplet_cache: dict[str, tuple[int, float]] = {}  # name: (pairs, seconds)
         self._per_run = (float("-inf"), 0.0)  # (when, seconds a run) for the progress
         self._reach_noted = False  # the note on the pairs the budget reaches, said once
+        self._aside_noted: set[str] = set()  # workloads set aside for a pending change, said
 
     @property
     def deadline(self) -> float:
@@ -402,9 +404,18 @@ class Sequential:
         best runs' interval narrows by jumps rather than steadily; then the others, nearest
         to a decision first, each to its next look. While the budget lasts every workload
         goes on; when it runs short, a pending change keeps its rounds and a workload whose
-        next look it cannot pay for waits."""
+        next look it cannot pay for waits. While a change is pending, a workload the rest
+        of the budget could not settle even were it measured alone (``_out_of_reach``)
+        waits too: its rounds would change nothing the report says, and the pending change
+        needs them (a slow harness's few pending benchmarks run alone, at a third of the
+        time of a run of them all)."""
         left = self.deadline - self.ctx.clock()
         pending = {n for n in active if sequential.pending_change(self.verdicts[n])}
+        if pending:
+            aside = [n for n in active if n not in pending and self._out_of_reach(n, left)]
+            if aside:
+                self._note_aside(aside, pending)
+                active = [n for n in active if n not in aside]
         order = sorted(active, key=lambda n: (n in self.estimating, n not in pending,
                                               self._cost_to_settle(n)))
         chosen: list[str] = []
@@ -416,6 +427,32 @@ class Sequential:
             chosen.append(name)
             spent += cost
         return [n for n in self.names if n in chosen]  # rounds keep the config's order
+
+    def _out_of_reach(self, name: str, left: float) -> bool:
+        """Judged inconclusive, and needing more pairs to settle than ``left`` seconds
+        would give it were it the only workload measured (or than max_runs), at the
+        interval's own pace of narrowing (``sequential.pairs_to_settle_uncapped``, the
+        report's figure); never a called change measured on for its estimate."""
+        verdict = self.verdicts[name]
+        if name in self.estimating or verdict is None or verdict.outcome != "inconclusive":
+            return False
+        w, pairs = self.by_name[name], self.triplets.results[name].pairs
+        need = sequential.pairs_to_settle_uncapped(verdict, w.parity)
+        reach = min(w.max_runs, pairs + int(max(0.0, left) / max(self._alone_s(name), 1e-9)))
+        return need > reach
+
+    def _note_aside(self, aside: Sequence[str], pending: Set[str]) -> None:
+        """The progress's line, once for each workload set aside."""
+        new = [n for n in aside if n not in self._aside_noted]
+        if not new:
+            return
+        self._aside_noted.update(new)
+        which = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+        waiting = ", ".join(n for n in self.names if n in pending)
+        self.ctx.reporter.note(
+            f"{len(new)} workload{'s' if len(new) > 1 else ''} ({which}) would need more pairs "
+            f"than the budget left could give {'them' if len(new) > 1 else 'it'}: the rounds "
+            f"go to the change{'s' if len(pending) > 1 else ''} pending in {waiting}")
 
     def _cost_to_look(self, name: str, *, ahead: int = 1) -> float:
         """Seconds until this workload's ``ahead``-th look from now (a call measured on for
@@ -448,6 +485,11 @@ class Sequential:
         eighth since the last time, as sorting every arm's runs after every run cost up
         to 8 ms between runs (20 workloads at 1,000 pairs)."""
         result = self.triplets.results[name]
+        suite = self.by_name[name].suite
+        if suite is not None and suite in self.triplets.pace:
+            # A suite's benchmark: its share of a run of the benchmarks its last run served.
+            share = self.triplets.served.get(name, 1)
+            return 3 * (self._harness_s(suite, share) + PER_RUN_OVERHEAD_S) / share
         pairs = result.pairs
         cached = self._triplet_cache.get(name)
         if cached is not None and pairs < cached[0] + max(1, cached[0] // 8):
@@ -455,14 +497,35 @@ class Sequential:
         walls = [_median(s.wall_ns) for s in (result.base, result.again, result.head) if s.wall_ns]
         if len(walls) < 3:
             return 3 * (self.warmup_s.get(name, 0.01) + PER_RUN_OVERHEAD_S)
-        # A suite's benchmark: its share of the harness's runs, which serve them all.
-        share = self.triplets.served.get(name, 1)
-        seconds = (sum(walls) / 1e9 + 3 * PER_RUN_OVERHEAD_S) / share
+        seconds = sum(walls) / 1e9 + 3 * PER_RUN_OVERHEAD_S
         self._triplet_cache[name] = (pairs, seconds)
         return seconds
 
+    def _harness_s(self, suite: str, served: int) -> float:
+        seconds = self.triplets.pace[suite].seconds(served)
+        return 0.0 if seconds is None else seconds
+
     def _round_s(self, names: Sequence[str]) -> float:
-        return sum(self._triplet_s(n) for n in names)
+        """Seconds a round of these workloads takes: a suite's benchmarks among them at the
+        pace of one harness run per arm serving them all (``HarnessPace``)."""
+        seconds, suites = 0.0, Counter[str]()
+        for name in names:
+            suite = self.by_name[name].suite
+            if suite is not None and suite in self.triplets.pace:
+                suites[suite] += 1
+            else:
+                seconds += self._triplet_s(name)
+        for suite, served in suites.items():
+            seconds += 3 * (self._harness_s(suite, served) + PER_RUN_OVERHEAD_S)
+        return seconds
+
+    def _alone_s(self, name: str) -> float:
+        """Seconds a triplet of this workload would take were it the only one measured (a
+        suite's benchmark: a harness run serving it alone)."""
+        suite = self.by_name[name].suite
+        if suite is not None and suite in self.triplets.pace:
+            return 3 * (self._harness_s(suite, 1) + PER_RUN_OVERHEAD_S)
+        return self._triplet_s(name)
 
     def _warm_up(self) -> None:
         for name in self.names:

@@ -10,6 +10,7 @@ Terms). One run of one arm is runner's.
 from __future__ import annotations
 
 import random
+import statistics
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -368,6 +369,51 @@ def _cut(samples: ArmSamples, n: int) -> ArmSamples:
                       allocs_op=samples.allocs_op[:n])
 
 
+class HarnessPace:
+    """How long one run of a suite's harness takes by how many of its benchmarks it serves.
+
+    A harness run has a start of its own (the interpreter, pytest's collection, loading
+    the binary) besides each benchmark's work, so a run of the 3 benchmarks still waiting
+    takes more than 3/11 of a run of all 11 (pytest-benchmark: about 3 s against 7 s).
+    The budget plans a round of the benchmarks it admits from this, not from the time of
+    a run of all of them shared out. A count not yet run is read off a line through the
+    counts run (a start and a cost a benchmark, neither below 0); with one count run only,
+    in proportion to it, which errs short until the fewer benchmarks have run once."""
+
+    KEEP = 32  # the latest runs kept for each count: the pace follows the machine
+
+    def __init__(self) -> None:
+        self._walls: dict[int, deque[float]] = {}
+        self._medians: dict[int, float] = {}
+
+    def add(self, served: int, seconds: float) -> None:
+        """One harness run that served ``served`` benchmarks took ``seconds``."""
+        self._walls.setdefault(served, deque(maxlen=self.KEEP)).append(seconds)
+        self._medians.pop(served, None)
+
+    def seconds(self, served: int) -> float | None:
+        """A run serving ``served`` benchmarks, in seconds; None before any run."""
+        if not self._walls:
+            return None
+        if served in self._walls:
+            return self._median(served)
+        seen = [(k, self._median(k)) for k in sorted(self._walls)]
+        if len(seen) == 1:
+            k, s = seen[0]
+            return s * served / k
+        mean_k = sum(k for k, _ in seen) / len(seen)
+        mean_s = sum(s for _, s in seen) / len(seen)
+        spread = sum((k - mean_k) ** 2 for k, _ in seen)
+        per = max(0.0, sum((k - mean_k) * (s - mean_s) for k, s in seen) / spread)
+        start = max(0.0, mean_s - per * mean_k)
+        return start + per * served
+
+    def _median(self, served: int) -> float:
+        if served not in self._medians:
+            self._medians[served] = statistics.median(self._walls[served])
+        return self._medians[served]
+
+
 def _before(order: str, a: str, b: str) -> str:
     return "AB" if order.index(a) < order.index(b) else "BA"
 
@@ -397,6 +443,7 @@ class Triplets:
         # A suite's benchmark: how many benchmarks its last run of the harness served (the
         # run's time is theirs together).
         self.served: dict[str, int] = {}
+        self.pace: dict[str, HarnessPace] = {}  # suite: its harness runs' time by benchmarks served
 
     def warm_up(self, names: Sequence[str]) -> None:
         """Each arm's warm-ups (at least one: a fresh build's first run is never kept); not
@@ -456,7 +503,12 @@ class Triplets:
                 self.runs += 1
                 if progress is not None:
                     progress(served[0])
-            said = [said_of(raw) for raw in raws] if self._by_name[served[0]].suite is not None else []
+            suite = self._by_name[served[0]].suite
+            said = [said_of(raw) for raw in raws] if suite is not None else []
+            if suite is not None:
+                pace = self.pace.setdefault(suite, HarnessPace())
+                for raw in raws:
+                    pace.add(len(served), raw.wall_ns / 1e9)
             share = sum(raw.wall_ns for raw in raws) / 1e9 / len(served)
             for name in served:
                 w, result = self._by_name[name], self.results[name]
