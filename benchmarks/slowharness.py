@@ -16,7 +16,8 @@ Three plannings of the same runs (the same seeds):
 
 - **before**: a suite's triplet priced as its runs' median wall shared among the benchmarks
   its last run served, and every workload goes on while the budget carries it to its next
-  look (code before ``fa51367``, restored here for the comparison);
+  look (code before ``fa51367``, restored here for the comparison, less its cache of the
+  medians);
 - **pace**: a round priced by ``rounds.HarnessPace`` (a harness run by the benchmarks it
   serves), the admission as before;
 - **now**: the pace, and while a change is pending, a benchmark whose median is within

@@ -7,11 +7,18 @@
   workload still measuring, judged at a fixed schedule of looks until each is settled,
   cannot be helped by more runs, reaches ``max_runs``, or the budget is spent
   (``sequential``). While the budget cannot carry every workload to a decision, the
-  rounds go to a change not yet confirmed first, then to the workloads nearest to one.
+  rounds go to a change not yet confirmed first, then to the workloads nearest to one;
+  while a change waits, a workload whose median reads no change and that the budget could
+  not settle anyway waits too. A round is priced at the pace its runs take (a suite's
+  harness by the benchmarks a run serves: ``rounds.HarnessPace``).
   A change called at n pairs, and a program's level settled at n, is measured on to
   ``sequential.estimate_pairs(n)``, then as ``sequential.estimate_until`` says, for its
   estimate alone (its verdict judged on the first n: ``Measured.called``), after every
   workload not yet settled.
+
+Why one module of about 650 lines: both designs and the sequential loop's budget share the
+same records (``Measured``) and are read in the order a comparison runs them; the budget's
+pricing and admission are the loop's own state, split off they would reach back into it.
 """
 
 from __future__ import annotations
@@ -404,11 +411,11 @@ class Sequential:
         best runs' interval narrows by jumps rather than steadily; then the others, nearest
         to a decision first, each to its next look. While the budget lasts every workload
         goes on; when it runs short, a pending change keeps its rounds and a workload whose
-        next look it cannot pay for waits. While a change is pending, a workload the rest
-        of the budget could not settle even were it measured alone (``_out_of_reach``)
-        waits too: its rounds would change nothing the report says, and the pending change
-        needs them (a slow harness's few pending benchmarks run alone, at a third of the
-        time of a run of them all)."""
+        next look it cannot pay for waits. While a change is pending, a workload whose
+        median reads no change and that the rest of the budget could not settle even were
+        it measured alone (``_out_of_reach``) waits too: its rounds would change nothing
+        the report says, and the pending change needs them (a slow harness's few pending
+        benchmarks run alone, at a third of the time of a run of them all)."""
         left = self.deadline - self.ctx.clock()
         pending = {n for n in active if sequential.pending_change(self.verdicts[n])}
         if pending:

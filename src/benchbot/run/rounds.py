@@ -5,6 +5,10 @@ again and head for the sequential rule), and the counted runs apart from the tim
 (counted_runs). Rounds are the outer loop: every workload gets one pair per round, so a
 slow drift of the machine reaches every workload and both arms alike (docs/verdict.md,
 Terms). One run of one arm is runner's.
+
+Why one module of about 600 lines: the three ways of making rounds share how a run is
+spawned, grouped and accepted (``_spawn_groups``, ``_accept``), and a suite's harness
+serves several workloads in each of them.
 """
 
 from __future__ import annotations
