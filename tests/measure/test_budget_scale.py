@@ -11,6 +11,7 @@ every workload, happens at the looks only, not after every round.
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -141,13 +142,23 @@ def document(config: Config, measured: Measured) -> Results:
 def test_a_ten_minute_budget_over_500_workloads_reaches_every_first_look(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # 500 workloads of 10 ms runs: a round of all of them takes 15 s, ten minutes about
-    # 35 rounds. Every workload gets to its first looks; the planted changes are called.
+    # 35 rounds. Every workload gets to its first looks, but for those set aside while a
+    # change was pending: their medians read no change and no budget could settle them
+    # (past max_runs: here five of the ten very noisy ones, and three at about 1,030
+    # pairs); the planted changes are called.
     config, measured, judged = measure(500, 0.01, monkeypatch)
-    pairs = [m.pairs for m in measured.measuring.values()]
-    assert min(pairs) >= 22  # the third look at least, for every workload
     stopped = Counter(m.stopped for m in measured.measuring.values())
     assert set(stopped) <= {"settled", "budget", "cannot_help"}
     final = judge(measured.workloads(config), policy(config, 1)).workloads
+    short = {n: m for n, m in measured.measuring.items() if m.pairs < 22}  # the third look
+    assert 0 < len(short) <= 12 and min(m.pairs for m in short.values()) >= 10
+    assert any(int(n[1:]) % 50 == 3 for n in short)  # a very noisy one among them
+    for name, m in short.items():
+        v = final[name].ab
+        assert v is not None and v.outcome == "inconclusive" and v.ratio is not None
+        assert abs(math.log(v.ratio)) <= math.log1p(config.workloads[0].parity)
+        assert m.stopped == "budget" and m.settle_pairs is not None
+        assert m.settle_pairs > config.workloads[0].max_runs
     for name, m in measured.measuring.items():
         verdict = final[name].ab
         if m.stopped == "budget" and verdict is not None and verdict.outcome == "inconclusive":
