@@ -71,9 +71,12 @@ def _compare(repo: Path, budget_s: float, log: io.StringIO | None = None,
 def test_a_pending_change_keeps_its_rounds_when_the_budget_runs_short(make_repo: MakeRepo) -> None:
     # In rounds that take every workload in turn, 3 s buy about 35 triplets each, short
     # of the 51 pairs from which a change is called; given the budget first, the change
-    # reaches them while the noisy workloads, far from settling, wait.
+    # reaches them while the noisy workloads, far from settling, wait (and have what is
+    # left once it is called: how much depends on whether profiles keep a share of the
+    # budget, that is on valgrind being installed).
     repo = make_repo({"benchbot.yml": CONFIG})
-    doc = _compare(repo, budget_s=3.0)
+    log = io.StringIO()
+    doc = _compare(repo, budget_s=3.0, log=log)
     by_name = {b.name: b for b in doc.benchmarks}
     change = by_name["change"]
     assert change.measuring is not None
@@ -83,7 +86,12 @@ def test_a_pending_change_keeps_its_rounds_when_the_budget_runs_short(make_repo:
         b = by_name[name]
         assert b.measuring is not None and b.measuring.stopped == "budget"
         assert b.verdict.outcome == "inconclusive"  # never a call on unchanged builds
-        assert b.measuring.pairs < change.measuring.pairs
+    # the progress says which waited for it (those whose medians read no change)
+    said = re.findall(r"benchbot: \d+ workloads? \((.*?)\) would need more pairs than the budget "
+                      r"left could give (?:them|it): the rounds go to the change pending in "
+                      r"change\n", log.getvalue())
+    assert said, log.getvalue()
+    assert set(", ".join(said).split(", ")) <= {"noisy1", "noisy2"}
 
 
 def test_with_budget_enough_every_workload_goes_on(make_repo: MakeRepo) -> None:
