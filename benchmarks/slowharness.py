@@ -36,7 +36,6 @@ import contextlib
 import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +54,7 @@ from benchbot.harness import formats
 from benchbot.measure import engine, measuring
 from benchbot.measure.context import PER_RUN_OVERHEAD_S
 from benchbot.run.runner import RawRun, SpawnRequest
+from benchmarks import countcost
 from tests.clock import FakeClock
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -109,25 +109,6 @@ class Harness:
         self.clock.advance(wall)
         return RawRun(wall_ns=int(wall * 1e9), cpu_ns=int(wall * 1e9), maxrss_kib=1,
                       returncode=0, report=formats.parse("go", "\n".join(lines) + "\nPASS\n"))
-
-
-def _repo() -> Path:
-    where = Path(tempfile.mkdtemp(prefix="slowharness-"))
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(where), *args], check=True, capture_output=True)
-
-    git("init", "-q", "-b", "main")
-    git("config", "user.email", "bench@example.invalid")
-    git("config", "user.name", "bench")
-    (where / "benchbot.yml").write_text(CONFIG)
-    git("add", "-A")
-    git("commit", "-qm", "base")
-    git("branch", "base")
-    (where / "README").write_text("head\n")
-    git("add", "-A")
-    git("commit", "-qm", "head")
-    return where
 
 
 # --- the planning before fa51367, restored for the comparison ------------------------------
@@ -215,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     bursts = [float(b) for b in args.bursts.split(",")]
     identical_reps = args.reps if args.identical_reps is None else args.identical_reps
-    repo = _repo()
+    # base tagged, and a head that changes a README only (the harness decides what differs)
+    repo = countcost._make_repo(Path(tempfile.mkdtemp(prefix="slowharness-")))(
+        {"benchbot.yml": CONFIG}, {"README": "head\n"})
     started = time.monotonic()
     table: dict[str, Any] = {}
     for burst in bursts:
