@@ -26,6 +26,7 @@ from benchbot.measure import engine
 from benchbot.measure.progress import TerminalReporter
 from benchbot.run.rounds import HarnessPace
 from benchbot.run.runner import RawRun, SpawnRequest
+from benchbot.sandbox import counting
 from tests.clock import FakeClock
 from tests.conftest import MakeRepo
 
@@ -53,9 +54,10 @@ class SlowStart:
     times as long, so that their medians read no change and hundreds of pairs would not
     settle them."""
 
-    def __init__(self, clock: FakeClock, hidden: float = 1.0) -> None:
+    def __init__(self, clock: FakeClock, hidden: float = 1.0, change: float = 1.25) -> None:
         self.clock = clock
         self.hidden = hidden  # head's factor for BenchmarkSame0 (1: the same as base)
+        self.change = change  # and for BenchmarkChange
         self.rng = np.random.default_rng(17)
         self.base_runs = 0
         self.served: list[int] = []  # the benchmarks each run served
@@ -71,7 +73,7 @@ class SlowStart:
             if name == CHANGE:
                 self.base_runs += not head
                 slow = 1.3 if not head and self.base_runs % 10 == 0 else 1.0
-                ns = 10_000 * (1.25 if head else slow) * self.rng.lognormal(0.0, 0.01)
+                ns = 10_000 * (self.change if head else slow) * self.rng.lognormal(0.0, 0.01)
             else:  # a third of runs slowed by 1.3-2.5 times, in either build alike
                 slowed = self.rng.uniform(1.3, 2.5) if self.rng.random() < 1 / 3 else 1.0
                 ns = 10_000 * slowed * self.rng.lognormal(0.0, 0.003)
@@ -84,9 +86,9 @@ class SlowStart:
 
 
 def _compare(repo: Path, budget_s: float, log: io.StringIO,
-             hidden: float = 1.0) -> tuple[Results, SlowStart]:
+             hidden: float = 1.0, change: float = 1.25) -> tuple[Results, SlowStart]:
     clock = FakeClock()
-    fake = SlowStart(clock, hidden)
+    fake = SlowStart(clock, hidden, change)
     doc = engine.compare(engine.Request(repo=repo, base="base", head="HEAD",
                                         overrides=Overrides(budget=budget_s, seed=3)),
                          spawner_factory=lambda _: fake, clock=clock,
@@ -145,6 +147,30 @@ def test_the_budget_is_spent_at_the_pace_of_the_runs_it_plans(make_repo: MakeRep
     doc, _ = _compare(repo, 600.0, io.StringIO())
     assert doc.spent is not None
     assert 600.0 - 3 * (START_S + PER_S) <= doc.spent.wall_s <= 600.0 + 1.0, doc.spent
+
+
+def test_no_time_is_kept_for_profiles_that_no_call_could_have(
+        make_repo: MakeRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Profiles asked (the default, "called") and valgrind present: a tenth of the budget is
+    # kept for the profiled runs once a change is called. But a suite's benchmark is
+    # profiled as its counted runs ran, and with counts off it has none: the time kept
+    # would go unused (the live pytest-benchmark suite ended 62 s before its 600, measuring
+    # nothing, and its +25% change stopped short of its pairs). With nothing called that
+    # could be profiled, measuring ends within a round of the whole budget (before: at
+    # 538.5 s of 600, checked, as live), and the report says why nothing was profiled.
+    monkeypatch.setattr(counting, "means", lambda env, shown=None: counting.Means(
+        perf_problem="no hardware counters (a test)", valgrind_problem=None))
+    repo = make_repo({"benchbot.yml": CONFIG.replace("profile: off\n", "")},
+                     {"README": "head\n"})
+    doc, _ = _compare(repo, 600.0, io.StringIO(), change=0.6)
+    assert doc.spent is not None
+    change = next(b for b in doc.benchmarks if b.name == f"go/{CHANGE}")
+    assert change.verdict.outcome == "faster"  # at 15 pairs: no run of head reaches base's
+    assert change.measuring is not None and change.measuring.called_at == 15
+    assert 600.0 - 3 * (START_S + PER_S) <= doc.spent.wall_s <= 600.0 + 1.0, doc.spent
+    assert not doc.spent.profiling_s
+    assert change.profile is not None and change.profile.runs == 0
+    assert "profiled as its counted runs ran, and it had none" in (change.profile.error or "")
 
 
 def test_a_harness_s_pace_is_read_by_the_benchmarks_a_run_serves() -> None:

@@ -88,6 +88,16 @@ def arm_requests(w: WorkloadConfig, places: Mapping[str, Target], env: Mapping[s
     return tuple(made)
 
 
+def why_not(w: WorkloadConfig, counts: Counts | None, *, fmt: str | None) -> str | None:
+    """Why a call of this workload could not be profiled, valgrind aside (None: it could):
+    a suite's benchmark is profiled as its counted runs ran, so one with none is not. What
+    the budget asks before it keeps time for profiles (``Sequential.deadline``)."""
+    if w.suite is None:
+        return None
+    recipe = _recipe(fmt, counts)
+    return recipe if isinstance(recipe, str) else None
+
+
 def _recipe(fmt: str | None, counts: Counts | None) -> fixedwork.Recipe | str:
     """The fixed-work recipe a suite's benchmark's counted runs used, or why there is none."""
     if counts is None or counts.method is None or counts.units is None:
