@@ -357,8 +357,8 @@ def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_cal
     doc = _compare(repo, budget_s=1.2, log=log)
     # and the progress says so at the first look, from the first rounds' pace
     assert re.search(r"at about \d+ ms a round the budget reaches about \d+ pairs; 51 pairs "
-                     r"would take about [\d.]+ (ms|s): a change is called from 51 pairs on, or "
-                     r"from 15 where base's and head's runs do not overlap", log.getvalue()), \
+                     r"would take about [\d.]+ (ms|s): a change is called from 51 pairs on \(a "
+                     r"faster one from 32\), or from 15 where base's and head's runs do not overlap", log.getvalue()), \
         log.getvalue()
     change = next(b for b in doc.benchmarks if b.name == "change")
     assert change.verdict.outcome == "inconclusive" and change.verdict.reason_code == "few_runs"
@@ -367,8 +367,8 @@ def test_the_report_says_when_the_budget_stops_a_change_short_of_the_pairs_a_cal
     assert len(notes) == 1, doc.environment.warnings
     assert re.match(rf"the budget reached {change.measuring.pairs} pairs at about \d+ ms a round, "
                     r"and 1 workload \(change\)", notes[0]), notes[0]
-    assert ("read a change that waits for more: a change is called from 51 pairs on, or from 15 "
-            "where base's and head's runs do not overlap; 51 pairs would take about") in notes[0]
+    assert ("read a change that waits for more: a change is called from 51 pairs on (a faster "
+            "one from 32), or from 15 where base's and head's runs do not overlap; 51 pairs would take about") in notes[0]
     # with the budget for the change to reach 51 pairs (first, as a change pending) it is
     # called, and the report has no such warning
     doc = _compare(repo, budget_s=3.0)

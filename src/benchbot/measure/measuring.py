@@ -586,8 +586,9 @@ class Sequential:
         self.ctx.reporter.progress("sequential", name, done, planned, left_s=left)
 
 
-_CALLED_FROM = (f"a change is called from {sequential.CALL_PAIRS} pairs on, or from "
-                f"{sequential.APART_PAIRS} where base's and head's runs do not overlap")
+_CALLED_FROM = (f"a change is called from {sequential.CALL_PAIRS} pairs on (a faster one from "
+                f"{sequential.POOLED_PAIRS}), or from {sequential.APART_PAIRS} where base's and "
+                "head's runs do not overlap")
 
 
 def _seconds_text(seconds: float) -> str:

@@ -113,9 +113,30 @@ def apart_tiers(q: float, arms: int, slower: bool) -> tuple[int, ...]:
     beyond k = 0's bound at its first pairs is spent half on k = 1, a quarter on k = 2, and
     so on: each k's event at more pairs lies within its event at its first pairs (more runs
     can only add runs across), so the chance summed over every k and every look stays within
-    LOW_ALPHA. For triplets at q = 0.1: 15, 28, 34, 38, 43 pairs for a faster call and 15,
-    30, 38, 45, 52 for a slower one (the reference's 2n runs spare dearer than head's n)."""
+    LOW_ALPHA. For triplets at q = 0.1 a slower call spares runs from 15, 30, 38, 45, 52
+    pairs; a faster one spares none (k = 0 from 15 alone), for what LOW_ALPHA leaves goes to
+    the reference's runs pooled (``pooled_from``), where there are arms enough to pool."""
+    if not slower and pooled_from(q, arms) is not None:
+        return (apart_from(q, arms),)
     return spared_from(q, arms, slower, apart_from(q, arms))
+
+
+@functools.lru_cache(maxsize=64)
+def pooled_from(q: float, arms: int) -> int | None:
+    """The fewest pairs from which a faster call's fast runs are judged against the
+    reference's runs pooled (``arms`` times n of them), short of ``low_bounded_from``'s runs
+    an arm: what makes head read faster at its fast runs by timing modes alone is a
+    reference whose runs all landed in its slow mode, at most (1 - q)^(arms n) under the
+    premise, and that is held within what LOW_ALPHA leaves beyond ``apart_from``'s bound
+    (32 pairs for triplets at q = 0.1: 0.9^64 = 0.12% of the 0.13% left). Once so, it
+    stays so at more pairs (more runs only make all of them slow less likely), so it costs
+    its bound once. None where that comes no sooner than ``low_bounded_from`` (one arm)."""
+    first = apart_from(q, arms)
+    rest = LOW_ALPHA - apart_bound(first, arms * first, q)
+    if not 0.0 < q < 1.0 or rest <= 0.0:
+        return None
+    n = math.ceil(math.log(rest) / (arms * math.log1p(-q)))
+    return n if n < low_bounded_from(q) else None
 
 
 @functools.lru_cache(maxsize=64)

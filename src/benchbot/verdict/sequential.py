@@ -37,6 +37,8 @@ CALL_PAIRS = intervals.low_bounded_from(LOW_QUANTILE)  # 51: a change is called 
 # ... and from here on where base's and head's runs do not overlap (15: docs/verdict.md,
 # "Calls from few pairs")
 APART_PAIRS = intervals.apart_from(LOW_QUANTILE, 2)
+# ... and a faster one from here on against both base arms' runs pooled (32: the same)
+POOLED_PAIRS = intervals.pooled_from(LOW_QUANTILE, 2) or CALL_PAIRS
 # After a call at n pairs, measure on for the estimate alone (the median of head over each
 # base run, over all pairs): at least ESTIMATE_EXTRA_PAIRS more, then until the estimate's interval
 # is within ESTIMATE_HALF each way (its standard error about 0.7%, a median error of about

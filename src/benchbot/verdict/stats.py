@@ -29,8 +29,10 @@ Choices the spec leaves open, made here:
   ratio did not, the term that held the ratio back is named, as more runs resolve it.
 - Sequential looks below ``low_bounded_from(low_quantile)`` runs a side (51): a change is
   called only where the builds' runs lie apart (``_apart``), from the runs at which
-  ``apart_bound`` is LOW_ALPHA at most (15 triplets), and from more pairs but for a few
-  slow runs across (``apart_spared``; docs/verdict.md, "Calls from few pairs").
+  ``apart_bound`` is LOW_ALPHA at most (15 triplets), a slower one from more pairs but for
+  a few slow runs of base's across (``apart_spared``), and a faster one from
+  ``pooled_from`` (32 triplets) where head's fast runs move with the median against both
+  base arms' runs pooled (``_pooled_logs``; docs/verdict.md, "Calls from few pairs").
 
 Why one module of about 730 lines: the rule's decisions read top to bottom in the order
 docs/verdict.md states them (the figures, the decision, the judgement, the reasons in
@@ -56,6 +58,7 @@ from benchbot.verdict.intervals import (
     apart_spared,
     low_bounded_from,
     order_interval,
+    pooled_from,
     triplet_interval,
     triplet_logs,
 )
@@ -298,6 +301,12 @@ class _Figures:
     apart_from: int = 0  # the fewest pairs from which the runs lying apart may call a change
     spared: int = 0  # how many runs across these pairs may spare (intervals.apart_spared)
     ref_runs: int = 0  # the reference's runs (both base arms' in triplets)
+    # Not low_bounded, reading faster: the pairs from which the reference's runs pooled may
+    # confirm it (``intervals.pooled_from``; 0: never below low_bounded), and from there
+    # head's three depths against the pooled reference's (log ratios: the low quantile, the
+    # TAIL_QUANTILE, the fastest runs)
+    pooled_from: int = 0
+    pooled_logs: tuple[float, float, float] | None = None
 
 
 def _judged_samples(
@@ -441,10 +450,28 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     first = 0 if bounded else apart_from(rule.low_quantile, len(arms))
     spared = 0 if bounded else apart_spared(ys.size, rule.low_quantile, len(arms),
                                             fig.log_ratio > 0) or 0
+    pooled = None if bounded or fig.log_ratio >= 0 else pooled_from(rule.low_quantile, len(arms))
+    pooled_logs = (_pooled_logs(arms, ys, rule.low_quantile)
+                   if pooled is not None and ys.size >= pooled else None)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
                    best_ratio=math.exp(log_fastest), log_tail=log_tail, apart=apart, across=across,
-                   apart_from=first, spared=spared, ref_runs=sum(a.size for a in arms))
+                   apart_from=first, spared=spared, ref_runs=sum(a.size for a in arms),
+                   pooled_from=pooled or 0, pooled_logs=pooled_logs)
+
+
+def _pooled_logs(arms: Sequence[FloatArray], ys: FloatArray, q: float
+                 ) -> tuple[float, float, float]:
+    """Head's three depths of the fast runs (the q-quantile, the TAIL_QUANTILE, the
+    fastest) against the reference's runs pooled, as log ratios: where the reference's
+    fastest run of all landed in its fast mode, head cannot read faster there by timing
+    modes alone (docs/verdict.md, "A faster call from the reference's runs"). The fastest of
+    the pooled runs is the minimum of more runs than head's, lower by count alone: that
+    only holds a faster call back."""
+    ref = np.concatenate(arms)
+    return (_low_log(ys, q, False)[0] - _low_log(ref, q, False)[0],
+            _low_log(ys, TAIL_QUANTILE, False)[0] - _low_log(ref, TAIL_QUANTILE, False)[0],
+            float(np.log(ys.min()) - np.log(ref.min())))
 
 
 def _apart(arms: Sequence[FloatArray], ys: FloatArray, q: float, slower: bool
@@ -584,19 +611,15 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
                      and (fig.log_tail is None
                           or _moves_with(fig.log_tail, bt_log, m, LOW_AGREEMENT)))
         up, down = all_three and m > 0, all_three and m < 0
-        if ((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded and not fig.apart:
-            need = low_bounded_from(rule.low_quantile)
-            read = f"it reads {_signed_pct(math.exp(m))}, but {fig.n} pairs are too few for "
-            if fig.apart is None:
-                reason = (f"{read}the fast runs to confirm it: a change is called from {need} pairs "
-                          f"on, or from {fig.apart_from} where the builds' runs do not overlap")
-            else:
-                whose = (f"of base's {fig.ref_runs} reach head's fastest" if m > 0
-                         else f"of head's {fig.n} reach base's fastest")
-                reason = (f"{read}the fast runs to confirm it: a change is called from {need} pairs "
-                          f"on, or before where the builds' runs do not overlap ({fig.across} "
-                          f"{whose}; {fig.spared} may at {fig.n} pairs)")
-            return replace(verdict, reason_code="few_runs", suggested_runs=need, reason=reason)
+        # A faster reading short of the runs an arm needs may rest on both base arms' runs
+        # pooled instead (``pooled_from``): all three depths again, against them.
+        pooled = (m < 0 and fig.pooled_logs is not None
+                  and _moves_with(fig.pooled_logs[0], bt_log, m, LOW_AGREEMENT)
+                  and _moves_with(fig.pooled_logs[1], bt_log, m, LOW_AGREEMENT)
+                  and _moves_with(fig.pooled_logs[2], bt_log, m, AGREEMENT))
+        if (((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded
+                and not fig.apart and not pooled):
+            return _waits_for_pairs(verdict, fig, rule)
     if m > t_log and up:
         return replace(verdict, outcome="slower")
     if m < -t_log and down:
@@ -629,6 +652,33 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
             "parity: the runner is noisier than the difference that matters",
         )
     return _too_few_for_spread(verdict, rule)
+
+
+def _waits_for_pairs(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
+    """A change the median and the fast runs read, short of the pairs from which the fast
+    runs may confirm it: how many a call needs, and why these do not do."""
+    assert rule.low_quantile is not None
+    need = low_bounded_from(rule.low_quantile)
+    faster = fig.log_ratio < 0
+    sooner = fig.pooled_from if faster and fig.pooled_from else 0
+    read = (f"it reads {_signed_pct(math.exp(fig.log_ratio))}, but {fig.n} pairs are too few "
+            "for the fast runs to confirm it: a change is called from "
+            + (f"{need} pairs on (a faster one from {sooner})" if sooner else f"{need} pairs on"))
+    if fig.apart is None:
+        reason = f"{read}, or from {fig.apart_from} where the builds' runs do not overlap"
+    else:
+        whose = (f"of head's {fig.n} reach base's fastest" if faster
+                 else f"of base's {fig.ref_runs} reach head's fastest")
+        spared = "" if sooner else f"; {fig.spared} may at {fig.n} pairs"
+        reason = (f"{read}, or before where the builds' runs do not overlap ({fig.across} "
+                  f"{whose}{spared})")
+    if sooner and fig.n >= sooner and fig.pooled_logs is not None:
+        reason += (f"; against both base arms' runs together, head's fastest reads "
+                   f"{_signed_pct(math.exp(fig.pooled_logs[2]))} and its "
+                   f"{round(rule.low_quantile * 100)}th percentile "
+                   f"{_signed_pct(math.exp(fig.pooled_logs[0]))}: not as far as a call needs")
+    runs = sooner if sooner and fig.n < sooner else need
+    return replace(verdict, reason_code="few_runs", suggested_runs=runs, reason=reason)
 
 
 def _moves_with(log_est: float, tolerance_log: float, central_log: float, share: float) -> bool:
