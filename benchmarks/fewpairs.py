@@ -135,6 +135,15 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("p25-slow5", "+25%, 5% of runs slow", slow_runs(0.05, 1.25), "slower"),
     Scenario("m40-slow10", "-40%, 10% of runs slow", slow_runs(0.10, 0.60), "faster"),
     Scenario("p25-slow10", "+25%, 10% of runs slow", slow_runs(0.10, 1.25), "slower"),
+    Scenario("corner-faster", "biased modes: head 10% slow, base 90% (the corner mirrored)",
+             modes(0.1, 0.9), "same"),
+    Scenario("corner-faster-narrow", "the corner mirrored, modes ±1% wide",
+             modes(0.1, 0.9, width=0.005), "same"),
+    Scenario("aa-slow20", "identical, 20% of runs 1.3-2.5x slow", slow_runs(0.20), "same"),
+    Scenario("m12-slow10", "-12%, 10% of runs slow", slow_runs(0.10, 0.88), "faster"),
+    Scenario("m40-slow20", "-40%, 20% of runs slow", slow_runs(0.20, 0.60), "faster"),
+    Scenario("m12-slow20", "-12%, 20% of runs slow", slow_runs(0.20, 0.88), "faster"),
+    Scenario("p25-slow20", "+25%, 20% of runs slow", slow_runs(0.20, 1.25), "slower"),
 )
 # A variant weighed (--variant-share0): no run across from the pairs where it takes this
 # share of LOW_ALPHA (0.64: 16 triplets), the rest halved over k = 1 .. APART_SPARED.
@@ -175,6 +184,28 @@ def unspared(n: int, q: float, arms: int, slower: bool) -> int | None:
     return 0 if n >= intervals.apart_from(q, arms) else None
 
 
+def spared_both_ways(n: int, q: float, arms: int, slower: bool) -> int | None:
+    """The rule before the pooled reference: runs across spared for a faster call too
+    (15, 28, 34, 38, 43 pairs in triplets)."""
+    tiers = intervals.spared_from(q, arms, slower, intervals.apart_from(q, arms))
+    allowed = [k for k, first in enumerate(tiers) if n >= first]
+    return max(allowed) if allowed else None
+
+
+@contextmanager
+def rule_tiers() -> Iterator[None]:
+    """Judge as before the pooled reference (``tiers``): a faster call spares head's runs
+    across, and never rests on base's runs pooled."""
+    names = vars(stats)
+    saved = names["pooled_from"], names["apart_spared"]
+    names["pooled_from"] = lambda q, arms: None
+    names["apart_spared"] = spared_both_ways
+    try:
+        yield
+    finally:
+        names["pooled_from"], names["apart_spared"] = saved
+
+
 def variant_tiers(q: float, arms: int, slower: bool, share0: float) -> tuple[int, ...]:
     """``intervals.apart_tiers`` with k = 0 at ``share0`` of LOW_ALPHA, not all of it."""
     first = next(n for n in range(1, 10_000)
@@ -209,11 +240,12 @@ def sequence(base: np.ndarray, again: np.ndarray, head: np.ndarray, seed: int
     return outcome, pairs
 
 
-def study(reps: int, keys: set[str] | None = None, share0: float | None = None
-          ) -> dict[str, dict[str, object]]:
-    """Each scenario's repetitions judged by every rule on the same runs: ``before`` (no
-    call below 51 pairs), ``unspared`` (issue 39's first rule: apart with no run across),
-    ``now`` (the rule as shipped) and, with ``share0``, the variant."""
+def study(reps: int, keys: set[str] | None = None, share0: float | None = None,
+          only: set[str] | None = None) -> dict[str, dict[str, object]]:
+    """Each scenario's repetitions judged by every rule on the same runs (or those in
+    ``only``): ``before`` (no call below 51 pairs), ``unspared`` (issue 39's first rule:
+    apart with no run across), ``tiers`` (runs across spared both ways, no pooled
+    reference), ``now`` (the rule as shipped) and, with ``share0``, the variant."""
     out: dict[str, dict[str, object]] = {}
     for s in SCENARIOS:
         if keys is not None and s.key not in keys:
@@ -221,9 +253,11 @@ def study(reps: int, keys: set[str] | None = None, share0: float | None = None
         rng = np.random.default_rng(zlib.crc32(s.key.encode()))
         rules: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
             "before": rule_before, "unspared": lambda: spared_by(unspared),
-            "now": contextlib.nullcontext}
+            "tiers": rule_tiers, "now": contextlib.nullcontext}
         if share0 is not None:
             rules["variant"] = lambda: spared_by(variant(share0))
+        if only is not None:
+            rules = {name: rule for name, rule in rules.items() if name in only}
         rows: dict[str, list[tuple[str, int]]] = {name: [] for name in rules}
         for rep in range(reps):
             base, again, head = (s.draw(rng, MOST, arm) for arm in ("base", "again", "head"))
@@ -264,9 +298,11 @@ def _cell34(t: dict[str, object], reps: object, truth: object) -> str:
     return f"{t['right']}/{reps} ({t['by15']} / {t['by22']} / {t.get('by34')}), {t['pairs_median']}"
 
 
-def spared_table(doc: dict[str, dict[str, object]]) -> str:
-    """The runs across spared (now) against none spared, and the variant where it ran."""
-    rules = [r for r in ("unspared", "now", "variant") if any(r in row for row in doc.values())]
+def spared_table(doc: dict[str, dict[str, object]],
+                 names: tuple[str, ...] = ("unspared", "now", "variant")) -> str:
+    """The runs across spared (now) against none spared, and the variant where it ran; or
+    the rules ``names``."""
+    rules = [r for r in names if any(r in row for row in doc.values())]
     lines = ["| scenario | truth | " + " | ".join(
         f"{r}: called (by 15 / 22 / 34 pairs), median pairs" for r in rules)
         + " | false " + " / ".join(rules) + " |", "|---|---|" + "---|" * (len(rules) + 1)]
@@ -285,6 +321,8 @@ def table(doc: dict[str, dict[str, object]]) -> str:
              "now: called (by 15 / 22 pairs), median pairs | false before / now |",
              "|---|---|---|---|---|"]
     for row in doc.values():
+        if "before" not in row:
+            continue
         b, n, truth = row["before"], row["now"], row["truth"]
         assert isinstance(b, dict) and isinstance(n, dict)
         lines.append(f"| {row['what']} | {truth} | {_cell(b, row['reps'], truth)} | "
@@ -299,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", action="store_true", help="print the tables and stop")
     parser.add_argument("--scenarios", default=None, metavar="KEYS",
                         help="comma-separated scenario keys (default: all)")
+    parser.add_argument("--rules", default=None, metavar="NAMES",
+                        help="comma-separated rules to judge by (default: before, unspared, "
+                             "tiers, now)")
     parser.add_argument("--variant-share0", type=float, default=None, metavar="S",
                         help=f"judge by the variant too: k = 0 at S of LOW_ALPHA (weighed: "
                              f"{VARIANT_SHARE0})")
@@ -306,28 +347,36 @@ def main(argv: list[str] | None = None) -> int:
     path = RESULTS / f"{args.out}.json"
     if args.summary:
         scenarios = json.loads(path.read_text())["scenarios"]
-        print(table(scenarios))
-        if any("unspared" in row for row in scenarios.values()):
-            print()
-            print(spared_table(scenarios))
+        _print_tables(scenarios)
         return 0
     start = time.monotonic()
     keys = set(args.scenarios.split(",")) if args.scenarios else None
-    doc = study(args.reps, keys, args.variant_share0)
+    only = set(args.rules.split(",")) if args.rules else None
+    doc = study(args.reps, keys, args.variant_share0, only)
     meta: dict[str, object] = {
         "reps": args.reps, "family": FAMILY, "looks": list(sequential.looks(MOST)),
         "seconds": round(time.monotonic() - start),
         "spared": {"faster": list(intervals.apart_tiers(0.1, 2, False)),
-                   "slower": list(intervals.apart_tiers(0.1, 2, True))}}
+                   "slower": list(intervals.apart_tiers(0.1, 2, True))},
+        "pooled_from": intervals.pooled_from(0.1, 2)}
     if args.variant_share0 is not None:
         meta["variant"] = {"share0": args.variant_share0,
                            "faster": list(variant_tiers(0.1, 2, False, args.variant_share0)),
                            "slower": list(variant_tiers(0.1, 2, True, args.variant_share0))}
     path.write_text(json.dumps({"meta": meta, "scenarios": doc}, indent=1) + "\n")
-    print(table(doc))
-    print()
-    print(spared_table(doc))
+    _print_tables(doc)
     return 0
+
+
+def _print_tables(doc: dict[str, dict[str, object]]) -> None:
+    if any("before" in row and "now" in row for row in doc.values()):
+        print(table(doc))
+        print()
+    if any("unspared" in row for row in doc.values()):
+        print(spared_table(doc))
+        print()
+    if any("tiers" in row for row in doc.values()):
+        print(spared_table(doc, ("tiers", "now")))
 
 
 if __name__ == "__main__":

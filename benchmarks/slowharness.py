@@ -22,7 +22,9 @@ Three plannings of the same runs (the same seeds):
   serves), the admission as before;
 - **now**: the pace, and while a change is pending, a benchmark whose median is within
   parity and that the rest of the budget could not settle even alone waits
-  (``Sequential._out_of_reach``).
+  (``Sequential._out_of_reach``);
+- **tiers** (``--plannings``): now, judged by the rule before a faster call rested on both
+  base arms' runs pooled (``fewpairs.rule_tiers``: head's runs across spared instead).
 
 For each slow share and planning: the changes called the right way (of 3 a comparison, and
 each), false calls, and the budget left unused; with ``identical`` (head = base) false calls
@@ -54,7 +56,7 @@ from benchbot.harness import formats
 from benchbot.measure import engine, measuring
 from benchbot.measure.context import PER_RUN_OVERHEAD_S
 from benchbot.run.runner import RawRun, SpawnRequest
-from benchmarks import countcost
+from benchmarks import countcost, fewpairs
 from tests.clock import FakeClock
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -69,7 +71,7 @@ CHANGED = {"sort_ints": 0.60, "json": 0.88, "matmul": 1.25}
 GO = {n: "Benchmark" + "".join(p.title() for p in n.split("_")) for n in NAMES}  # as Go names them
 FROM_GO = {g: n for n, g in GO.items()}
 BURSTS = (0.0, 0.07, 0.13, 0.22, 0.38)  # q: slow shares 0%, 3%, 6%, 10%, 17%
-PLANNINGS = ("before", "pace", "now")
+PLANNINGS = ("before", "pace", "now")  # and "tiers": now, judged by the rule before pooling
 CONFIG = """version: 1
 suites:
   - name: py
@@ -138,7 +140,8 @@ def _planning(which: str) -> Iterator[None]:
         if which in ("before", "pace"):
             measuring.Sequential._out_of_reach = (  # type: ignore[method-assign]
                 lambda self, name, left: False)
-        yield
+        with fewpairs.rule_tiers() if which == "tiers" else contextlib.nullcontext():
+            yield
     finally:
         for k, v in saved.items():
             setattr(measuring.Sequential, k, v)
@@ -192,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--identical-reps", type=int, default=None,
                         help="identical comparisons a cell (default: --reps)")
     parser.add_argument("--bursts", default=",".join(map(str, BURSTS)))
+    parser.add_argument("--plannings", default=",".join(PLANNINGS),
+                        help="comma-separated, of before, pace, now and tiers (now, with a "
+                             "faster call's runs across spared as before the pooled reference)")
     parser.add_argument("--out", default="slowharness")
     args = parser.parse_args(argv)
     bursts = [float(b) for b in args.bursts.split(",")]
@@ -202,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     table: dict[str, Any] = {}
     for burst in bursts:
-        for planning in PLANNINGS:
+        for planning in args.plannings.split(","):
             rows = []
             for seed in range(args.reps):
                 rows.append({"changed": True, "seed": seed,
