@@ -34,7 +34,7 @@ Choices the spec leaves open, made here:
   ``pooled_from`` (32 triplets) where head's fast runs move with the median against both
   base arms' runs pooled (``_pooled_logs``; docs/verdict.md, "Calls from few pairs").
 
-Why one module of about 730 lines: the rule's decisions read top to bottom in the order
+Why one module of about 800 lines: the rule's decisions read top to bottom in the order
 docs/verdict.md states them (the figures, the decision, the judgement, the reasons in
 words); the intervals they stand on are ``intervals``'.
 """
