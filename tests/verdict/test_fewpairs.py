@@ -208,7 +208,9 @@ def test_timing_modes_at_the_corner_fool_the_pooled_reference_as_rarely_as_the_b
     for _ in range(4000):
         base = np.where(rng.random(2 * n) < 0.9, 1.25, 1.0) * (1 + rng.exponential(0.005, 2 * n))
         head = np.where(rng.random(n) < 0.1, 1.25, 1.0) * (1 + rng.exponential(0.005, n))
-        logs = stats._pooled_logs([base[:n], base[n:]], head, 0.1)
+        logs = stats._pooled_logs([base[:n], base[n:]], head, 0.1,
+                                  float(np.quantile(np.log(head), 0.1)),
+                                  float(np.quantile(np.log(head), stats.TAIL_QUANTILE)))
         pooled += logs[2] < -np.log1p(0.02)
         by_arm += np.log(head.min()) - (np.log(base[:n].min()) + np.log(base[n:].min())) / 2 \
             < -np.log1p(0.02)

@@ -443,7 +443,8 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     # fastest of the per-triplet means would be higher than any arm's: a mean of two runs
     # spreads less, and its minimum sits higher by that alone).
     log_fastest = float(np.log(ys.min())) - sum(float(np.log(a.min())) for a in arms) / len(arms)
-    log_tail = _low_log(ys, TAIL_QUANTILE, False)[0] - sum(
+    log_ty = _low_log(ys, TAIL_QUANTILE, False)[0]
+    log_tail = log_ty - sum(
         _low_log(a, TAIL_QUANTILE, False)[0] for a in arms) / len(arms)
     bounded = not at_look or min(a.size for a in (*arms, ys)) >= low_bounded_from(rule.low_quantile)
     apart, across = (None, 0) if bounded else _apart(arms, ys, rule.low_quantile, fig.log_ratio > 0)
@@ -451,7 +452,7 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     spared = 0 if bounded else apart_spared(ys.size, rule.low_quantile, len(arms),
                                             fig.log_ratio > 0) or 0
     pooled = None if bounded or fig.log_ratio >= 0 else pooled_from(rule.low_quantile, len(arms))
-    pooled_logs = (_pooled_logs(arms, ys, rule.low_quantile)
+    pooled_logs = (_pooled_logs(arms, ys, rule.low_quantile, log_qy, log_ty)
                    if pooled is not None and ys.size >= pooled else None)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
@@ -460,17 +461,16 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
                    pooled_from=pooled or 0, pooled_logs=pooled_logs)
 
 
-def _pooled_logs(arms: Sequence[FloatArray], ys: FloatArray, q: float
-                 ) -> tuple[float, float, float]:
+def _pooled_logs(arms: Sequence[FloatArray], ys: FloatArray, q: float, log_qy: float,
+                 log_ty: float) -> tuple[float, float, float]:
     """Head's three depths of the fast runs (the q-quantile, the TAIL_QUANTILE, the
     fastest) against the reference's runs pooled, as log ratios: where the reference's
     fastest run of all landed in its fast mode, head cannot read faster there by timing
     modes alone (docs/verdict.md, "A faster call from the reference's runs"). The fastest of
     the pooled runs is the minimum of more runs than head's, lower by count alone: that
-    only holds a faster call back."""
+    only holds a faster call back. ``log_qy``, ``log_ty``: head's q- and TAIL_QUANTILE, ln."""
     ref = np.concatenate(arms)
-    return (_low_log(ys, q, False)[0] - _low_log(ref, q, False)[0],
-            _low_log(ys, TAIL_QUANTILE, False)[0] - _low_log(ref, TAIL_QUANTILE, False)[0],
+    return (log_qy - _low_log(ref, q, False)[0], log_ty - _low_log(ref, TAIL_QUANTILE, False)[0],
             float(np.log(ys.min()) - np.log(ref.min())))
 
 
@@ -606,17 +606,12 @@ def _judge(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
         # of the fast mode and can move by themselves, with the median; the lower the
         # depth, the less (TAIL_QUANTILE says more). benchmarks/README.md, "Decisive
         # verdicts".
-        all_three = (_moves_with(fig.log_best, bt_log, m, LOW_AGREEMENT)
-                     and _moves_with(math.log(fig.best_ratio), bt_log, m, AGREEMENT)
-                     and (fig.log_tail is None
-                          or _moves_with(fig.log_tail, bt_log, m, LOW_AGREEMENT)))
+        all_three = _depths_move((fig.log_best, fig.log_tail, math.log(fig.best_ratio)),
+                                 bt_log, m)
         up, down = all_three and m > 0, all_three and m < 0
         # A faster reading short of the runs an arm needs may rest on both base arms' runs
         # pooled instead (``pooled_from``): all three depths again, against them.
-        pooled = (m < 0 and fig.pooled_logs is not None
-                  and _moves_with(fig.pooled_logs[0], bt_log, m, LOW_AGREEMENT)
-                  and _moves_with(fig.pooled_logs[1], bt_log, m, LOW_AGREEMENT)
-                  and _moves_with(fig.pooled_logs[2], bt_log, m, AGREEMENT))
+        pooled = m < 0 and fig.pooled_logs is not None and _depths_move(fig.pooled_logs, bt_log, m)
         if (((m > t_log and up) or (m < -t_log and down)) and not fig.low_bounded
                 and not fig.apart and not pooled):
             return _waits_for_pairs(verdict, fig, rule)
@@ -679,6 +674,17 @@ def _waits_for_pairs(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
                    f"{_signed_pct(math.exp(fig.pooled_logs[0]))}: not as far as a call needs")
     runs = sooner if sooner and fig.n < sooner else need
     return replace(verdict, reason_code="few_runs", suggested_runs=runs, reason=reason)
+
+
+def _depths_move(depths: tuple[float, float | None, float], tolerance_log: float,
+                 central_log: float) -> bool:
+    """The three depths of the fast runs (log ratios: the low quantile, the TAIL_QUANTILE
+    where there is one, the fastest runs) each move with the median (``_moves_with``): the
+    quantiles LOW_AGREEMENT as far, the fastest AGREEMENT."""
+    low, tail, fastest = depths
+    return (_moves_with(low, tolerance_log, central_log, LOW_AGREEMENT)
+            and _moves_with(fastest, tolerance_log, central_log, AGREEMENT)
+            and (tail is None or _moves_with(tail, tolerance_log, central_log, LOW_AGREEMENT)))
 
 
 def _moves_with(log_est: float, tolerance_log: float, central_log: float, share: float) -> bool:
