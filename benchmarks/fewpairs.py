@@ -85,15 +85,19 @@ def plain(factor: float, sd: float, skew: bool = False) -> Draw:
 
 
 def modes(slow_head: float, slow_base: float, *, width: float = 0.04, gap: float = 1.25,
-          factor: float = 1.0) -> Draw:
+          factor: float = 1.0, bursts: float = 0.0) -> Draw:
     """Two modes ``gap`` apart, each spread by noise that only adds time (``width`` on
     average); head lands in the slow one with probability ``slow_head``, base
-    ``slow_base``."""
+    ``slow_base``; and with ``bursts`` a share of runs (every arm alike) is slowed 1.3 to
+    2.5 times besides, as in ``slow_runs``."""
     def draw(rng: np.random.Generator, n: int, arm: str) -> np.ndarray:
         share = slow_head if arm == "head" else slow_base
         slow = rng.random(n) < share
         f = factor if arm == "head" else 1.0
-        return RUN_NS * f * np.where(slow, gap, 1.0) * (1.0 + rng.exponential(width, n))
+        out = RUN_NS * f * np.where(slow, gap, 1.0) * (1.0 + rng.exponential(width, n))
+        if bursts:
+            out *= np.where(rng.random(n) < bursts, rng.uniform(1.3, 2.5, n), 1.0)
+        return out
     return draw
 
 
@@ -144,6 +148,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("m40-slow20", "-40%, 20% of runs slow", slow_runs(0.20, 0.60), "faster"),
     Scenario("m12-slow20", "-12%, 20% of runs slow", slow_runs(0.20, 0.88), "faster"),
     Scenario("p25-slow20", "+25%, 20% of runs slow", slow_runs(0.20, 1.25), "slower"),
+    Scenario("corner-slow10", "the corner, and 10% of runs 1.3-2.5x slow besides",
+             modes(0.9, 0.1, bursts=0.10), "same"),
+    Scenario("corner-narrow-slow10", "the corner, modes ±1% wide, 10% of runs slow besides",
+             modes(0.9, 0.1, width=0.005, bursts=0.10), "same"),
+    Scenario("biased-slow10", "biased modes (70% / 50%), 10% of runs slow besides",
+             modes(0.7, 0.5, bursts=0.10), "same"),
+    Scenario("p12-slow5", "+12%, 5% of runs slow", slow_runs(0.05, 1.12), "slower"),
+    Scenario("p12-slow10", "+12%, 10% of runs slow", slow_runs(0.10, 1.12), "slower"),
 )
 # A variant weighed (--variant-share0): no run across from the pairs where it takes this
 # share of LOW_ALPHA (0.64: 16 triplets), the rest halved over k = 1 .. APART_SPARED.
@@ -206,6 +218,29 @@ def rule_tiers() -> Iterator[None]:
         names["pooled_from"], names["apart_spared"] = saved
 
 
+def spared_whole(n: int, q: float, arms: int, slower: bool) -> int | None:
+    """The rule before base's runs above nearly all of head's were spared: a slower call
+    spares k runs across wherever they lie, with all of what LOW_ALPHA leaves (15, 30, 38,
+    45, 52 pairs in triplets); a faster one none, as now."""
+    if not slower and intervals.pooled_from(q, arms) is not None:
+        return 0 if n >= intervals.apart_from(q, arms) else None
+    return spared_both_ways(n, q, arms, slower)
+
+
+@contextmanager
+def rule_pooled() -> Iterator[None]:
+    """Judge as before a slower call spared base's runs that lie above all but a few of
+    head's (``pooled``: the rule of benchmarks/README.md, section 22)."""
+    names = vars(stats)
+    saved = names["above_spared"], names["apart_spared"]
+    names["above_spared"] = lambda n, q, arms: None
+    names["apart_spared"] = spared_whole
+    try:
+        yield
+    finally:
+        names["above_spared"], names["apart_spared"] = saved
+
+
 def variant_tiers(q: float, arms: int, slower: bool, share0: float) -> tuple[int, ...]:
     """``intervals.apart_tiers`` with k = 0 at ``share0`` of LOW_ALPHA, not all of it."""
     first = next(n for n in range(1, 10_000)
@@ -245,7 +280,8 @@ def study(reps: int, keys: set[str] | None = None, share0: float | None = None,
     """Each scenario's repetitions judged by every rule on the same runs (or those in
     ``only``): ``before`` (no call below 51 pairs), ``unspared`` (issue 39's first rule:
     apart with no run across), ``tiers`` (runs across spared both ways, no pooled
-    reference), ``now`` (the rule as shipped) and, with ``share0``, the variant."""
+    reference), ``pooled`` (the pooled reference, and a slower call's runs across spared
+    wherever they lie), ``now`` (the rule as shipped) and, with ``share0``, the variant."""
     out: dict[str, dict[str, object]] = {}
     for s in SCENARIOS:
         if keys is not None and s.key not in keys:
@@ -253,7 +289,7 @@ def study(reps: int, keys: set[str] | None = None, share0: float | None = None,
         rng = np.random.default_rng(zlib.crc32(s.key.encode()))
         rules: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
             "before": rule_before, "unspared": lambda: spared_by(unspared),
-            "tiers": rule_tiers, "now": contextlib.nullcontext}
+            "tiers": rule_tiers, "pooled": rule_pooled, "now": contextlib.nullcontext}
         if share0 is not None:
             rules["variant"] = lambda: spared_by(variant(share0))
         if only is not None:
@@ -339,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated scenario keys (default: all)")
     parser.add_argument("--rules", default=None, metavar="NAMES",
                         help="comma-separated rules to judge by (default: before, unspared, "
-                             "tiers, now)")
+                             "tiers, pooled, now)")
     parser.add_argument("--variant-share0", type=float, default=None, metavar="S",
                         help=f"judge by the variant too: k = 0 at S of LOW_ALPHA (weighed: "
                              f"{VARIANT_SHARE0})")
@@ -358,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.monotonic() - start),
         "spared": {"faster": list(intervals.apart_tiers(0.1, 2, False)),
                    "slower": list(intervals.apart_tiers(0.1, 2, True))},
-        "pooled_from": intervals.pooled_from(0.1, 2)}
+        "pooled_from": intervals.pooled_from(0.1, 2),
+        "above": list(intervals.above_tiers(0.1, 2))}
     if args.variant_share0 is not None:
         meta["variant"] = {"share0": args.variant_share0,
                            "faster": list(variant_tiers(0.1, 2, False, args.variant_share0)),
@@ -377,6 +414,9 @@ def _print_tables(doc: dict[str, dict[str, object]]) -> None:
         print()
     if any("tiers" in row for row in doc.values()):
         print(spared_table(doc, ("tiers", "now")))
+        print()
+    if any("pooled" in row for row in doc.values()):
+        print(spared_table(doc, ("pooled", "now")))
 
 
 if __name__ == "__main__":

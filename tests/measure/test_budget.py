@@ -29,8 +29,9 @@ BASE_S = 0.008  # each run takes about this long
 
 class PlantedSpawner:
     """``change``'s head runs take 8% longer than its base runs, with little noise, and
-    every 7th base run is slow (+15%, as noise only adds time), so that the builds' runs
-    overlap and a call waits for the 51 pairs the fast runs' side needs; the other
+    every 7th base run is slow (+8%, as noise only adds time: in the midst of head's runs),
+    so that the builds' runs overlap and a call waits for the 51 pairs the fast runs' side
+    needs; the other
     workloads' runs are the same in both builds and vary by about 30%, so that they need
     hundreds of pairs to be called level."""
 
@@ -44,7 +45,7 @@ class PlantedSpawner:
         head = Path(request.cwd).name == "head"
         if name == self.change:
             self.base_runs += not head
-            slow = 1.15 if not head and self.base_runs % 7 == 0 else 1.0
+            slow = 1.08 if not head and self.base_runs % 7 == 0 else 1.0
             wall = BASE_S * (1.08 if head else slow) * self.rng.lognormal(0.0, 0.01)
         else:
             wall = BASE_S * self.rng.lognormal(0.0, 0.3)

@@ -48,8 +48,9 @@ profile: off
 class SlowStart:
     """A Go test binary as the engine sees it through its spawner: every run takes
     START_S plus PER_S for each benchmark it runs. ``BenchmarkChange`` is 25% slower in
-    head, and every seventh run of base's reads 1.3 times as long, so that base's runs reach
-    head's and a call waits for the 51 pairs from which the fast runs' side is bounded;
+    head, and every tenth run of base's reads 1.25 times as long, in the midst of head's
+    runs, so that base's runs reach head's and a call waits for the 51 pairs from which the
+    fast runs' side is bounded;
     the ten others are the same in both builds, and a third of their runs read 1.3-2.5
     times as long, so that their medians read no change and hundreds of pairs would not
     settle them."""
@@ -72,7 +73,7 @@ class SlowStart:
         for name in names:
             if name == CHANGE:
                 self.base_runs += not head
-                slow = 1.3 if not head and self.base_runs % 10 == 0 else 1.0
+                slow = 1.25 if not head and self.base_runs % 10 == 0 else 1.0
                 ns = 10_000 * (self.change if head else slow) * self.rng.lognormal(0.0, 0.01)
             else:  # a third of runs slowed by 1.3-2.5 times, in either build alike
                 slowed = self.rng.uniform(1.3, 2.5) if self.rng.random() < 1 / 3 else 1.0

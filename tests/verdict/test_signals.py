@@ -49,12 +49,13 @@ def runs(seed: int, n: int, spread: float, factor: float = 1.0) -> np.ndarray:
 
 
 def overlapping(base: np.ndarray) -> np.ndarray:
-    """Base's runs with slow runs (+20%, noise only adds time), which head's runs do not
-    clear, more of them than any number of pairs below 51 spares: the builds' runs overlap,
-    so that below 51 pairs time alone calls nothing (docs/verdict.md, "Calls from few
-    pairs")."""
+    """Base's runs with slow runs (+10%, noise only adds time), more of them than any
+    number of pairs below 51 spares, in the midst of a +10% head's runs (about half of
+    head's above each, more than a slower call may leave above a spared run): the builds'
+    runs overlap, so that below 51 pairs time alone calls nothing (docs/verdict.md, "Calls
+    from few pairs")."""
     out = base.copy()
-    out[: intervals.APART_SPARED + 1] = 1.2 * RUN_NS
+    out[: intervals.APART_SPARED + 1] = 1.1 * RUN_NS
     return out
 
 

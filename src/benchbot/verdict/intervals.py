@@ -113,12 +113,65 @@ def apart_tiers(q: float, arms: int, slower: bool) -> tuple[int, ...]:
     beyond k = 0's bound at its first pairs is spent half on k = 1, a quarter on k = 2, and
     so on: each k's event at more pairs lies within its event at its first pairs (more runs
     can only add runs across), so the chance summed over every k and every look stays within
-    LOW_ALPHA. For triplets at q = 0.1 a slower call spares runs from 15, 30, 38, 45, 52
-    pairs; a faster one spares none (k = 0 from 15 alone), for what LOW_ALPHA leaves goes to
-    the reference's runs pooled (``pooled_from``), where there are arms enough to pool."""
+    LOW_ALPHA. A faster call spares none (k = 0 from 15 triplets alone), for what LOW_ALPHA
+    leaves goes to the reference's runs pooled (``pooled_from``) where there are arms enough
+    to pool; a slower call shares it with base's runs that lie above nearly all of head's
+    (``above_tiers``), half each: for triplets at q = 0.1 it spares runs from 15, 33, 40, 48,
+    55 pairs."""
     if not slower and pooled_from(q, arms) is not None:
         return (apart_from(q, arms),)
-    return spared_from(q, arms, slower, apart_from(q, arms))
+    return spared_from(q, arms, slower, apart_from(q, arms),
+                       share=0.5 if slower and above_tiers(q, arms) else 1.0)
+
+
+# The most of head's runs a slow run of base's spared by ``above_tiers`` may lie below.
+ABOVE_SPARED = 4
+
+
+def above_bound(n: int, r: int, q: float, t: int) -> float:
+    """How often timing modes that are no change put n runs of head above each of r runs of
+    the reference but those that lie above all but t of head's runs, at most, under the
+    premise of ``apart_bound``. Head's runs must all have landed in the slow mode, (1 - q)^n.
+    The reference's runs in that mode, m of them, are then exchangeable with head's n: of the
+    C(n + m, m) ways their ranks interleave, C(m + t + 1, m) put each of the m below head's
+    fastest or above all but t of head's runs. Its runs in the fast mode only add to what
+    must hold, and are left out; m is Bin(r, q') with q' at least q, and the sum falls as q'
+    grows (more runs that must all stay out of head's midst), so q' = q bounds it
+    (docs/verdict.md, "A slower call past base's slow runs")."""
+    if not 0.0 < q < 1.0:
+        return 1.0
+    return (1.0 - q) ** n * sum(
+        math.comb(r, m) * q ** m * (1.0 - q) ** (r - m) * math.comb(m + t + 1, m)
+        / math.comb(n + m, m) for m in range(r + 1))
+
+
+@functools.lru_cache(maxsize=64)
+def above_tiers(q: float, arms: int) -> tuple[int, ...]:
+    """The fewest pairs from which a slower call may spare every run of the reference's
+    across head's fastest that lies above all but t of head's runs, for t = 0 ..
+    ABOVE_SPARED: half of what LOW_ALPHA leaves beyond ``apart_from``'s bound at its first
+    pairs (the other half is ``apart_tiers``'), spent half on t = 0, a quarter on t = 1,
+    and so on. Each t's event at more pairs lies within its event at its first pairs (head's
+    fastest only falls and its runs above a reference run only add up), so every t and
+    every look together stay within it. For triplets at q = 0.1: 27, 30, 33, 36, 39 pairs.
+    (One base arm, the A/A comparison: 47, 50, 54, 58, 62.) Empty where LOW_ALPHA leaves
+    nothing or t = 0 would come no sooner than ``low_bounded_from``; ``apart_tiers`` then
+    keeps all of it."""
+    first = apart_from(q, arms)
+    rest = LOW_ALPHA - apart_bound(first, arms * first, q)
+    if rest <= 0.0:
+        return ()
+    tiers = tuple(next(n for n in range(first, 100_000)
+                       if above_bound(n, arms * n, q, t) <= rest / 2 ** (t + 2))
+                  for t in range(ABOVE_SPARED + 1))
+    return tiers if tiers[0] < low_bounded_from(q) else ()
+
+
+def above_spared(n: int, q: float, arms: int) -> int | None:
+    """How many of head's runs a reference run across n pairs may lie below and still be
+    spared (``above_tiers``), None: too few pairs for any."""
+    allowed = [t for t, first in enumerate(above_tiers(q, arms)) if n >= first]
+    return max(allowed) if allowed else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -140,10 +193,11 @@ def pooled_from(q: float, arms: int) -> int | None:
 
 
 @functools.lru_cache(maxsize=64)
-def spared_from(q: float, arms: int, slower: bool, first: int) -> tuple[int, ...]:
-    """``apart_tiers`` with k = 0 from ``first`` pairs: what LOW_ALPHA leaves beyond its
-    bound there, halved for each further k."""
-    rest = LOW_ALPHA - apart_bound(first, arms * first, q)
+def spared_from(q: float, arms: int, slower: bool, first: int, share: float = 1.0
+                ) -> tuple[int, ...]:
+    """``apart_tiers`` with k = 0 from ``first`` pairs: ``share`` of what LOW_ALPHA leaves
+    beyond its bound there, halved for each further k."""
+    rest = share * (LOW_ALPHA - apart_bound(first, arms * first, q))
     out = [first]
     for k in range(1, APART_SPARED + 1):
         out.append(next(n for n in range(first, 100_000)

@@ -30,7 +30,8 @@ Choices the spec leaves open, made here:
 - Sequential looks below ``low_bounded_from(low_quantile)`` runs a side (51): a change is
   called only where the builds' runs lie apart (``_apart``), from the runs at which
   ``apart_bound`` is LOW_ALPHA at most (15 triplets), a slower one from more pairs but for
-  a few slow runs of base's across (``apart_spared``), and a faster one from
+  a few slow runs of base's across (``apart_spared``) or any that lie above nearly all of
+  head's runs (``above_spared``, ``_amid``), and a faster one from
   ``pooled_from`` (32 triplets) where head's fast runs move with the median against both
   base arms' runs pooled (``_pooled_logs``; docs/verdict.md, "Calls from few pairs").
 
@@ -54,6 +55,7 @@ from benchbot.verdict.intervals import (
     LOW_ALPHA,
     FloatArray,
     IndexArray,
+    above_spared,
     apart_from,
     apart_spared,
     low_bounded_from,
@@ -300,6 +302,11 @@ class _Figures:
     across: int = 0
     apart_from: int = 0  # the fewest pairs from which the runs lying apart may call a change
     spared: int = 0  # how many runs across these pairs may spare (intervals.apart_spared)
+    # Reading slower: how many of head's runs a run of base's across may lie below and be
+    # spared all the same (intervals.above_spared; None: too few pairs), and how many of
+    # base's runs across lie lower than that, in head's midst (``_amid``)
+    above: int | None = None
+    amid: int = 0
     ref_runs: int = 0  # the reference's runs (both base arms' in triplets)
     # Not low_bounded, reading faster: the pairs from which the reference's runs pooled may
     # confirm it (``intervals.pooled_from``; 0: never below low_bounded), and from there
@@ -451,13 +458,17 @@ def _with_low(fig: _Figures, rule: Rule, low: Low) -> _Figures:
     first = 0 if bounded else apart_from(rule.low_quantile, len(arms))
     spared = 0 if bounded else apart_spared(ys.size, rule.low_quantile, len(arms),
                                             fig.log_ratio > 0) or 0
+    above = (None if bounded or fig.log_ratio <= 0
+             else above_spared(ys.size, rule.low_quantile, len(arms)))
+    amid = 0 if above is None else _amid(np.concatenate(arms), ys, above)
     pooled = None if bounded or fig.log_ratio >= 0 else pooled_from(rule.low_quantile, len(arms))
     pooled_logs = (_pooled_logs(arms, ys, rule.low_quantile, log_qy, log_ty)
                    if pooled is not None and ys.size >= pooled else None)
     return replace(fig, log_best=log_qy - log_qx, low_ratio=math.exp(log_qy - log_qx), low_x=qx,
                    low_half=near, low_far=far, low_bounded=bounded,
                    best_ratio=math.exp(log_fastest), log_tail=log_tail, apart=apart, across=across,
-                   apart_from=first, spared=spared, ref_runs=sum(a.size for a in arms),
+                   apart_from=first, spared=spared, above=above, amid=amid,
+                   ref_runs=sum(a.size for a in arms),
                    pooled_from=pooled or 0, pooled_logs=pooled_logs)
 
 
@@ -477,17 +488,32 @@ def _pooled_logs(arms: Sequence[FloatArray], ys: FloatArray, q: float, log_qy: f
 def _apart(arms: Sequence[FloatArray], ys: FloatArray, q: float, slower: bool
            ) -> tuple[bool | None, int]:
     """Whether the builds' runs lie apart the way ``slower`` says but for the runs across
-    that their pairs may spare (``apart_spared``), and how many are across: for a slower
-    call, the reference's runs at or above head's fastest (a slow run of base's spoils it);
-    for a faster one, head's runs at or above the reference's fastest (a slow run of
-    head's). None where the pairs are too few for even none across."""
+    that their pairs may spare, and how many are across: for a slower call, the reference's
+    runs at or above head's fastest (a slow run of base's spoils it); for a faster one,
+    head's runs at or above the reference's fastest (a slow run of head's). Spared: up to
+    ``apart_spared`` runs across wherever they lie, or for a slower call from
+    ``above_tiers``' pairs, any number where none lies in head's midst (``_amid``). None
+    where the pairs are too few for even none across."""
     ref = np.concatenate(arms)
     across = int(np.count_nonzero(ref >= ys.min()) if slower
                  else np.count_nonzero(ys >= ref.min()))
     spared = apart_spared(ys.size, q, len(arms), slower)
     if spared is None:
         return None, across
-    return across <= spared, across
+    if across <= spared:
+        return True, across
+    above = above_spared(ys.size, q, len(arms)) if slower else None
+    return above is not None and _amid(ref, ys, above) == 0, across
+
+
+def _amid(ref: FloatArray, ys: FloatArray, above: int) -> int:
+    """How many of the reference's runs at or above head's fastest lie below more than
+    ``above`` of head's runs: in head's midst, where a slow run of base's would lie were
+    head's runs all in a slow mode of the same build (docs/verdict.md, "A slower call past
+    base's slow runs"). A run as slow as one of head's counts that one as above it."""
+    ordered = np.sort(ys)
+    at_or_above = ys.size - np.searchsorted(ordered, ref, side="left")
+    return int(np.count_nonzero((ref >= ordered[0]) & (at_or_above > above)))
 
 
 def _exp(log_value: float | None) -> float | None:
@@ -665,6 +691,9 @@ def _waits_for_pairs(verdict: Verdict, fig: _Figures, rule: Rule) -> Verdict:
         whose = (f"of head's {fig.n} reach base's fastest" if faster
                  else f"of base's {fig.ref_runs} reach head's fastest")
         spared = "" if sooner else f"; {fig.spared} may at {fig.n} pairs"
+        if not faster and fig.above is not None:
+            spared += (f", or any number lying above all but {fig.above} of head's runs: "
+                       f"{fig.amid} do not")
         reason = (f"{read}, or before where the builds' runs do not overlap ({fig.across} "
                   f"{whose}{spared})")
     if sooner and fig.n >= sooner and fig.pooled_logs is not None:
