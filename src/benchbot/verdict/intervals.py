@@ -115,17 +115,13 @@ def apart_tiers(q: float, arms: int, slower: bool) -> tuple[int, ...]:
     can only add runs across), so the chance summed over every k and every look stays within
     LOW_ALPHA. A faster call spares none (k = 0 from 15 triplets alone), for what LOW_ALPHA
     leaves goes to the reference's runs pooled (``pooled_from``) where there are arms enough
-    to pool; a slower call shares it with base's runs that lie above nearly all of head's
-    (``above_tiers``), half each: for triplets at q = 0.1 it spares runs from 15, 33, 40, 48,
-    55 pairs."""
+    to pool; a slower call shares it, half each, with base's runs that lie above nearly all
+    of head's (``above_tiers``): for triplets at q = 0.1 it spares runs from 15, 33, 40, 48,
+    55 pairs (before that share, 15, 30, 38, 45, 52)."""
     if not slower and pooled_from(q, arms) is not None:
         return (apart_from(q, arms),)
     return spared_from(q, arms, slower, apart_from(q, arms),
                        share=0.5 if slower and above_tiers(q, arms) else 1.0)
-
-
-# The most of head's runs a slow run of base's spared by ``above_tiers`` may lie below.
-ABOVE_SPARED = 4
 
 
 def above_bound(n: int, r: int, q: float, t: int) -> float:
@@ -136,8 +132,11 @@ def above_bound(n: int, r: int, q: float, t: int) -> float:
     C(n + m, m) ways their ranks interleave, C(m + t + 1, m) put each of the m below head's
     fastest or above all but t of head's runs. Its runs in the fast mode only add to what
     must hold, and are left out; m is Bin(r, q') with q' at least q, and the sum falls as q'
-    grows (more runs that must all stay out of head's midst), so q' = q bounds it
-    (docs/verdict.md, "A slower call past base's slow runs")."""
+    grows (more runs that must all stay out of head's midst), so q' = q bounds it. Where
+    head's runs spread over two slow modes, j of them in the higher, the reference's runs in
+    the lower must stay out of the midst of head's n - j there with t - j to spare: the same
+    count at n - j and t - j, no larger while t < n (docs/verdict.md, "A slower call past
+    base's slow runs")."""
     if not 0.0 < q < 1.0:
         return 1.0
     return (1.0 - q) ** n * sum(
@@ -145,32 +144,39 @@ def above_bound(n: int, r: int, q: float, t: int) -> float:
         / math.comb(n + m, m) for m in range(r + 1))
 
 
+# How many of head's runs a run of base's across may lie below and be spared all the same:
+# none from above_tiers' first pairs, ABOVE_SPARED from its second (``above_tiers``).
+ABOVE_SPARED = 12
+# The shares of its half of what LOW_ALPHA leaves that the two tiers spend (they put
+# ABOVE_SPARED at the look at 34 triplets).
+ABOVE_SHARES = (0.2, 0.8)
+
+
 @functools.lru_cache(maxsize=64)
-def above_tiers(q: float, arms: int) -> tuple[int, ...]:
-    """The fewest pairs from which a slower call may spare every run of the reference's
-    across head's fastest that lies above all but t of head's runs, for t = 0 ..
-    ABOVE_SPARED: half of what LOW_ALPHA leaves beyond ``apart_from``'s bound at its first
-    pairs (the other half is ``apart_tiers``'), spent half on t = 0, a quarter on t = 1,
-    and so on. Each t's event at more pairs lies within its event at its first pairs (head's
-    fastest only falls and its runs above a reference run only add up), so every t and
-    every look together stay within it. For triplets at q = 0.1: 27, 30, 33, 36, 39 pairs.
-    (One base arm, the A/A comparison: 47, 50, 54, 58, 62.) Empty where LOW_ALPHA leaves
-    nothing or t = 0 would come no sooner than ``low_bounded_from``; ``apart_tiers`` then
-    keeps all of it."""
+def above_tiers(q: float, arms: int) -> tuple[tuple[int, int], ...]:
+    """The tiers (first pairs, t) from which a slower call may spare every run of the
+    reference's across head's fastest that lies above all but t of head's runs: t = 0 and
+    t = ABOVE_SPARED, spending ABOVE_SHARES of half of what LOW_ALPHA leaves beyond
+    ``apart_from``'s bound at its first pairs (the other half is ``apart_tiers``'). Each
+    tier's event at more pairs lies within its event at its first pairs (head's fastest only
+    falls, and its runs above a reference run only add up), so every look of both tiers
+    together stays within that half. For triplets at q = 0.1: (30, 0), (34, 12). Empty where
+    LOW_ALPHA leaves nothing, or where t = 0 would come no sooner than ``low_bounded_from``
+    (one base arm, the A/A comparison); ``apart_tiers`` then keeps all of it."""
     first = apart_from(q, arms)
     rest = LOW_ALPHA - apart_bound(first, arms * first, q)
     if rest <= 0.0:
         return ()
-    tiers = tuple(next(n for n in range(first, 100_000)
-                       if above_bound(n, arms * n, q, t) <= rest / 2 ** (t + 2))
-                  for t in range(ABOVE_SPARED + 1))
-    return tiers if tiers[0] < low_bounded_from(q) else ()
+    tiers = tuple((next(n for n in range(first, 100_000)
+                        if above_bound(n, arms * n, q, t) <= share * rest / 2), t)
+                  for t, share in zip((0, ABOVE_SPARED), ABOVE_SHARES, strict=True))
+    return tiers if tiers[0][0] < low_bounded_from(q) else ()
 
 
 def above_spared(n: int, q: float, arms: int) -> int | None:
     """How many of head's runs a reference run across n pairs may lie below and still be
     spared (``above_tiers``), None: too few pairs for any."""
-    allowed = [t for t, first in enumerate(above_tiers(q, arms)) if n >= first]
+    allowed = [t for first, t in above_tiers(q, arms) if n >= first]
     return max(allowed) if allowed else None
 
 
