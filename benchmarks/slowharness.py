@@ -24,7 +24,9 @@ Three plannings of the same runs (the same seeds):
   parity and that the rest of the budget could not settle even alone waits
   (``Sequential._out_of_reach``);
 - **tiers** (``--plannings``): now, judged by the rule before a faster call rested on both
-  base arms' runs pooled (``fewpairs.rule_tiers``: head's runs across spared instead).
+  base arms' runs pooled (``fewpairs.rule_tiers``: head's runs across spared instead);
+- **pooled** (``--plannings``): now, judged by the rule before a slower call spared base's
+  runs that lie above nearly all of head's (``fewpairs.rule_pooled``).
 
 For each slow share and planning: the changes called the right way (of 3 a comparison, and
 each), false calls, and the budget left unused; with ``identical`` (head = base) false calls
@@ -140,7 +142,9 @@ def _planning(which: str) -> Iterator[None]:
         if which in ("before", "pace"):
             measuring.Sequential._out_of_reach = (  # type: ignore[method-assign]
                 lambda self, name, left: False)
-        with fewpairs.rule_tiers() if which == "tiers" else contextlib.nullcontext():
+        rule = {"tiers": fewpairs.rule_tiers, "pooled": fewpairs.rule_pooled}.get(
+            which, contextlib.nullcontext)
+        with rule():
             yield
     finally:
         for k, v in saved.items():
@@ -196,8 +200,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="identical comparisons a cell (default: --reps)")
     parser.add_argument("--bursts", default=",".join(map(str, BURSTS)))
     parser.add_argument("--plannings", default=",".join(PLANNINGS),
-                        help="comma-separated, of before, pace, now and tiers (now, with a "
-                             "faster call's runs across spared as before the pooled reference)")
+                        help="comma-separated, of before, pace, now, tiers (now, with a "
+                             "faster call's runs across spared as before the pooled reference) "
+                             "and pooled (now, with no run of base's spared for lying above "
+                             "nearly all of head's)")
     parser.add_argument("--out", default="slowharness")
     args = parser.parse_args(argv)
     bursts = [float(b) for b in args.bursts.split(",")]
