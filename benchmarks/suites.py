@@ -344,10 +344,13 @@ def _budget(args: argparse.Namespace, scenario: str) -> float:
 
 
 def _deadline(text: str) -> float:
-    """``HH:MM`` (UTC, today) as seconds since the epoch."""
+    """``HH:MM`` (UTC) as seconds since the epoch: the next such time, today's if it is still
+    to come, else tomorrow's (a run started before midnight that should end after it)."""
     hours, minutes = (int(x) for x in text.split(":"))
-    now = time.gmtime()
-    return calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, hours, minutes, 0, 0, 0, 0))
+    now = time.time()
+    day = time.gmtime(now)
+    at = calendar.timegm((day.tm_year, day.tm_mon, day.tm_mday, hours, minutes, 0, 0, 0, 0))
+    return at if at > now else at + 86400
 
 
 def _wrong(row: Mapping[str, Any]) -> bool:
